@@ -1,0 +1,55 @@
+# Every third-party dependency is found here, once, and wrapped as one target:
+#   kjit::dep::cuda   CUDA headers (cuda.h) and NVRTC; never links libcuda (opened at run time)
+#   kjit::dep::fmt    fmt, header-only so that binaries carry it
+#   kjit::dep::xxhash xxHash, inlined (XXH_INLINE_ALL) so that binaries carry it
+#   kjit::dep::cli11  CLI11 (header-only)
+#   kjit::dep::json   nlohmann-json (header-only)
+#   kjit::dep::dtl    dtl diff library (header-only)
+#   doctest::doctest  (tests only)
+include(GNUInstallDirs)
+include_guard(GLOBAL)
+
+find_package(CUDAToolkit 12.4 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(Threads REQUIRED)
+
+add_library(kjit_dep_cuda INTERFACE)
+add_library(kjit::dep::cuda ALIAS kjit_dep_cuda)
+target_link_libraries(kjit_dep_cuda INTERFACE CUDA::nvrtc ${CMAKE_DL_LIBS})
+target_include_directories(kjit_dep_cuda SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+
+add_library(kjit_dep_fmt INTERFACE)
+add_library(kjit::dep::fmt ALIAS kjit_dep_fmt)
+target_link_libraries(kjit_dep_fmt INTERFACE fmt::fmt-header-only)
+
+find_path(KJIT_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+add_library(kjit_dep_xxhash INTERFACE)
+add_library(kjit::dep::xxhash ALIAS kjit_dep_xxhash)
+target_include_directories(kjit_dep_xxhash SYSTEM INTERFACE ${KJIT_XXHASH_INCLUDE_DIR})
+target_compile_definitions(kjit_dep_xxhash INTERFACE XXH_INLINE_ALL)
+
+find_package(CLI11 CONFIG QUIET)
+if(TARGET CLI11::CLI11)
+  add_library(kjit_dep_cli11 INTERFACE)
+  target_link_libraries(kjit_dep_cli11 INTERFACE CLI11::CLI11)
+else()
+  find_path(KJIT_CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(kjit_dep_cli11 INTERFACE)
+  target_include_directories(kjit_dep_cli11 SYSTEM INTERFACE ${KJIT_CLI11_INCLUDE_DIR})
+endif()
+add_library(kjit::dep::cli11 ALIAS kjit_dep_cli11)
+
+find_package(nlohmann_json 3.10 REQUIRED)
+add_library(kjit_dep_json INTERFACE)
+add_library(kjit::dep::json ALIAS kjit_dep_json)
+target_link_libraries(kjit_dep_json INTERFACE nlohmann_json::nlohmann_json)
+
+find_path(KJIT_DTL_INCLUDE_DIR dtl/dtl.hpp REQUIRED)
+add_library(kjit_dep_dtl INTERFACE)
+add_library(kjit::dep::dtl ALIAS kjit_dep_dtl)
+target_include_directories(kjit_dep_dtl SYSTEM INTERFACE ${KJIT_DTL_INCLUDE_DIR})
+
+if(KJIT_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+  include(doctest)
+endif()

@@ -1,0 +1,1 @@
+int kjit_placeholder = 0;
