@@ -1,0 +1,81 @@
+// kjit::Arch and kjit::CompileOptions: typed compile options. They are marshalled to NVRTC
+// arguments in exactly one place (canonical_flags), and the cache key hashes that marshalled
+// list, so two spellings of one request ("-use_fast_math" and fast_math = true) hit one entry.
+// Arch::parse and canonical_flags throw kjit::UsageError for input they cannot understand.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+class Arch {
+public:
+  // The arch of the device a module is loaded on (resolved when compiling).
+  static Arch native() { return Arch(Kind::native, 0); }
+  // Real arch: cubin and PTX (sm_90 -> 90).
+  static Arch sm(int number) { return Arch(Kind::real, number); }
+  // Virtual arch: PTX only (compute_90).
+  static Arch compute(int number) { return Arch(Kind::virtual_, number); }
+  // "native", "sm_90", "sm_90a", "compute_90", "90". Throws UsageError otherwise.
+  static Arch parse(std::string_view text);
+
+  bool is_native() const noexcept { return m_kind == Kind::native; }
+  bool is_virtual() const noexcept { return m_kind == Kind::virtual_; }
+  bool is_real() const noexcept { return m_kind == Kind::real; }
+  int number() const noexcept { return m_number; }
+  // Arch-specific suffix ("a" in sm_90a, "f" in sm_100f), or empty.
+  const std::string& suffix() const noexcept { return m_suffix; }
+  // "native", "sm_90", "compute_90".
+  std::string str() const;
+
+  friend bool operator==(const Arch&, const Arch&) = default;
+
+private:
+  enum class Kind { native, real, virtual_ };
+  Arch(Kind kind, int number) : m_kind(kind), m_number(number) {}
+  Kind m_kind;
+  int m_number;
+  std::string m_suffix;
+};
+
+struct CompileOptions {
+  Arch arch = Arch::native();
+  std::string std = "c++17";                       // --std=
+  std::vector<std::string> defines;                 // "NAME" or "NAME=VALUE"
+  std::vector<std::filesystem::path> include_dirs;  // user include dirs (toolkit dirs are added)
+  bool fast_math = false;                           // --use_fast_math
+  bool line_info = false;                           // --generate-line-info
+  bool device_debug = false;                        // --device-debug (-G)
+  int max_registers = 0;                            // --maxrregcount=N when > 0
+  std::vector<std::string> flags;                   // raw NVRTC flags, understood where known
+
+  CompileOptions with_arch(Arch a) const {
+    CompileOptions copy = *this;
+    copy.arch = a;
+    return copy;
+  }
+  CompileOptions with_flags(std::vector<std::string> more) const {
+    CompileOptions copy = *this;
+    copy.flags.insert(copy.flags.end(), more.begin(), more.end());
+    return copy;
+  }
+};
+
+// The one canonical NVRTC argument list for these options, with the arch resolved to
+// `resolved` (which must not be native). Raw flags with a typed equivalent are folded into it
+// ("-use_fast_math", "-DX", "-I dir", "-std=c++20", "-arch=sm_90", "-maxrregcount=32",
+// "-lineinfo", "-G"); -O1..-O3 are accepted and dropped (NVRTC always optimizes device code).
+// Toolkit include dirs are not part of it: they are added when compiling.
+std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
+
+}  // namespace kjit
+
+namespace kjit {
+// The options with every understood raw flag folded into its typed field (arch included) and
+// the rest kept in order. canonical_flags() normalizes first; exposed for tools and tests.
+CompileOptions normalized(const CompileOptions& options);
+}  // namespace kjit

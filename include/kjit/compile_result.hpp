@@ -1,0 +1,39 @@
+// kjit::CompileResult: what a compile produced (or what the cache held): PTX, the cubin when
+// the arch is real, NVRTC's log, the lowered names of the name expressions, the options used,
+// the cache key and how the result was obtained. Plain data; nothing here throws.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kjit {
+
+// How a result was obtained: from the disk cache, compiled here, or compiled by another
+// thread or process that this one waited for.
+enum class Outcome { hit, compiled, waited };
+std::string_view to_string(Outcome outcome);
+
+class CompileResult {
+public:
+  std::string program_name;
+  Arch arch = Arch::native();          // the resolved arch (never native)
+  std::vector<std::string> options;    // the canonical NVRTC arguments
+  std::string ptx;
+  std::string cubin;                   // empty for a virtual arch
+  std::string log;                     // NVRTC's log (warnings, -Xptxas -v output)
+  std::vector<std::pair<std::string, std::string>> lowered_names;  // expression -> mangled
+  std::string key;                     // cache key, 32 hex digits
+  Outcome outcome = Outcome::compiled;
+  double compile_ms = 0;               // NVRTC time (0 for a hit)
+
+  bool has_cubin() const noexcept { return !cubin.empty(); }
+  // The mangled name NVRTC gave a name expression, or nullopt when it was not instantiated.
+  std::optional<std::string> lowered_name(std::string_view name_expression) const;
+};
+
+}  // namespace kjit

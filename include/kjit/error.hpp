@@ -1,0 +1,82 @@
+// The exceptions kjit's public API throws. Every message says what was attempted, on what, and
+// why it failed. Messages are built only on failure.
+//
+//   kjit::Error                  base of all of them
+//   ├── kjit::CudaError          a CUDA driver call failed (result code, call, what it was for)
+//   ├── kjit::DriverNotFoundError  no usable libcuda.so.1 (compile-only features still work)
+//   ├── kjit::NvrtcError         an NVRTC API call (not the compile itself) failed
+//   ├── kjit::CompileError       NVRTC rejected the program: name, options, log, source excerpt
+//   ├── kjit::UsageError         bad input: unknown kernel, wrong argument list, bad option,
+//   │                            launch configuration over the device limit, unsupported arch
+//   └── kjit::IoError            reading a source or writing an output file failed
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class CudaError : public Error {
+public:
+  CudaError(int result, std::string result_name, std::string call, const std::string& message)
+      : Error(message), m_result(result), m_result_name(std::move(result_name)), m_call(std::move(call)) {}
+  int result() const noexcept { return m_result; }  // the CUresult
+  const std::string& result_name() const noexcept { return m_result_name; }
+  const std::string& call() const noexcept { return m_call; }
+
+private:
+  int m_result;
+  std::string m_result_name;
+  std::string m_call;
+};
+
+class DriverNotFoundError : public Error {
+public:
+  using Error::Error;
+};
+
+class NvrtcError : public Error {
+public:
+  NvrtcError(int result, const std::string& message) : Error(message), m_result(result) {}
+  int result() const noexcept { return m_result; }  // the nvrtcResult
+
+private:
+  int m_result;
+};
+
+class CompileError : public Error {
+public:
+  CompileError(std::string program, std::vector<std::string> options, std::string log,
+               std::string excerpt, const std::string& message)
+      : Error(message), m_program(std::move(program)), m_options(std::move(options)),
+        m_log(std::move(log)), m_excerpt(std::move(excerpt)) {}
+  const std::string& program() const noexcept { return m_program; }
+  const std::vector<std::string>& options() const noexcept { return m_options; }
+  const std::string& log() const noexcept { return m_log; }
+  // Numbered source lines around each line the log names ("  12 | x = y +;").
+  const std::string& excerpt() const noexcept { return m_excerpt; }
+
+private:
+  std::string m_program;
+  std::vector<std::string> m_options;
+  std::string m_log;
+  std::string m_excerpt;
+};
+
+class UsageError : public Error {
+public:
+  using Error::Error;
+};
+
+class IoError : public Error {
+public:
+  using Error::Error;
+};
+
+}  // namespace kjit

@@ -1,0 +1,134 @@
+// kjit::Kernel<void(Args...)>: a typed handle to one kernel of a loaded module, and
+// kjit::LaunchConfig. Arguments convert to the declared parameter types at compile time (a
+// wrong type does not compile). When a typed kernel is made, the declared list is checked
+// once against the kernel's real one (cuFuncGetParamInfo); a mismatch throws UsageError that
+// shows both. launch() builds the argument array on the stack and calls the driver: no heap
+// allocation, no lock, no system call. It throws CudaError when the driver refuses.
+#pragma once
+
+#include <kjit/error.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+struct CUfunc_st;
+struct CUstream_st;
+struct CUctx_st;
+
+namespace kjit {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr Dim3() = default;
+  constexpr Dim3(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+constexpr unsigned ceil_div(std::size_t n, std::size_t d) { return static_cast<unsigned>((n + d - 1) / d); }
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  std::size_t shared_mem = 0;       // dynamic shared memory, bytes
+  CUstream_st* stream = nullptr;    // nullptr: the default stream
+  Dim3 cluster{0, 0, 0};            // thread block cluster dims (cuLaunchKernelEx) when x > 0
+  bool cooperative = false;         // cooperative launch (grid-wide sync)
+};
+
+// Per-kernel attributes, read from the driver.
+struct KernelAttributes {
+  int registers = 0;
+  std::size_t static_shared_bytes = 0;
+  std::size_t max_dynamic_shared_bytes = 0;  // currently allowed dynamic shared memory
+  std::size_t local_bytes = 0;               // per-thread local memory (spills, stack arrays)
+  std::size_t const_bytes = 0;
+  int max_threads_per_block = 0;
+  int ptx_version = 0;
+  int binary_version = 0;
+};
+
+namespace detail {
+
+// State of one kernel in a loaded module, shared by every handle to it.
+struct KernelState {
+  CUfunc_st* function = nullptr;
+  CUctx_st* context = nullptr;
+  int device = 0;
+  std::string name;
+  std::string module_name;
+  std::vector<std::size_t> param_sizes;   // from cuFuncGetParamInfo
+  std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
+  int max_threads_per_block = 0;
+};
+
+// Launch through the driver: checks nothing that needs a lock or memory.
+void launch(KernelState& kernel, const LaunchConfig& config, void** args);
+// Compares the declared parameter sizes with the kernel's; throws UsageError with both lists.
+void check_signature(const KernelState& kernel, const std::size_t* sizes, std::size_t count,
+                     const char* const* type_names);
+KernelAttributes attributes(const KernelState& kernel);
+int max_active_blocks_per_sm(const KernelState& kernel, int block_size, std::size_t dynamic_shared);
+int suggested_block_size(const KernelState& kernel, std::size_t dynamic_shared);
+
+template <class T>
+const char* type_name() {
+#if defined(__GNUC__)
+  return __PRETTY_FUNCTION__;
+#else
+  return typeid(T).name();
+#endif
+}
+
+}  // namespace detail
+
+template <class Signature>
+class Kernel;
+
+template <class... Params>
+class Kernel<void(Params...)> {
+  static_assert((std::is_trivially_copyable_v<std::decay_t<Params>> && ...),
+                "kernel parameters must be trivially copyable");
+
+public:
+  Kernel() = default;
+  // Made by Module::kernel<>(); checks the declared list against the real one.
+  explicit Kernel(std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {
+    static constexpr std::size_t sizes[] = {sizeof(std::decay_t<Params>)..., 0};
+    static const char* const names[] = {detail::type_name<Params>()..., nullptr};
+    detail::check_signature(*m_state, sizes, sizeof...(Params), names);
+  }
+
+  // Arguments convert to the declared types here, at compile time.
+  void launch(const LaunchConfig& config, std::type_identity_t<Params>... args) const {
+    if constexpr (sizeof...(Params) == 0) {
+      detail::launch(*m_state, config, nullptr);
+    } else {
+      void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))...};
+      detail::launch(*m_state, config, pointers);
+    }
+  }
+  void operator()(const LaunchConfig& config, std::type_identity_t<Params>... args) const {
+    launch(config, args...);
+  }
+
+  KernelAttributes attributes() const { return detail::attributes(*m_state); }
+  int max_active_blocks_per_sm(int block_size, std::size_t dynamic_shared = 0) const {
+    return detail::max_active_blocks_per_sm(*m_state, block_size, dynamic_shared);
+  }
+  int suggested_block_size(std::size_t dynamic_shared = 0) const {
+    return detail::suggested_block_size(*m_state, dynamic_shared);
+  }
+  const std::string& name() const { return m_state->name; }
+  CUfunc_st* handle() const { return m_state->function; }
+  explicit operator bool() const { return static_cast<bool>(m_state); }
+
+private:
+  std::shared_ptr<detail::KernelState> m_state;
+};
+
+}  // namespace kjit

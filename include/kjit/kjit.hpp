@@ -1,0 +1,13 @@
+// kjit: run-time CUDA compilation with NVRTC, a crash-safe disk cache, and typed launches.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/compile_result.hpp>
+#include <kjit/device.hpp>
+#include <kjit/error.hpp>
+#include <kjit/kernel.hpp>
+#include <kjit/load_inline.hpp>
+#include <kjit/log.hpp>
+#include <kjit/module.hpp>
+#include <kjit/program.hpp>
+#include <kjit/runtime.hpp>

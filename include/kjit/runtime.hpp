@@ -1,0 +1,80 @@
+// kjit::Runtime: the request path. load() goes registry (already loaded in this process) ->
+// disk cache -> NVRTC; compile() goes disk cache -> NVRTC and needs no GPU. A Runtime is
+// thread-safe; Runtime::global() is configured from the environment (KJIT_CACHE_DIR,
+// KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_LOG). Throws
+// CompileError, CudaError, DriverNotFoundError, UsageError.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/compile_result.hpp>
+#include <kjit/device.hpp>
+#include <kjit/log.hpp>
+#include <kjit/module.hpp>
+#include <kjit/program.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kjit {
+
+struct RuntimeConfig {
+  std::filesystem::path cache_dir;              // empty: the default cache dir
+  std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
+  bool cache_disabled = false;                  // no reads, no writes
+  bool always_compile = false;                  // compile, then write
+  std::chrono::milliseconds lock_timeout{std::chrono::minutes(5)};  // then compile by itself
+  LogLevel log_level = LogLevel::warn;
+  LogCallback log;                              // empty: stderr
+
+  // Defaults overridden by the KJIT_* environment variables. Throws UsageError for a value
+  // it cannot parse (KJIT_CACHE_MAX_SIZE=lots).
+  static RuntimeConfig from_environment();
+};
+
+// Counters of one Runtime (this process).
+struct RuntimeStats {
+  std::uint64_t registry_hits = 0, disk_hits = 0, misses = 0, compiles = 0, waits = 0,
+                damaged = 0, evictions = 0, store_failures = 0;
+};
+
+class Runtime {
+public:
+  static Runtime& global();
+  explicit Runtime(RuntimeConfig config = RuntimeConfig::from_environment());
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Compile (or take from the disk cache) for options.arch; native resolves to the current
+  // device's arch. Needs no GPU for a named arch.
+  CompileResult compile(const Program& program, const CompileOptions& options);
+  // Compile or take from the cache, then load on `device`; a repeated request returns the
+  // module already loaded.
+  Module load(const Program& program, const CompileOptions& options = {},
+              std::optional<Device> device = std::nullopt);
+
+  // The key a request would use, with every field that went into it ("label: value" lines).
+  std::string explain(const Program& program, const CompileOptions& options);
+
+  const RuntimeConfig& config() const;
+  std::filesystem::path cache_dir() const;
+  RuntimeStats stats() const;
+  // Writes this process's cache counters into the cache directory's persistent stats.
+  void flush_stats();
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> m_impl;
+};
+
+// The NVRTC version as "13.0", and the real archs it can compile for (75, 80, ...).
+std::string nvrtc_version();
+std::vector<int> supported_archs();
+std::string_view version();  // kjit's own
+
+}  // namespace kjit
