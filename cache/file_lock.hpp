@@ -1,5 +1,7 @@
 // kjit::cache::FileLock: an exclusive flock() on a file, released by the kernel when the holder
-// dies and by the destructor otherwise. Never throws; try_acquire says why it failed.
+// dies and by the destructor otherwise, so a lock left by a killed process blocks no one. The
+// lock file itself may be removed while unheld (prune does): acquire() notices and locks the
+// new file. Never throws; `error` says why acquiring failed.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,11 @@ namespace kjit::cache {
 
 class FileLock {
 public:
+  // Whether release() also unlinks the lock file (while still holding it). Safe, because
+  // acquire() checks that the file it locked is still the one at the path; it keeps a folder
+  // of per-key lock files from growing without bound.
+  enum class OnRelease { keep_file, remove_file };
+
   FileLock() = default;
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&& other) noexcept;
@@ -25,14 +32,22 @@ public:
                                          std::chrono::milliseconds timeout,
                                          const std::function<void(std::chrono::milliseconds)>& progress,
                                          std::chrono::milliseconds progress_every,
-                                         std::string* error = nullptr);
+                                         std::string* error = nullptr,
+                                         OnRelease on_release = OnRelease::keep_file);
+  // One attempt, no waiting.
+  static std::optional<FileLock> try_acquire(const std::filesystem::path& path, std::string* error = nullptr,
+                                             OnRelease on_release = OnRelease::keep_file);
 
   bool held() const { return m_fd >= 0; }
+  // The locked file's descriptor (for reading or writing the file under the lock), or -1.
+  int fd() const { return m_fd; }
   void release();
 
 private:
-  explicit FileLock(int fd) : m_fd(fd) {}
+  FileLock(int fd, std::filesystem::path remove_on_release)
+      : m_fd(fd), m_remove_on_release(std::move(remove_on_release)) {}
   int m_fd = -1;
+  std::filesystem::path m_remove_on_release;  // empty: keep the file
 };
 
 }  // namespace kjit::cache

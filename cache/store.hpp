@@ -2,19 +2,31 @@
 // <dir>/<2 hex>/<30 hex>.kjit, published atomically (unique temporary + rename), checked on
 // every read, evicted least-recently-used by a byte budget. It never throws for I/O trouble:
 // results say hit / miss / damaged / error, and the caller decides. Knows nothing of CUDA.
+//
+// Layout of a cache directory:
+//   CACHEDIR.TAG            written on the first put
+//   <2 hex>/<30 hex>.kjit   entries; mtime = last use (set on every hit), never atime
+//   <2 hex>/.tmp.*          temporaries being written (stale ones are removed by prune/clear)
+//   locks/<32 hex>.lock     per-key flock files, removed by their holder on release
+//   usage                   running total of entries and bytes (UsageCounter)
+//   stats                   counters of every process (PersistentStats)
+// Thread-safe: one Store may serve many threads.
 #pragma once
 
 #include "cache/entry.hpp"
 #include "cache/file_lock.hpp"
 #include "cache/key.hpp"
 #include "cache/stats.hpp"
+#include "cache/usage_counter.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace kjit::cache {
@@ -51,7 +63,7 @@ struct PruneResult {
 };
 
 struct VerifyResult {
-  std::uint64_t ok = 0;
+  std::uint64_t ok = 0;  // damaged entries are removed from the store and listed here
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // path, why
 };
 
@@ -61,6 +73,7 @@ public:
 
   const StoreConfig& config() const { return m_config; }
   std::filesystem::path entry_path(const Key& key) const;
+  std::filesystem::path lock_path(const Key& key) const;
 
   // Reads and checks the entry; a damaged one is removed and reported as damaged (the caller
   // treats it as a miss). On a hit, records the last use (not through atime).
@@ -75,21 +88,53 @@ public:
   // (read-only directory): the caller then compiles by itself.
   std::optional<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
                                const std::function<void(std::chrono::milliseconds)>& progress = {},
-                               std::chrono::milliseconds progress_every = std::chrono::seconds(5));
+                               std::chrono::milliseconds progress_every = std::chrono::seconds(5),
+                               std::string* error = nullptr);
 
+  // Every entry (scans the directory).
   std::vector<EntryInfo> list() const;
+  // Reads and checks every entry; damaged ones are REMOVED and listed. Recounts usage.
   VerifyResult verify();
+  // Removes entries last used before now - older_than, then least recently used ones until at
+  // most max_size bytes remain (0: no size bound); also stale temporaries (older than
+  // k_stale_temp_age) and lock files no one holds. Recounts usage.
   PruneResult prune(std::uint64_t max_size,
                     std::optional<std::chrono::seconds> older_than = std::nullopt);
+  // Removes every entry, temporary and unheld lock file. Keeps the persistent stats.
   PruneResult clear();
+
+  // Entries and bytes from the usage counter (no scan; recounts only if the counter is
+  // missing or unreadable).
+  Usage usage();
+
+  // Adds this object's counters not yet flushed to the persistent stats of the directory.
+  // Cheap enough to call after each compile; false and `error` when they cannot be written.
+  bool flush_stats(std::string* error = nullptr);
+  // Totals of every process that flushed into this directory.
+  StatsSnapshot read_persistent_stats() const;
+  bool reset_persistent_stats(std::string* error = nullptr);
+
+  // Automatic eviction brings the store down to this fraction of max_size (in percent).
+  static constexpr std::uint64_t k_evict_to_percent = 90;
+  // Temporaries older than this belong to killed writers.
+  static constexpr std::chrono::minutes k_stale_temp_age{5};
 
   // Counters of this Store object (this process).
   const Stats& stats() const { return m_stats; }
   Stats& stats() { return m_stats; }
 
 private:
+  enum class Scope { prune, clear };
+  PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
+  void remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino);
+  void ensure_cachedir_tag();
+
   StoreConfig m_config;
   Stats m_stats;
+  UsageCounter m_usage;
+  std::atomic<bool> m_tag_checked{false};
+  std::mutex m_flush_mutex;
+  StatsSnapshot m_flushed;  // what flush_stats already added, under m_flush_mutex
 };
 
 }  // namespace kjit::cache

@@ -1,0 +1,146 @@
+#include "cache/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <unistd.h>
+#include <utility>
+
+namespace kjit::cache {
+
+namespace {
+
+void set_error(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+}
+
+std::string random_suffix() {
+  static constexpr char k_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  // Seeded per thread; the pid is mixed in on every call because a forked child inherits the
+  // generator's state (O_EXCL catches any collision anyway).
+  thread_local std::mt19937_64 generator{std::random_device{}()};
+  std::uint64_t bits = generator() ^ (static_cast<std::uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull);
+  std::string out(8, 'x');
+  for (char& c : out) {
+    c = k_chars[bits % (sizeof k_chars - 1)];
+    bits /= (sizeof k_chars - 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<AtomicFile> AtomicFile::create(const std::filesystem::path& target, std::string* error) {
+  const std::filesystem::path folder = target.parent_path();
+  const std::string base = fmt::format("{}{}.", k_temp_prefix, target.filename().string());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::filesystem::path temp = folder / (base + random_suffix());
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return AtomicFile(target, std::move(temp), fd);
+    if (errno == EEXIST || errno == EINTR) continue;
+    set_error(error, fmt::format("creating temporary for {} in {}: {}", target.string(),
+                                 folder.empty() ? std::string(".") : folder.string(), std::strerror(errno)));
+    return std::nullopt;
+  }
+  set_error(error, fmt::format("creating temporary for {}: no unused name after 100 attempts", target.string()));
+  return std::nullopt;
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : m_target(std::move(other.m_target)),
+      m_temp(std::move(other.m_temp)),
+      m_fd(std::exchange(other.m_fd, -1)),
+      m_committed(other.m_committed),
+      m_failed(other.m_failed) {
+  other.m_committed = true;  // the moved-from object owns nothing
+}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    m_target = std::move(other.m_target);
+    m_temp = std::move(other.m_temp);
+    m_fd = std::exchange(other.m_fd, -1);
+    m_committed = other.m_committed;
+    m_failed = other.m_failed;
+    other.m_committed = true;
+  }
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  if (!m_committed && !m_temp.empty()) {
+    ::unlink(m_temp.c_str());
+    m_temp.clear();
+  }
+}
+
+bool AtomicFile::write(std::string_view bytes, std::string* error) {
+  if (m_committed || m_failed || m_fd < 0) {
+    set_error(error, fmt::format("writing {}: the temporary file is no longer open", m_target.string()));
+    return false;
+  }
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(m_fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      set_error(error, fmt::format("writing {}: {}", m_temp.string(), std::strerror(errno)));
+      m_failed = true;
+      discard();
+      return false;
+    }
+    if (n == 0) {
+      set_error(error, fmt::format("writing {}: write returned 0", m_temp.string()));
+      m_failed = true;
+      discard();
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool AtomicFile::commit(Sync sync, std::string* error) {
+  if (m_committed || m_failed || m_fd < 0) {
+    set_error(error, fmt::format("committing {}: nothing to commit (already committed or failed)", m_target.string()));
+    return false;
+  }
+  if (sync == Sync::yes && ::fsync(m_fd) != 0) {
+    set_error(error, fmt::format("syncing {}: {}", m_temp.string(), std::strerror(errno)));
+    m_failed = true;
+    discard();
+    return false;
+  }
+  // close() reports delayed write errors on some file systems (NFS): check it.
+  const int fd = std::exchange(m_fd, -1);
+  if (::close(fd) != 0 && errno != EINTR) {
+    set_error(error, fmt::format("closing {}: {}", m_temp.string(), std::strerror(errno)));
+    m_failed = true;
+    discard();
+    return false;
+  }
+  if (std::rename(m_temp.c_str(), m_target.c_str()) != 0) {
+    set_error(error, fmt::format("rename from {} to {} failed: {}", m_temp.string(), m_target.string(),
+                                 std::strerror(errno)));
+    m_failed = true;
+    discard();
+    return false;
+  }
+  m_committed = true;
+  return true;
+}
+
+}  // namespace kjit::cache

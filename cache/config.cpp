@@ -1,0 +1,134 @@
+#include "cache/config.hpp"
+
+#include "cache/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kjit::cache {
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Splits "1.5GiB" into 1.5 and "gib". nullopt when there is no number or it is negative.
+std::optional<std::pair<long double, std::string>> split_number(std::string_view text) {
+  text = trim(text);
+  std::size_t i = 0;
+  bool digits = false, dot = false;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  if (!digits) return std::nullopt;
+  long double value = 0;
+  long double scale = 0;  // 0 before the dot, then 0.1, 0.01...
+  for (char c : text.substr(0, i)) {
+    if (c == '.') {
+      scale = 0.1L;
+      continue;
+    }
+    if (scale == 0) {
+      value = value * 10 + (c - '0');
+    } else {
+      value += (c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return std::pair{value, lower(trim(text.substr(i)))};
+}
+
+}  // namespace
+
+std::filesystem::path default_cache_dir() {
+  if (auto dir = env("KJIT_CACHE_DIR")) return *dir;
+  if (auto xdg = env("XDG_CACHE_HOME"); xdg && std::filesystem::path(*xdg).is_absolute()) {
+    return std::filesystem::path(*xdg) / "kjit";
+  }
+  if (auto home = env("HOME")) return std::filesystem::path(*home) / ".cache" / "kjit";
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir) {
+    return std::filesystem::path(pw->pw_dir) / ".cache" / "kjit";
+  }
+  std::error_code ec;
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  return tmp / fmt::format("kjit-cache-{}", ::getuid());
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  auto parts = split_number(text);
+  if (!parts) return std::nullopt;
+  auto [value, unit] = *parts;
+  int power = -1;
+  static constexpr std::string_view k_units = "kmgtpe";
+  if (unit.empty() || unit == "b") {
+    power = 0;
+  } else if (auto pos = k_units.find(unit[0]); pos != std::string_view::npos) {
+    const std::string_view rest = std::string_view(unit).substr(1);
+    if (rest.empty() || rest == "b" || rest == "i" || rest == "ib") power = static_cast<int>(pos) + 1;
+  }
+  if (power < 0) return std::nullopt;
+  const long double bytes = std::floor(value * std::pow(1024.0L, power));
+  if (!(bytes < 18446744073709551616.0L)) return std::nullopt;
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
+  auto parts = split_number(text);
+  if (!parts) return std::nullopt;
+  auto [value, unit] = *parts;
+  long double factor = 0;
+  if (unit.empty() || unit == "s") factor = 1;
+  else if (unit == "m" || unit == "min") factor = 60;
+  else if (unit == "h") factor = 3600;
+  else if (unit == "d") factor = 86400;
+  else if (unit == "w") factor = 7 * 86400;
+  else return std::nullopt;
+  const long double seconds = std::floor(value * factor);
+  if (!(seconds < 9.2e18L)) return std::nullopt;
+  return std::chrono::seconds(static_cast<std::int64_t>(seconds));
+}
+
+bool write_cachedir_tag(const std::filesystem::path& dir, std::string* error) {
+  const std::filesystem::path tag = dir / k_cachedir_tag_name;
+  struct stat st{};
+  if (::stat(tag.c_str(), &st) == 0) return true;
+  auto file = AtomicFile::create(tag, error);
+  if (!file) return false;
+  const std::string content = fmt::format(
+      "{}\n# This file is a cache directory tag created by kjit.\n"
+      "# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n",
+      k_cachedir_tag_signature);
+  return file->write(content, error) && file->commit(AtomicFile::Sync::no, error);
+}
+
+}  // namespace kjit::cache

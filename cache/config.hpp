@@ -1,0 +1,36 @@
+// Configuration helpers of the cache: where the cache lives, how sizes and durations are
+// spelled on the command line and in the environment, and the CACHEDIR.TAG that tells backup
+// tools to skip the folder. Nothing here throws.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kjit::cache {
+
+// KJIT_CACHE_DIR if set and not empty, else $XDG_CACHE_HOME/kjit (when absolute), else
+// $HOME/.cache/kjit, else the home directory from the password database, else
+// <temp dir>/kjit-cache-<uid>.
+std::filesystem::path default_cache_dir();
+
+// "1048576", "100k", "512M", "2G", "1.5GiB", "3 TB": a number (fractions allowed) with an
+// optional unit, case-insensitive. Units are powers of 1024 whatever the spelling
+// (k = K = KB = KiB = 1024). nullopt for anything else, negatives, or values over 2^64 - 1.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+// "45", "30s", "10m", "2h", "7d", "2w", "1.5h": a number with an optional unit (s, m, h, d, w;
+// none means seconds). nullopt for anything else or negatives. Fractions round down to seconds.
+std::optional<std::chrono::seconds> parse_duration(std::string_view text);
+
+// The standard tag (https://bford.info/cachedir/) and its file name.
+inline constexpr std::string_view k_cachedir_tag_name = "CACHEDIR.TAG";
+inline constexpr std::string_view k_cachedir_tag_signature = "Signature: 8a477f597d28d172789f06886806bc55";
+
+// Writes <dir>/CACHEDIR.TAG (atomically) unless it exists. false and `error` on failure.
+bool write_cachedir_tag(const std::filesystem::path& dir, std::string* error = nullptr);
+
+}  // namespace kjit::cache

@@ -1,0 +1,112 @@
+#include "cache/key.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cstring>
+
+namespace kjit::cache {
+
+namespace {
+
+constexpr char k_hex_digits[] = "0123456789abcdef";
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Values up to this many bytes appear verbatim in fields(); longer ones as size and digest.
+constexpr std::size_t k_max_shown_value = 160;
+
+void append_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
+void append_bytes(std::vector<std::uint8_t>& out, std::string_view s) {
+  out.insert(out.end(), s.begin(), s.end());
+}
+
+bool printable(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string Key::hex() const {
+  std::string out(32, '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = k_hex_digits[bytes[i] >> 4];
+    out[2 * i + 1] = k_hex_digits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+std::optional<Key> Key::from_hex(std::string_view hex) {
+  if (hex.size() != 32) return std::nullopt;
+  Key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) {
+    const int hi = hex_value(hex[2 * i]);
+    const int lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    key.bytes[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return key;
+}
+
+std::size_t KeyHash::operator()(const Key& k) const noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, k.bytes.data(), sizeof v);  // the key is already a uniform hash
+  return static_cast<std::size_t>(v);
+}
+
+// Every field is fed as: 'F' u64(label size) label type-tag u64(value size) value. Sizes make
+// the encoding prefix-free, so no two different field sequences feed the same bytes.
+Hasher::Hasher(std::uint32_t key_format_version) {
+  field("key-format", std::uint64_t{key_format_version});
+}
+
+Hasher& Hasher::field(std::string_view label, std::string_view value) {
+  m_buffer.push_back('F');
+  append_u64(m_buffer, label.size());
+  append_bytes(m_buffer, label);
+  m_buffer.push_back('s');
+  append_u64(m_buffer, value.size());
+  append_bytes(m_buffer, value);
+  if (value.size() <= k_max_shown_value && printable(value)) {
+    m_fields.push_back({std::string(label), std::string(value)});
+  } else {
+    const XXH128_hash_t h = XXH3_128bits(value.data(), value.size());
+    m_fields.push_back(
+        {std::string(label), fmt::format("<{} bytes, xxh3 {:016x}{:016x}>", value.size(), h.high64, h.low64)});
+  }
+  return *this;
+}
+
+Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
+  m_buffer.push_back('F');
+  append_u64(m_buffer, label.size());
+  append_bytes(m_buffer, label);
+  m_buffer.push_back('u');
+  append_u64(m_buffer, 8);
+  append_u64(m_buffer, value);
+  m_fields.push_back({std::string(label), std::to_string(value)});
+  return *this;
+}
+
+Key Hasher::finish() const {
+  const XXH128_hash_t h = XXH3_128bits(m_buffer.data(), m_buffer.size());
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, h);
+  Key key;
+  static_assert(sizeof canonical.digest == sizeof key.bytes);
+  std::memcpy(key.bytes.data(), canonical.digest, sizeof canonical.digest);
+  return key;
+}
+
+}  // namespace kjit::cache

@@ -1,0 +1,40 @@
+// kjit::cache::PersistentStats: cache counters summed over every process that used a cache
+// directory, for `kjit cache stats`. One small text file ("hits 12" per line) read and
+// rewritten under flock; each process adds only what it has not added before (Store does the
+// bookkeeping in flush_stats). A damaged stats file counts as zero rather than failing
+// anything. Never throws.
+#pragma once
+
+#include "cache/stats.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace kjit::cache {
+
+class PersistentStats {
+public:
+  explicit PersistentStats(std::filesystem::path file) : m_file(std::move(file)) {}
+
+  // Adds `delta` to the totals in the file (created if missing). false and `error` when the
+  // file cannot be written or locked within `timeout`.
+  bool add(const StatsSnapshot& delta, std::string* error = nullptr,
+           std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
+  // The totals; all zero when the file is missing or unreadable.
+  StatsSnapshot read() const;
+  // Sets every total to zero.
+  bool reset(std::string* error = nullptr) const;
+
+  // The text form ("hits 3\nmisses 1\n...") and its parser (unknown lines are ignored).
+  static std::string format(const StatsSnapshot& stats);
+  static StatsSnapshot parse(std::string_view text);
+
+  const std::filesystem::path& file() const { return m_file; }
+
+private:
+  bool update(const StatsSnapshot* delta, std::string* error, std::chrono::milliseconds timeout) const;
+  std::filesystem::path m_file;
+};
+
+}  // namespace kjit::cache

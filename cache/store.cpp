@@ -1,0 +1,415 @@
+#include "cache/store.hpp"
+
+#include "cache/atomic_file.hpp"
+#include "cache/config.hpp"
+#include "cache/persistent_stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kjit::cache {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::string_view k_entry_suffix = ".kjit";
+constexpr std::size_t k_entry_name_size = 30 + k_entry_suffix.size();
+constexpr auto k_usage_lock_timeout = 10s;    // puts, prune: a scan of 100k entries takes ~1 s
+constexpr auto k_damage_lock_timeout = 1s;  // best effort: the next recount fixes the total
+
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+bool is_shard_name(const char* name) {
+  return is_hex(name[0]) && is_hex(name[1]) && name[2] == '\0';
+}
+
+bool is_entry_name(std::string_view name) {
+  if (name.size() != k_entry_name_size || !name.ends_with(k_entry_suffix)) return false;
+  return std::all_of(name.begin(), name.begin() + 30, is_hex);
+}
+
+std::int64_t mtime_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+std::int64_t to_ns(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+struct ScannedEntry {
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t last_use_ns = 0;  // mtime
+};
+
+struct Scan {
+  std::vector<ScannedEntry> entries;
+  std::vector<ScannedEntry> temps;
+  std::uint64_t bytes = 0;
+};
+
+// One pass over <dir>/<2 hex>/: readdir and one fstatat per file, nothing else.
+Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
+  Scan scan;
+  DIR* top = ::opendir(dir.c_str());
+  if (top == nullptr) return scan;
+  const std::string base = dir.string() + "/";
+  while (const dirent* shard = ::readdir(top)) {
+    if (!is_shard_name(shard->d_name)) continue;
+    const int fd = ::openat(::dirfd(top), shard->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    DIR* sub = ::fdopendir(fd);
+    if (sub == nullptr) {
+      ::close(fd);
+      continue;
+    }
+    const std::string prefix = base + shard->d_name + "/";
+    while (const dirent* file = ::readdir(sub)) {
+      const std::string_view name = file->d_name;
+      const bool entry = is_entry_name(name);
+      const bool temp = with_temps && name.starts_with(AtomicFile::k_temp_prefix);
+      if (!entry && !temp) continue;
+      struct stat st{};
+      if (::fstatat(fd, file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+      ScannedEntry e{prefix + file->d_name, static_cast<std::uint64_t>(st.st_size), mtime_ns(st)};
+      if (entry) {
+        scan.bytes += e.size;
+        scan.entries.push_back(std::move(e));
+      } else {
+        scan.temps.push_back(std::move(e));
+      }
+    }
+    ::closedir(sub);
+  }
+  ::closedir(top);
+  return scan;
+}
+
+// Removes lock files that no one holds (left by killed processes); held ones stay.
+void remove_unheld_locks(const std::filesystem::path& locks) {
+  DIR* d = ::opendir(locks.c_str());
+  if (d == nullptr) return;
+  std::vector<std::filesystem::path> names;
+  while (const dirent* file = ::readdir(d)) {
+    if (std::string_view(file->d_name).ends_with(".lock")) names.push_back(locks / file->d_name);
+  }
+  ::closedir(d);
+  for (const auto& path : names) {
+    // remove_file: unlinked while held, so a process that opened it meanwhile retries.
+    FileLock::try_acquire(path, nullptr, FileLock::OnRelease::remove_file);
+  }
+}
+
+bool read_all(int fd, std::string& out, std::size_t size) {
+  out.resize(size);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, out.data() + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  out.resize(done);
+  return true;
+}
+
+}  // namespace
+
+Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(m_config.dir / "usage") {}
+
+std::filesystem::path Store::entry_path(const Key& key) const {
+  const std::string hex = key.hex();
+  std::string tail = hex.substr(2);
+  tail += k_entry_suffix;
+  return m_config.dir / hex.substr(0, 2) / tail;
+}
+
+std::filesystem::path Store::lock_path(const Key& key) const {
+  return m_config.dir / "locks" / (key.hex() + ".lock");
+}
+
+GetResult Store::get(const Key& key) {
+  GetResult result;
+  const std::filesystem::path path = entry_path(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
+    if (errno == ENOENT || errno == ENOTDIR) return result;  // miss
+    result.outcome = GetResult::Outcome::error;
+    result.message = fmt::format("reading cache entry {}: {}", path.string(), std::strerror(errno));
+    return result;
+  }
+  struct stat st{};
+  std::string bytes;
+  if (::fstat(fd, &st) != 0 || !read_all(fd, bytes, static_cast<std::size_t>(st.st_size))) {
+    const int err = errno;
+    ::close(fd);
+    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
+    result.outcome = GetResult::Outcome::error;
+    result.message = fmt::format("reading cache entry {}: {}", path.string(), std::strerror(err));
+    return result;
+  }
+  ParseResult parsed = parse(bytes);
+  if (!parsed.entry) {
+    ::close(fd);
+    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
+    m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
+    remove_damaged(path, static_cast<std::uint64_t>(st.st_size), st.st_dev, st.st_ino);
+    result.outcome = GetResult::Outcome::damaged;
+    result.message = fmt::format("cache entry {} is damaged ({}); removed it", path.string(), parsed.error);
+    return result;
+  }
+  // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched.
+  // Fails harmlessly on a read-only cache.
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+  ::futimens(fd, times);
+  ::close(fd);
+  m_stats.hits.fetch_add(1, std::memory_order_relaxed);
+  m_stats.bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
+  result.outcome = GetResult::Outcome::hit;
+  result.entry = std::move(parsed.entry);
+  return result;
+}
+
+void Store::remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino) {
+  // Only the file we read: a writer may have published a good entry at the path meanwhile.
+  struct stat now{};
+  if (::lstat(path.c_str(), &now) != 0 || now.st_dev != dev || now.st_ino != ino) return;
+  if (::unlink(path.c_str()) != 0) return;
+  if (auto counter = m_usage.lock(k_damage_lock_timeout)) {
+    if (auto usage = counter->read()) {
+      usage->entries -= std::min<std::uint64_t>(usage->entries, 1);
+      usage->bytes -= std::min(usage->bytes, size);
+      counter->write(*usage);
+    }
+  }
+}
+
+void Store::ensure_cachedir_tag() {
+  if (m_tag_checked.exchange(true, std::memory_order_relaxed)) return;
+  write_cachedir_tag(m_config.dir);  // best effort: a missing tag harms no one
+}
+
+PutResult Store::put(const Key& key, const Entry& entry) {
+  PutResult result;
+  const std::filesystem::path path = entry_path(key);
+  auto fail = [&](const std::string& why) {
+    m_stats.store_failures.fetch_add(1, std::memory_order_relaxed);
+    result.message = fmt::format("storing cache entry {}: {}", path.string(), why);
+    return result;
+  };
+
+  const std::string bytes = serialize(entry);
+  std::string error;
+  auto file = AtomicFile::create(path, &error);
+  if (!file) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) return fail(fmt::format("creating directory {}: {}", path.parent_path().string(), ec.message()));
+    file = AtomicFile::create(path, &error);
+    if (!file) return fail(error);
+  }
+  ensure_cachedir_tag();
+  if (!file->write(bytes, &error)) return fail(error);
+
+  // Publish and count under the usage lock, so that replacing an entry is counted exactly.
+  // Without the lock (held too long by someone) the entry is still published; the total
+  // drifts until the next recount.
+  auto counter = m_usage.lock(k_usage_lock_timeout);
+  struct stat old{};
+  const bool replaced = ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  if (!file->commit(AtomicFile::Sync::no, &error)) return fail(error);
+  result.stored = true;
+  m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+  if (!counter) return result;
+
+  std::optional<Usage> usage = counter->read();
+  if (!usage) {
+    const Scan scan = scan_dir(m_config.dir, false);
+    usage = Usage{scan.entries.size(), scan.bytes};
+  } else {
+    if (replaced) usage->bytes -= std::min(usage->bytes, static_cast<std::uint64_t>(old.st_size));
+    else usage->entries += 1;
+    usage->bytes += bytes.size();
+  }
+  if (m_config.max_size != 0 && usage->bytes > m_config.max_size) {
+    // Over the limit: evict least recently used down to 90%, in this process, under the lock.
+    const std::uint64_t target = m_config.max_size / 100 * k_evict_to_percent;
+    Scan scan = scan_dir(m_config.dir, false);
+    std::sort(scan.entries.begin(), scan.entries.end(),
+              [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
+    std::uint64_t total = scan.bytes, count = scan.entries.size();
+    const std::string keep = path.string();
+    for (const auto& e : scan.entries) {
+      if (total <= target) break;
+      if (e.path == keep) continue;
+      if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) {
+        total -= e.size;
+        count -= 1;
+        result.evicted_entries += 1;
+      }
+    }
+    usage = Usage{count, total};
+    m_stats.evictions.fetch_add(result.evicted_entries, std::memory_order_relaxed);
+  }
+  counter->write(*usage);
+  return result;
+}
+
+std::optional<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
+                                    const std::function<void(std::chrono::milliseconds)>& progress,
+                                    std::chrono::milliseconds progress_every, std::string* error) {
+  const std::filesystem::path path = lock_path(key);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    if (error) *error = fmt::format("creating lock directory {}: {}", path.parent_path().string(), ec.message());
+    return std::nullopt;
+  }
+  return FileLock::acquire(path, timeout, progress, progress_every, error, FileLock::OnRelease::remove_file);
+}
+
+std::vector<EntryInfo> Store::list() const {
+  const Scan scan = scan_dir(m_config.dir, false);
+  std::vector<EntryInfo> out;
+  out.reserve(scan.entries.size());
+  for (const auto& e : scan.entries) {
+    const std::size_t n = e.path.size();
+    // .../<2 hex>/<30 hex>.kjit
+    const std::string hex = e.path.substr(n - k_entry_name_size - 3, 2) + e.path.substr(n - k_entry_name_size, 30);
+    auto key = Key::from_hex(hex);
+    if (!key) continue;
+    EntryInfo info;
+    info.key = *key;
+    info.path = e.path;
+    info.size = e.size;
+    info.last_use = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(e.last_use_ns)));
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.path < b.path; });
+  return out;
+}
+
+VerifyResult Store::verify() {
+  VerifyResult result;
+  auto counter = m_usage.lock(k_usage_lock_timeout);
+  const Scan scan = scan_dir(m_config.dir, false);
+  Usage usage{scan.entries.size(), scan.bytes};
+  std::string bytes;
+  for (const auto& e : scan.entries) {
+    const int fd = ::open(e.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {  // evicted meanwhile
+      usage.entries -= 1;
+      usage.bytes -= e.size;
+      continue;
+    }
+    struct stat st{};
+    const bool read_ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
+    ::close(fd);
+    ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(errno)};
+    if (parsed.entry) {
+      result.ok += 1;
+      continue;
+    }
+    result.damaged.emplace_back(e.path, parsed.error);
+    m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
+    if (::unlink(e.path.c_str()) == 0) {
+      usage.entries -= 1;
+      usage.bytes -= e.size;
+    }
+  }
+  if (counter) counter->write(usage);
+  return result;
+}
+
+PruneResult Store::prune(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than) {
+  return shrink(max_size, older_than, Scope::prune);
+}
+
+PruneResult Store::clear() { return shrink(0, std::nullopt, Scope::clear); }
+
+PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope) {
+  PruneResult result;
+  auto counter = m_usage.lock(k_usage_lock_timeout);
+  Scan scan = scan_dir(m_config.dir, true);
+  const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
+  const std::int64_t cutoff_ns =
+      older_than ? now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(*older_than).count()
+                 : std::numeric_limits<std::int64_t>::min();
+  const std::uint64_t limit = scope == Scope::clear ? 0
+                              : max_size == 0       ? std::numeric_limits<std::uint64_t>::max()
+                                                    : max_size;
+
+  std::sort(scan.entries.begin(), scan.entries.end(),
+            [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
+  std::uint64_t total = scan.bytes, count = scan.entries.size();
+  for (const auto& e : scan.entries) {
+    if (total <= limit && e.last_use_ns >= cutoff_ns) break;  // the rest is newer still
+    if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) {
+      total -= e.size;
+      count -= 1;
+      result.removed_entries += 1;
+      result.removed_bytes += e.size;
+    }
+  }
+  result.kept_entries = count;
+  result.kept_bytes = total;
+  m_stats.evictions.fetch_add(result.removed_entries, std::memory_order_relaxed);
+
+  const std::int64_t stale_ns =
+      scope == Scope::clear ? std::numeric_limits<std::int64_t>::max()
+                            : now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(k_stale_temp_age).count();
+  for (const auto& t : scan.temps) {
+    if (t.last_use_ns < stale_ns) ::unlink(t.path.c_str());
+  }
+  remove_unheld_locks(m_config.dir / "locks");
+  if (counter) counter->write(Usage{count, total});
+  return result;
+}
+
+Usage Store::usage() {
+  auto counter = m_usage.lock(k_usage_lock_timeout);
+  if (counter) {
+    if (auto usage = counter->read()) return *usage;
+  } else if (auto usage = m_usage.peek()) {
+    return *usage;
+  }
+  const Scan scan = scan_dir(m_config.dir, false);
+  Usage usage{scan.entries.size(), scan.bytes};
+  if (counter) counter->write(usage);
+  return usage;
+}
+
+bool Store::flush_stats(std::string* error) {
+  std::lock_guard lock(m_flush_mutex);
+  const StatsSnapshot now = m_stats.snapshot();
+  StatsSnapshot delta = now;
+  delta -= m_flushed;
+  if (delta == StatsSnapshot{}) return true;
+  std::error_code ec;
+  std::filesystem::create_directories(m_config.dir, ec);
+  if (!PersistentStats(m_config.dir / "stats").add(delta, error)) return false;
+  m_flushed = now;
+  return true;
+}
+
+StatsSnapshot Store::read_persistent_stats() const { return PersistentStats(m_config.dir / "stats").read(); }
+
+bool Store::reset_persistent_stats(std::string* error) {
+  return PersistentStats(m_config.dir / "stats").reset(error);
+}
+
+}  // namespace kjit::cache

@@ -1,0 +1,72 @@
+#include "cache/usage_counter.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace kjit::cache {
+
+namespace {
+
+constexpr char k_magic[8] = {'K', 'J', 'I', 'T', 'U', 'S', 'E', '1'};
+constexpr std::size_t k_size = 24;
+
+std::optional<Usage> decode(const unsigned char* p, ssize_t n) {
+  if (n != static_cast<ssize_t>(k_size) || std::memcmp(p, k_magic, sizeof k_magic) != 0) return std::nullopt;
+  auto le = [](const unsigned char* q) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t{q[i]} << (8 * i);
+    return v;
+  };
+  return Usage{le(p + 8), le(p + 16)};
+}
+
+std::optional<Usage> read_fd(int fd) {
+  unsigned char buf[k_size + 1];
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  return decode(buf, n);
+}
+
+}  // namespace
+
+std::optional<Usage> UsageCounter::Locked::read() const { return read_fd(m_lock.fd()); }
+
+bool UsageCounter::Locked::write(const Usage& usage, std::string* error) {
+  unsigned char buf[k_size];
+  std::memcpy(buf, k_magic, sizeof k_magic);
+  for (int i = 0; i < 8; ++i) {
+    buf[8 + i] = static_cast<unsigned char>(usage.entries >> (8 * i));
+    buf[16 + i] = static_cast<unsigned char>(usage.bytes >> (8 * i));
+  }
+  ssize_t n;
+  do {
+    n = ::pwrite(m_lock.fd(), buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof buf)) {
+    if (error) *error = fmt::format("updating {}: {}", m_file.string(), n < 0 ? std::strerror(errno) : "short write");
+    return false;
+  }
+  return true;
+}
+
+std::optional<UsageCounter::Locked> UsageCounter::lock(std::chrono::milliseconds timeout, std::string* error) const {
+  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, error);
+  if (!lock) return std::nullopt;
+  return Locked(std::move(*lock), m_file);
+}
+
+std::optional<Usage> UsageCounter::peek() const {
+  const int fd = ::open(m_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  auto usage = read_fd(fd);
+  ::close(fd);
+  return usage;
+}
+
+}  // namespace kjit::cache

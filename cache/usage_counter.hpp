@@ -1,0 +1,54 @@
+// kjit::cache::UsageCounter: the store's running total of entries and bytes, kept in one small
+// file (<dir>/usage) that puts and evictions update under a short flock, so that a put need not
+// scan the directory to know whether the cache is over its limit. The total can drift (a
+// process killed between publishing an entry and counting it); prune and verify recount it.
+// Never throws.
+#pragma once
+
+#include "cache/file_lock.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace kjit::cache {
+
+struct Usage {
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;
+  friend bool operator==(const Usage&, const Usage&) = default;
+};
+
+class UsageCounter {
+public:
+  explicit UsageCounter(std::filesystem::path file) : m_file(std::move(file)) {}
+
+  // The counter file locked for a read-modify-write; the lock goes when this goes.
+  class Locked {
+  public:
+    // nullopt when the file is new, short or not a counter (the caller recounts).
+    std::optional<Usage> read() const;
+    bool write(const Usage& usage, std::string* error = nullptr);
+
+  private:
+    friend class UsageCounter;
+    explicit Locked(FileLock lock, std::filesystem::path file) : m_lock(std::move(lock)), m_file(std::move(file)) {}
+    FileLock m_lock;
+    std::filesystem::path m_file;
+  };
+
+  // Waits at most `timeout` for the lock; nullopt when it cannot be had (`error` says why).
+  std::optional<Locked> lock(std::chrono::milliseconds timeout, std::string* error = nullptr) const;
+
+  // Reads without locking (a 24-byte pwrite is never seen torn in practice; nullopt if it is).
+  std::optional<Usage> peek() const;
+
+  const std::filesystem::path& file() const { return m_file; }
+
+private:
+  std::filesystem::path m_file;
+};
+
+}  // namespace kjit::cache
