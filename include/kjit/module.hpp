@@ -17,7 +17,8 @@ namespace kjit {
 
 namespace detail {
 struct ModuleState;
-std::shared_ptr<KernelState> kernel_state(const ModuleState& module, std::string_view name);
+// The kernel's state; the pointer keeps the module loaded.
+std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& module, std::string_view name);
 }  // namespace detail
 
 class Module {
@@ -31,7 +32,7 @@ public:
   // given to Program::instantiate, or a mangled name.
   template <class Signature>
   Kernel<Signature> kernel(std::string_view name) const {
-    return Kernel<Signature>(detail::kernel_state(*m_state, name));
+    return Kernel<Signature>(detail::kernel_state(m_state, name));
   }
   std::vector<std::string> kernel_names() const;
   bool has_kernel(std::string_view name) const;

@@ -27,6 +27,9 @@ struct RuntimeConfig {
   bool cache_disabled = false;                  // no reads, no writes
   bool always_compile = false;                  // compile, then write
   std::chrono::milliseconds lock_timeout{std::chrono::minutes(5)};  // then compile by itself
+  std::chrono::milliseconds wait_progress_every{std::chrono::seconds(5)};  // log while waiting
+  std::filesystem::path dump_dir;               // KJIT_DUMP_DIR: dump every compile here
+  bool dump_hits = false;                       // also dump cache hits
   LogLevel log_level = LogLevel::warn;
   LogCallback log;                              // empty: stderr
 

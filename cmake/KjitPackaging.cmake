@@ -1,0 +1,21 @@
+# Installs kjit as a CMake package: find_package(kjit) gives kjit::kjit (and the kjit tool).
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS kjit EXPORT kjitTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kjit DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels_src/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kjit/kernels_src)
+if(TARGET kjit_cli)
+  install(TARGETS kjit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+install(EXPORT kjitTargets NAMESPACE kjit:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kjit)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kjitConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kjitConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kjit)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kjitConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kjitConfig.cmake ${PROJECT_BINARY_DIR}/kjitConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kjit)

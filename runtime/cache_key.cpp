@@ -1,0 +1,39 @@
+#include "runtime/cache_key.hpp"
+
+#include "runtime/include_scanner.hpp"
+#include "runtime/nvrtc_compiler.hpp"
+
+namespace kjit::runtime {
+
+CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
+                           const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
+                           const std::filesystem::path& source_dir) {
+  static const std::string nvrtc = NvrtcCompiler::version();
+  cache::Hasher h(k_key_format_version);
+  h.field("kjit-version", KJIT_VERSION);
+  h.field("nvrtc-version", nvrtc);
+  h.field("target", resolved.str() + (resolved.is_real() ? " cubin+ptx" : " ptx"));
+  h.field("option-count", canonical_flags.size());
+  for (const auto& f : canonical_flags) h.field("option", f);
+  h.field("program-name", program.name());
+  h.field("source", program.source());
+  h.field("header-count", program.headers().size());
+  for (const auto& [name, content] : program.headers()) {
+    h.field("header-name", name);
+    h.field("header-content", content);
+  }
+  std::vector<std::string> in_memory;
+  for (const auto& hdr : program.headers()) in_memory.push_back(hdr.first);
+  IncludeScanner scanner(include_dirs, std::move(in_memory));
+  auto files = scanner.scan(program.source(), source_dir);
+  h.field("include-file-count", files.size());
+  for (const auto& f : files) {
+    h.field("include-file", f.spelling);
+    h.field("include-content", f.content);
+  }
+  h.field("name-expression-count", program.name_expressions().size());
+  for (const auto& e : program.name_expressions()) h.field("name-expression", e);
+  return CacheKey{h.finish(), h.fields()};
+}
+
+}  // namespace kjit::runtime

@@ -1,0 +1,249 @@
+// kjit::Device, Stream, Event and the DeviceBuffer helpers over the run-time loaded driver.
+#include <kjit/device.hpp>
+#include <kjit/error.hpp>
+
+#include "runtime/driver_api.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+namespace kjit {
+namespace {
+
+using runtime::check;
+using runtime::driver;
+
+constexpr int k_max_devices = 64;
+std::array<std::atomic<CUcontext>, k_max_devices> g_contexts{};
+std::mutex g_context_mutex;
+
+CUcontext primary_context(int ordinal) {
+  if (ordinal < 0 || ordinal >= k_max_devices) {
+    throw UsageError(fmt::format("selecting CUDA device {}: kjit supports ordinals 0..{}", ordinal, k_max_devices - 1));
+  }
+  CUcontext ctx = g_contexts[ordinal].load(std::memory_order_acquire);
+  if (ctx) return ctx;
+  std::lock_guard lock(g_context_mutex);
+  ctx = g_contexts[ordinal].load(std::memory_order_relaxed);
+  if (ctx) return ctx;
+  const auto& api = driver();
+  CUdevice dev{};
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", ordinal));
+  check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain",
+        fmt::format("creating the primary context of CUDA device {}", ordinal));
+  g_contexts[ordinal].store(ctx, std::memory_order_release);
+  return ctx;  // retained for the life of the process
+}
+
+int attribute(int ordinal, CUdevice_attribute attr, const char* what) {
+  const auto& api = driver();
+  CUdevice dev{};
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", ordinal));
+  int value = 0;
+  check(api.cuDeviceGetAttribute(&value, attr, dev), "cuDeviceGetAttribute",
+        fmt::format("reading {} of CUDA device {}", what, ordinal));
+  return value;
+}
+
+// Makes the device current when it is not already (a thread-local read in the driver).
+void ensure_current(const Device& device) {
+  CUcontext ctx = primary_context(device.ordinal());
+  const auto& api = driver();
+  CUcontext current = nullptr;
+  api.cuCtxGetCurrent(&current);
+  if (current != ctx) {
+    check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent",
+          fmt::format("making CUDA device {} current", device.ordinal()));
+  }
+}
+
+}  // namespace
+
+bool driver_available() { return runtime::try_driver() != nullptr; }
+
+std::string driver_unavailable_reason() {
+  std::string reason;
+  runtime::try_driver(&reason);
+  return reason;
+}
+
+int device_count() {
+  const auto* api = runtime::try_driver();
+  if (!api) return 0;
+  int n = 0;
+  if (api->cuDeviceGetCount(&n) != CUDA_SUCCESS) return 0;
+  return n;
+}
+
+Device Device::current() {
+  const auto& api = driver();
+  CUcontext current = nullptr;
+  api.cuCtxGetCurrent(&current);
+  if (current) {
+    CUdevice dev{};
+    if (api.cuCtxGetDevice(&dev) == CUDA_SUCCESS) return Device(static_cast<int>(dev));
+  }
+  return get(0);
+}
+
+Device Device::get(int ordinal) {
+  int n = device_count();
+  if (n == 0) driver();  // throws the no-driver error when that is the reason
+  if (ordinal < 0 || ordinal >= n) {
+    throw UsageError(fmt::format("selecting CUDA device {}: there {} {} device{}", ordinal,
+                                 n == 1 ? "is" : "are", n, n == 1 ? "" : "s"));
+  }
+  return Device(ordinal);
+}
+
+std::string Device::name() const {
+  const auto& api = driver();
+  CUdevice dev{};
+  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", m_ordinal));
+  char buf[256] = {};
+  check(api.cuDeviceGetName(buf, sizeof buf, dev), "cuDeviceGetName",
+        fmt::format("reading the name of CUDA device {}", m_ordinal));
+  return buf;
+}
+
+int Device::compute_capability() const {
+  return attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability") * 10 +
+         attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability");
+}
+
+std::uint64_t Device::total_memory() const {
+  const auto& api = driver();
+  CUdevice dev{};
+  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", m_ordinal));
+  size_t bytes = 0;
+  check(api.cuDeviceTotalMem(&bytes, dev), "cuDeviceTotalMem",
+        fmt::format("reading the memory size of CUDA device {}", m_ordinal));
+  return bytes;
+}
+
+int Device::multiprocessor_count() const {
+  return attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "the multiprocessor count");
+}
+int Device::max_threads_per_block() const {
+  return attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "the maximum threads per block");
+}
+int Device::max_shared_memory_per_block_optin() const {
+  return attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                   "the opt-in shared memory per block");
+}
+std::size_t Device::l2_cache_size() const {
+  return static_cast<std::size_t>(attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "the L2 cache size"));
+}
+
+void Device::make_current() const { ensure_current(*this); }
+CUctx_st* Device::context() const { return primary_context(m_ordinal); }
+
+void Device::synchronize() const {
+  ensure_current(*this);
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize", fmt::format("synchronizing CUDA device {}", m_ordinal));
+}
+
+Stream::Stream(Device device) : m_device(device) {
+  ensure_current(device);
+  check(driver().cuStreamCreate(&m_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+        fmt::format("creating a stream on CUDA device {}", device.ordinal()));
+}
+Stream::~Stream() {
+  if (m_stream) {
+    if (const auto* api = runtime::loaded_driver()) api->cuStreamDestroy(m_stream);
+  }
+}
+Stream::Stream(Stream&& other) noexcept : m_device(other.m_device), m_stream(std::exchange(other.m_stream, nullptr)) {}
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    Stream old(std::move(*this));
+    m_device = other.m_device;
+    m_stream = std::exchange(other.m_stream, nullptr);
+  }
+  return *this;
+}
+void Stream::synchronize() const {
+  check(driver().cuStreamSynchronize(m_stream), "cuStreamSynchronize",
+        fmt::format("synchronizing a stream on CUDA device {}", m_device.ordinal()));
+}
+
+Event::Event(Device device) {
+  ensure_current(device);
+  check(driver().cuEventCreate(&m_event, CU_EVENT_DEFAULT), "cuEventCreate",
+        fmt::format("creating an event on CUDA device {}", device.ordinal()));
+}
+Event::~Event() {
+  if (m_event) {
+    if (const auto* api = runtime::loaded_driver()) api->cuEventDestroy(m_event);
+  }
+}
+Event::Event(Event&& other) noexcept : m_event(std::exchange(other.m_event, nullptr)) {}
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    Event old(std::move(*this));
+    m_event = std::exchange(other.m_event, nullptr);
+  }
+  return *this;
+}
+void Event::record(CUstream_st* stream) {
+  check(driver().cuEventRecord(m_event, stream), "cuEventRecord", "recording an event");
+}
+void Event::synchronize() const {
+  check(driver().cuEventSynchronize(m_event), "cuEventSynchronize", "waiting for an event");
+}
+float Event::elapsed_ms(const Event& start, const Event& stop) {
+  float ms = 0;
+  check(driver().cuEventElapsedTime(&ms, start.m_event, stop.m_event), "cuEventElapsedTime",
+        "reading the time between two events");
+  return ms;
+}
+
+namespace detail {
+
+std::uint64_t mem_alloc(std::size_t bytes, const Device& device) {
+  ensure_current(device);
+  CUdeviceptr p = 0;
+  check(driver().cuMemAlloc(&p, bytes), "cuMemAlloc",
+        fmt::format("allocating {} bytes on CUDA device {}", bytes, device.ordinal()));
+  return p;
+}
+
+void mem_free(std::uint64_t ptr, int ordinal) noexcept {
+  const auto* api = runtime::loaded_driver();
+  if (!api || ordinal < 0 || ordinal >= k_max_devices) return;
+  CUcontext ctx = g_contexts[ordinal].load(std::memory_order_acquire);
+  CUcontext current = nullptr;
+  api->cuCtxGetCurrent(&current);
+  if (ctx && current != ctx) api->cuCtxSetCurrent(ctx);
+  api->cuMemFree(ptr);
+}
+
+void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, const Device& device) {
+  ensure_current(device);
+  check(driver().cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD",
+        fmt::format("copying {} bytes to CUDA device {}", bytes, device.ordinal()));
+}
+
+void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, const Device& device) {
+  ensure_current(device);
+  check(driver().cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH",
+        fmt::format("copying {} bytes from CUDA device {}", bytes, device.ordinal()));
+}
+
+void mem_set_d8(std::uint64_t dst, unsigned char value, std::size_t bytes, const Device& device) {
+  ensure_current(device);
+  check(driver().cuMemsetD8(dst, value, bytes), "cuMemsetD8",
+        fmt::format("setting {} bytes on CUDA device {}", bytes, device.ordinal()));
+}
+
+void throw_size_mismatch(std::size_t host, std::size_t device, std::size_t element) {
+  throw UsageError(fmt::format("copying between host and a device buffer: the host span has {} elements "
+                               "and the device buffer {} (of {} bytes each)", host, device, element));
+}
+
+}  // namespace detail
+}  // namespace kjit

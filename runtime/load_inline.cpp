@@ -1,0 +1,64 @@
+#include <kjit/error.hpp>
+#include <kjit/load_inline.hpp>
+#include <kjit/runtime.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <mutex>
+
+namespace kjit {
+namespace {
+
+// One Runtime per build_directory, living as long as the process (registries stay warm).
+Runtime& runtime_for(const std::filesystem::path& build_directory) {
+  if (build_directory.empty()) return Runtime::global();
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::unique_ptr<Runtime>> runtimes;
+  std::lock_guard lock(mutex);
+  auto& slot = runtimes[build_directory];
+  if (!slot) {
+    RuntimeConfig config = RuntimeConfig::from_environment();
+    config.cache_dir = build_directory;
+    slot = std::make_unique<Runtime>(std::move(config));
+  }
+  return *slot;
+}
+
+}  // namespace
+
+Module load_inline(const LoadInlineOptions& options) {
+  if (options.name.empty()) throw UsageError("load_inline: the name is empty; give the extension a name");
+  if (options.cuda_sources.empty()) {
+    throw UsageError(fmt::format("load_inline {}: cuda_sources is empty", options.name));
+  }
+  Runtime& rt = runtime_for(options.build_directory);
+  CompileOptions o;
+  o.flags = options.extra_cuda_cflags;
+  auto before = rt.stats();
+  Module m = rt.load(Program(options.name + ".cu", options.cuda_sources), o);
+  std::vector<std::string> missing;
+  for (const auto& f : options.functions) {
+    if (!m.has_kernel(f)) missing.push_back(f);
+  }
+  if (!missing.empty()) {
+    throw UsageError(fmt::format("load_inline {}: function{} {} not found in the compiled module; it has {}",
+                                 options.name, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
+                                 fmt::join(m.kernel_names(), ", ")));
+  }
+  if (options.verbose && rt.config().log_level >= LogLevel::info) {
+    auto after = rt.stats();
+    const char* how = after.registry_hits > before.registry_hits ? "already loaded"
+                      : after.compiles > before.compiles       ? "compiled"
+                      : after.waits > before.waits             ? "waited for another compile"
+                                                               : "cache hit";
+    if (rt.config().log) {
+      rt.config().log(LogLevel::info, fmt::format("load_inline {}: {} (key {}, cache {})", options.name, how,
+                                                  m.compile_result().key, rt.cache_dir().string()));
+    }
+  }
+  return m;
+}
+
+}  // namespace kjit

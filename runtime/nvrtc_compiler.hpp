@@ -1,0 +1,37 @@
+// kjit::runtime::NvrtcCompiler: one NVRTC compile of a Program with canonical arguments. A
+// rejected program is returned as data (succeeded = false, the log), never thrown from here;
+// NVRTC API failures throw NvrtcError. Safe to call from several threads at once.
+#pragma once
+
+#include <kjit/compile_result.hpp>
+#include <kjit/program.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kjit::runtime {
+
+struct NvrtcOutput {
+  bool succeeded = false;
+  CompileResult result;  // ptx, cubin, log, lowered_names, compile_ms filled; key/outcome not
+};
+
+class NvrtcCompiler {
+public:
+  // `arguments` is the canonical list; the toolkit include dirs are appended here.
+  static NvrtcOutput compile(const Program& program, const std::vector<std::string>& arguments,
+                             const Arch& resolved);
+  // "13.0"
+  static std::string version();
+  // Real archs NVRTC can compile to (75, 80, ..., 120).
+  static std::vector<int> supported_archs();
+  // The toolkit's include dirs (CUDA headers and CCCL), found once.
+  static const std::vector<std::filesystem::path>& toolkit_include_dirs();
+};
+
+// Numbered source lines around each line of `source` that `log` names as
+// "<program_name>(LINE): ...", with a marker on the named line.
+std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log);
+
+}  // namespace kjit::runtime

@@ -1,0 +1,56 @@
+#include "runtime/request_hash.hpp"
+
+#include <xxhash.h>
+
+namespace kjit::runtime {
+namespace {
+
+class Streamer {
+public:
+  Streamer() { XXH3_128bits_reset(&m_state); }
+  void bytes(const void* p, std::size_t n) {
+    std::uint64_t len = n;
+    XXH3_128bits_update(&m_state, &len, sizeof len);  // length-delimited: "ab"+"c" != "a"+"bc"
+    XXH3_128bits_update(&m_state, p, n);
+  }
+  void str(const std::string& s) { bytes(s.data(), s.size()); }
+  void num(std::uint64_t v) { XXH3_128bits_update(&m_state, &v, sizeof v); }
+  RequestHash finish() {
+    XXH128_hash_t h = XXH3_128bits_digest(&m_state);
+    return {h.low64, h.high64};
+  }
+
+private:
+  XXH3_state_t m_state;
+};
+
+}  // namespace
+
+RequestHash request_hash(const Program& program, const CompileOptions& options, int device) {
+  Streamer s;
+  s.num(static_cast<std::uint64_t>(device));
+  s.str(program.name());
+  s.str(program.source());
+  s.num(program.headers().size());
+  for (const auto& [name, content] : program.headers()) {
+    s.str(name);
+    s.str(content);
+  }
+  s.num(program.name_expressions().size());
+  for (const auto& e : program.name_expressions()) s.str(e);
+  s.num(options.arch.is_native() ? 0 : options.arch.is_real() ? 1 : 2);
+  s.num(static_cast<std::uint64_t>(options.arch.number()));
+  s.str(options.arch.suffix());
+  s.str(options.std);
+  s.num(options.defines.size());
+  for (const auto& d : options.defines) s.str(d);
+  s.num(options.include_dirs.size());
+  for (const auto& d : options.include_dirs) s.str(d.native());
+  s.num((options.fast_math ? 1u : 0u) | (options.line_info ? 2u : 0u) | (options.device_debug ? 4u : 0u));
+  s.num(static_cast<std::uint64_t>(options.max_registers));
+  s.num(options.flags.size());
+  for (const auto& f : options.flags) s.str(f);
+  return s.finish();
+}
+
+}  // namespace kjit::runtime

@@ -1,0 +1,390 @@
+// kjit::Runtime: registry -> disk cache -> NVRTC, with compile-once across threads and
+// processes, and graceful degradation when the cache cannot be used.
+#include <kjit/error.hpp>
+#include <kjit/runtime.hpp>
+
+#include "cache/config.hpp"
+#include "cache/store.hpp"
+#include "runtime/cache_key.hpp"
+#include "runtime/driver_api.hpp"
+#include "runtime/nvrtc_compiler.hpp"
+#include "runtime/request_hash.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace kjit {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return false;
+  std::string_view s = v;
+  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
+}
+
+std::string encode_lowered_names(const std::vector<std::pair<std::string, std::string>>& names) {
+  std::string out;
+  for (const auto& [expr, mangled] : names) {
+    out += expr;
+    out.push_back('\0');
+    out += mangled;
+    out.push_back('\0');
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> decode_lowered_names(const std::string& bytes) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    std::size_t a = bytes.find('\0', pos);
+    if (a == std::string::npos) break;
+    std::size_t b = bytes.find('\0', a + 1);
+    if (b == std::string::npos) break;
+    out.emplace_back(bytes.substr(pos, a - pos), bytes.substr(a + 1, b - a - 1));
+    pos = b + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+RuntimeConfig RuntimeConfig::from_environment() {
+  RuntimeConfig c;
+  if (const char* v = std::getenv("KJIT_CACHE_DIR"); v && *v) c.cache_dir = v;
+  if (const char* v = std::getenv("KJIT_CACHE_MAX_SIZE"); v && *v) {
+    auto size = cache::parse_size(v);
+    if (!size) {
+      throw UsageError(fmt::format("reading KJIT_CACHE_MAX_SIZE=\"{}\": expected a size such as 2G, 512M or "
+                                   "1048576", v));
+    }
+    c.cache_max_size = *size;
+  }
+  c.cache_disabled = env_flag("KJIT_CACHE_DISABLE");
+  c.always_compile = env_flag("KJIT_ALWAYS_COMPILE");
+  if (const char* v = std::getenv("KJIT_DUMP_DIR"); v && *v) c.dump_dir = v;
+  if (const char* v = std::getenv("KJIT_LOG"); v && *v) {
+    auto level = parse_log_level(v);
+    if (!level) throw UsageError(fmt::format("reading KJIT_LOG=\"{}\": expected error, warn, info or debug", v));
+    c.log_level = *level;
+  }
+  return c;
+}
+
+struct Runtime::Impl {
+  RuntimeConfig config;
+  std::filesystem::path cache_dir;
+  std::unique_ptr<cache::Store> store;  // null when the cache is disabled
+  std::atomic<bool> warned_store{false};
+
+  // In-process registry: request hash -> loaded module (the hot path), and compile key +
+  // device -> loaded module (two spellings of one request share a module).
+  std::shared_mutex registry_mutex;
+  std::unordered_map<runtime::RequestHash, Module, runtime::RequestHashHasher> by_request;
+  std::map<std::pair<std::string, int>, Module> by_key;
+
+  // Compiles in flight in this process: key -> result others wait for.
+  std::mutex inflight_mutex;
+  std::unordered_map<cache::Key, std::shared_future<CompileResult>, cache::KeyHash> inflight;
+
+  std::atomic<std::uint64_t> registry_hits{0}, disk_hits{0}, misses{0}, compiles{0}, waits{0}, damaged{0},
+      store_failures{0};
+
+  explicit Impl(RuntimeConfig c) : config(std::move(c)) {
+    cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir;
+    if (!config.cache_disabled) {
+      store = std::make_unique<cache::Store>(cache::StoreConfig{cache_dir, config.cache_max_size});
+    }
+  }
+
+  void log(LogLevel level, std::string_view message) const {
+    if (level > config.log_level) return;
+    if (config.log) {
+      config.log(level, message);
+    } else {
+      std::fprintf(stderr, "kjit: %s: %.*s\n", std::string(to_string(level)).c_str(),
+                   static_cast<int>(message.size()), message.data());
+    }
+  }
+
+  Arch resolve(const Arch& arch, std::optional<Device> device) const {
+    if (!arch.is_native()) {
+      auto supported = NvrtcCompilerArchs();
+      if (arch.number() < supported.front() || (arch.is_real() && std::find(supported.begin(), supported.end(),
+                                                                          arch.number()) == supported.end())) {
+        throw UsageError(fmt::format("compiling for {}: NVRTC {} does not support it; supported: sm_{}",
+                                     arch.str(), runtime::NvrtcCompiler::version(), fmt::join(supported, ", sm_")));
+      }
+      return arch;
+    }
+    Device d = device ? *device : Device::current();  // throws without a driver
+    int cc = d.compute_capability();
+    auto supported = NvrtcCompilerArchs();
+    if (std::find(supported.begin(), supported.end(), cc) != supported.end()) return Arch::sm(cc);
+    // A device newer than NVRTC: PTX for the newest arch it knows; the driver compiles it.
+    int best = 0;
+    for (int a : supported) {
+      if (a <= cc) best = std::max(best, a);
+    }
+    if (best == 0) {
+      throw UsageError(fmt::format("compiling for device {} (sm_{}): NVRTC {} supports only sm_{}", d.ordinal(), cc,
+                                   runtime::NvrtcCompiler::version(), fmt::join(supported, ", sm_")));
+    }
+    return Arch::compute(best);
+  }
+
+  static std::vector<int> NvrtcCompilerArchs() {
+    static const std::vector<int> archs = [] {
+      auto a = runtime::NvrtcCompiler::supported_archs();
+      std::sort(a.begin(), a.end());
+      if (a.empty()) a.push_back(0);
+      return a;
+    }();
+    return archs;
+  }
+
+  CompileResult from_entry(const cache::Entry& e, const Program& program, const Arch& arch,
+                           const std::vector<std::string>& flags, const cache::Key& key) const {
+    CompileResult r;
+    r.program_name = program.name();
+    r.arch = arch;
+    r.options = flags;
+    if (auto* s = e.find(cache::SectionKind::ptx)) r.ptx = *s;
+    if (auto* s = e.find(cache::SectionKind::cubin)) r.cubin = *s;
+    if (auto* s = e.find(cache::SectionKind::log)) r.log = *s;
+    if (auto* s = e.find(cache::SectionKind::lowered_names)) r.lowered_names = decode_lowered_names(*s);
+    r.key = key.hex();
+    r.outcome = Outcome::hit;
+    return r;
+  }
+
+  cache::Entry to_entry(const CompileResult& r) const {
+    cache::Entry e;
+    if (r.has_cubin()) e.set(cache::SectionKind::cubin, r.cubin);
+    e.set(cache::SectionKind::ptx, r.ptx);
+    e.set(cache::SectionKind::log, r.log);
+    e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
+    e.set(cache::SectionKind::meta,
+          fmt::format("{{\"program\":\"{}\",\"arch\":\"{}\",\"kjit\":\"{}\",\"nvrtc\":\"{}\",\"compile_ms\":{:.3f},"
+                      "\"created\":{}}}",
+                      escape_json(r.program_name), r.arch.str(), KJIT_VERSION, runtime::NvrtcCompiler::version(),
+                      r.compile_ms, std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count()));
+    return e;
+  }
+
+  static std::string escape_json(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      if (static_cast<unsigned char>(c) < 0x20) {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        continue;
+      }
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  std::optional<CompileResult> lookup(const cache::Key& key, const Program& program, const Arch& arch,
+                                      const std::vector<std::string>& flags) {
+    if (!store || config.always_compile) return std::nullopt;
+    cache::GetResult g = store->get(key);
+    switch (g.outcome) {
+    case cache::GetResult::Outcome::hit: return from_entry(*g.entry, program, arch, flags, key);
+    case cache::GetResult::Outcome::damaged:
+      ++damaged;
+      log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is recompiled: {}",
+                                      program.name(), key.hex(), g.message));
+      return std::nullopt;
+    case cache::GetResult::Outcome::error:
+      log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
+                                      key.hex(), g.message));
+      return std::nullopt;
+    case cache::GetResult::Outcome::miss: return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  CompileResult compile_now(const Program& program, const std::vector<std::string>& flags, const Arch& arch,
+                            const cache::Key& key) {
+    auto out = runtime::NvrtcCompiler::compile(program, flags, arch);
+    if (!out.succeeded) {
+      std::string excerpt = runtime::source_excerpt(program.name(), program.source(), out.result.log);
+      throw CompileError(program.name(), flags, out.result.log, excerpt,
+                         fmt::format("compiling program {} with NVRTC {} ({}) failed:\n{}{}{}", program.name(),
+                                     runtime::NvrtcCompiler::version(), fmt::join(flags, " "), out.result.log,
+                                     excerpt.empty() ? "" : "\nsource:\n", excerpt));
+    }
+    ++compiles;
+    out.result.key = key.hex();
+    out.result.outcome = Outcome::compiled;
+    if (store) {
+      cache::PutResult p = store->put(key, to_entry(out.result));
+      if (!p.stored) {
+        ++store_failures;
+        if (!warned_store.exchange(true)) {
+          log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
+                                          "and not kept", cache_dir.string(), p.message));
+        }
+      }
+    }
+    return std::move(out.result);
+  }
+
+  // Disk cache, then a compile that happens once per key across threads and processes.
+  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
+    std::vector<std::string> flags = canonical_flags(options, arch);
+    auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, {});
+    if (auto hit = lookup(key.key, program, arch, flags)) {
+      ++disk_hits;
+      return *hit;
+    }
+    // In this process: the first thread compiles, the others wait for its result.
+    std::promise<CompileResult> promise;
+    std::shared_future<CompileResult> future;
+    {
+      std::lock_guard lock(inflight_mutex);
+      if (auto it = inflight.find(key.key); it != inflight.end()) {
+        future = it->second;
+      } else {
+        inflight.emplace(key.key, promise.get_future().share());
+      }
+    }
+    if (future.valid()) {
+      ++waits;
+      CompileResult r = future.get();  // rethrows the compiler's error
+      r.outcome = Outcome::waited;
+      return r;
+    }
+    try {
+      CompileResult r = obtain_across_processes(program, flags, arch, key.key);
+      promise.set_value(r);
+      std::lock_guard lock(inflight_mutex);
+      inflight.erase(key.key);
+      return r;
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      std::lock_guard lock(inflight_mutex);
+      inflight.erase(key.key);
+      throw;
+    }
+  }
+
+  CompileResult obtain_across_processes(const Program& program, const std::vector<std::string>& flags,
+                                        const Arch& arch, const cache::Key& key) {
+    ++misses;
+    if (!store) return compile_now(program, flags, arch, key);
+    auto progress = [&](std::chrono::milliseconds waited) {
+      log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
+                                      waited.count() / 1000.0, program.name(), key.hex()));
+    };
+    auto lock = store->lock(key, config.lock_timeout, progress, config.wait_progress_every);
+    if (!lock) {
+      log(LogLevel::info, fmt::format("compiling program {} (key {}) without the cache lock", program.name(), key.hex()));
+      return compile_now(program, flags, arch, key);
+    }
+    if (!config.always_compile) {
+      // Another process may have compiled it while this one waited for the lock.
+      if (auto hit = lookup(key, program, arch, flags)) {
+        ++waits;
+        hit->outcome = Outcome::waited;
+        return *hit;
+      }
+    }
+    return compile_now(program, flags, arch, key);
+  }
+};
+
+Runtime& Runtime::global() {
+  static Runtime runtime;
+  return runtime;
+}
+
+Runtime::Runtime(RuntimeConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}
+Runtime::~Runtime() {
+  try {
+    flush_stats();
+  } catch (...) {
+  }
+}
+
+CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
+  Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
+  return m_impl->obtain(program, options, arch);
+}
+
+Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
+  Impl& im = *m_impl;
+  Device dev = device ? *device : Device::current();
+  runtime::RequestHash rh = runtime::request_hash(program, options, dev.ordinal());
+  {
+    std::shared_lock lock(im.registry_mutex);
+    if (auto it = im.by_request.find(rh); it != im.by_request.end()) {
+      ++im.registry_hits;
+      return it->second;
+    }
+  }
+  Arch arch = im.resolve(normalized(options).arch, dev);
+  CompileResult result = im.obtain(program, options, arch);
+  auto key = std::make_pair(result.key, dev.ordinal());
+  {
+    std::shared_lock lock(im.registry_mutex);
+    if (auto it = im.by_key.find(key); it != im.by_key.end()) {
+      Module m = it->second;
+      lock.unlock();
+      std::unique_lock wlock(im.registry_mutex);
+      im.by_request.emplace(rh, m);
+      return m;
+    }
+  }
+  Module loaded(result, dev);
+  std::unique_lock lock(im.registry_mutex);
+  auto [it, inserted] = im.by_key.emplace(key, loaded);
+  im.by_request.emplace(rh, it->second);
+  return it->second;
+}
+
+std::string Runtime::explain(const Program& program, const CompileOptions& options) {
+  Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
+  auto flags = canonical_flags(options, arch);
+  auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, {});
+  std::string out;
+  for (const auto& f : key.fields) out += fmt::format("{}: {}\n", f.label, f.value);
+  out += fmt::format("key: {}\n", key.key.hex());
+  return out;
+}
+
+const RuntimeConfig& Runtime::config() const { return m_impl->config; }
+std::filesystem::path Runtime::cache_dir() const { return m_impl->cache_dir; }
+
+RuntimeStats Runtime::stats() const {
+  const Impl& im = *m_impl;
+  RuntimeStats s;
+  s.registry_hits = im.registry_hits;
+  s.disk_hits = im.disk_hits;
+  s.misses = im.misses;
+  s.compiles = im.compiles;
+  s.waits = im.waits;
+  s.damaged = im.damaged;
+  s.store_failures = im.store_failures;
+  if (im.store) s.evictions = im.store->stats().snapshot().evictions;
+  return s;
+}
+
+void Runtime::flush_stats() {}
+
+std::string nvrtc_version() { return runtime::NvrtcCompiler::version(); }
+std::vector<int> supported_archs() { return runtime::NvrtcCompiler::supported_archs(); }
+std::string_view version() { return KJIT_VERSION; }
+
+}  // namespace kjit
