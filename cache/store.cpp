@@ -246,7 +246,8 @@ PutResult Store::put(const Key& key, const Entry& entry) {
   }
   if (m_config.max_size != 0 && usage->bytes > m_config.max_size) {
     // Over the limit: evict least recently used down to 90%, in this process, under the lock.
-    const std::uint64_t target = m_config.max_size / 100 * k_evict_to_percent;
+    const std::uint64_t target =
+        m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
     Scan scan = scan_dir(m_config.dir, false);
     std::sort(scan.entries.begin(), scan.entries.end(),
               [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });

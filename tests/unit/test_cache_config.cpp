@@ -1,0 +1,110 @@
+#include "cache/config.hpp"
+
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+using namespace kjit::cache;
+
+namespace {
+
+// Sets (or unsets, for nullptr) an environment variable for the scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (m_old) ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else ::unsetenv(m_name.c_str());
+  }
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+}  // namespace
+
+TEST_SUITE("config") {
+  TEST_CASE("parse_size") {
+    CHECK(parse_size("0") == 0u);
+    CHECK(parse_size("1048576") == 1048576u);
+    CHECK(parse_size("100k") == 102400u);
+    CHECK(parse_size("100K") == 102400u);
+    CHECK(parse_size("100KB") == 102400u);
+    CHECK(parse_size("512M") == 512ull << 20);
+    CHECK(parse_size("512MiB") == 512ull << 20);
+    CHECK(parse_size("2G") == 2ull << 30);
+    CHECK(parse_size("2g") == 2ull << 30);
+    CHECK(parse_size("1.5GiB") == 3ull << 29);
+    CHECK(parse_size("1.5 GiB") == 3ull << 29);
+    CHECK(parse_size(" 3T ") == 3ull << 40);
+    CHECK(parse_size("10B") == 10u);
+    CHECK(parse_size(".5k") == 512u);
+    CHECK_FALSE(parse_size(""));
+    CHECK_FALSE(parse_size("G"));
+    CHECK_FALSE(parse_size("-1"));
+    CHECK_FALSE(parse_size("1X"));
+    CHECK_FALSE(parse_size("1GG"));
+    CHECK_FALSE(parse_size("1.2.3"));
+    CHECK_FALSE(parse_size("99999999E"));  // over 2^64
+  }
+
+  TEST_CASE("parse_duration") {
+    using std::chrono::seconds;
+    CHECK(parse_duration("45") == seconds(45));
+    CHECK(parse_duration("30s") == seconds(30));
+    CHECK(parse_duration("10m") == seconds(600));
+    CHECK(parse_duration("2h") == seconds(7200));
+    CHECK(parse_duration("7d") == seconds(7 * 86400));
+    CHECK(parse_duration("2w") == seconds(14 * 86400));
+    CHECK(parse_duration("1.5h") == seconds(5400));
+    CHECK(parse_duration("7D") == seconds(7 * 86400));
+    CHECK_FALSE(parse_duration(""));
+    CHECK_FALSE(parse_duration("d"));
+    CHECK_FALSE(parse_duration("-5s"));
+    CHECK_FALSE(parse_duration("5y"));
+  }
+
+  TEST_CASE("default_cache_dir: KJIT_CACHE_DIR, then XDG_CACHE_HOME, then HOME") {
+    ScopedEnv home("HOME", "/home/u");
+    {
+      ScopedEnv a("KJIT_CACHE_DIR", "/explicit");
+      ScopedEnv b("XDG_CACHE_HOME", "/xdg");
+      CHECK(default_cache_dir() == "/explicit");
+    }
+    {
+      ScopedEnv a("KJIT_CACHE_DIR", "");
+      ScopedEnv b("XDG_CACHE_HOME", "/xdg");
+      CHECK(default_cache_dir() == "/xdg/kjit");
+    }
+    {
+      ScopedEnv a("KJIT_CACHE_DIR", nullptr);
+      ScopedEnv b("XDG_CACHE_HOME", "relative/ignored");
+      CHECK(default_cache_dir() == "/home/u/.cache/kjit");
+    }
+    {
+      ScopedEnv a("KJIT_CACHE_DIR", nullptr);
+      ScopedEnv b("XDG_CACHE_HOME", nullptr);
+      CHECK(default_cache_dir() == "/home/u/.cache/kjit");
+    }
+  }
+
+  TEST_CASE("write_cachedir_tag writes the standard signature once") {
+    kjit::test::TempDir tmp;
+    std::string error;
+    REQUIRE_MESSAGE(write_cachedir_tag(tmp.path(), &error), error);
+    const std::string content = kjit::test::read_file(tmp / "CACHEDIR.TAG");
+    CHECK(content.starts_with("Signature: 8a477f597d28d172789f06886806bc55"));
+    kjit::test::write_file(tmp / "CACHEDIR.TAG", content + "# user edit\n");
+    REQUIRE(write_cachedir_tag(tmp.path()));
+    CHECK(kjit::test::read_file(tmp / "CACHEDIR.TAG").ends_with("# user edit\n"));  // not rewritten
+    CHECK_FALSE(write_cachedir_tag(tmp / "missing", &error));
+    CHECK_FALSE(error.empty());
+  }
+}

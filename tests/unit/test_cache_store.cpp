@@ -1,0 +1,448 @@
+// Store in one process: hits, misses, damage, eviction, prune, verify, degraded storage.
+// Tests with several real processes are in test_cache_store_processes.cpp.
+#include "cache/store.hpp"
+
+#include "cache/atomic_file.hpp"
+#include "support/temp_dir.hpp"
+#include "tests/unit/test_cache_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <grp.h>
+#include <set>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <thread>
+
+using namespace kjit::cache;
+using kjit::test::entry_matches;
+using kjit::test::TempDir;
+using kjit::test::test_entry;
+using kjit::test::test_key;
+using Outcome = GetResult::Outcome;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Every file under `dir` (relative paths), for "nothing was left behind" checks.
+std::vector<std::string> files_under(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) out.push_back(std::filesystem::relative(it->path(), dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool any_temp(const std::filesystem::path& dir) {
+  for (const auto& f : files_under(dir)) {
+    if (std::filesystem::path(f).filename().string().starts_with(".tmp.")) return true;
+  }
+  return false;
+}
+
+void set_mtime(const std::filesystem::path& p, std::chrono::system_clock::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {ns / 1'000'000'000, ns % 1'000'000'000}};
+  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, 0) == 0);
+}
+
+std::int64_t mtime_ns(const std::filesystem::path& p) {
+  struct stat st{};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mtim.tv_sec * 1'000'000'000ll + st.st_mtim.tv_nsec;
+}
+
+// Makes the path and everything under it read-only (0555 folders, 0444 files).
+void make_read_only(const std::filesystem::path& dir) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    ::chmod(e.path().c_str(), e.is_directory() ? 0555 : 0444);
+  }
+  ::chmod(dir.c_str(), 0555);
+}
+
+// In a forked child: become an unprivileged user when root (root ignores permission bits).
+std::string drop_privileges() {
+  if (::geteuid() != 0) return {};
+  const gid_t nobody_group = 65534;
+  if (::setgroups(0, nullptr) != 0 || ::setgid(nobody_group) != 0 || ::setuid(65534) != 0) {
+    return "cannot drop privileges to uid 65534";
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_SUITE("Store") {
+  TEST_CASE("an empty store misses - put then get hits with the same bytes") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(1);
+    CHECK(store.get(key).outcome == Outcome::miss);
+    const PutResult put = store.put(key, test_entry(key, 5000));
+    REQUIRE_MESSAGE(put.stored, put.message);
+    const GetResult got = store.get(key);
+    REQUIRE(got.outcome == Outcome::hit);
+    REQUIRE(got.entry);
+    CHECK(entry_matches(*got.entry, key));
+    CHECK(got.entry->find(SectionKind::cubin)->size() == 5000);
+    const StatsSnapshot s = store.stats().snapshot();
+    CHECK(s.hits == 1);
+    CHECK(s.misses == 1);
+    CHECK(s.bytes_written > 5000);
+    CHECK(s.bytes_read == s.bytes_written);
+  }
+
+  TEST_CASE("layout: <dir>/<2 hex>/<30 hex>.kjit, a CACHEDIR.TAG, no temporaries") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(2);
+    const std::string hex = key.hex();
+    CHECK(store.entry_path(key) == tmp / "cache" / hex.substr(0, 2) / (hex.substr(2) + ".kjit"));
+    REQUIRE(store.put(key, test_entry(key, 10)).stored);
+    CHECK(std::filesystem::is_regular_file(store.entry_path(key)));
+    CHECK(kjit::test::read_file(tmp / "cache" / "CACHEDIR.TAG").starts_with("Signature: 8a477f597d28d172789f06886806bc55"));
+    CHECK_FALSE(any_temp(tmp / "cache"));
+  }
+
+  TEST_CASE("a damaged entry on disk: get says damaged and removes it, the next get misses") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(3);
+    REQUIRE(store.put(key, test_entry(key, 300)).stored);
+    const auto path = store.entry_path(key);
+    const std::string good = kjit::test::read_file(path);
+
+    auto check_damaged = [&](const std::string& bytes, const std::string& why) {
+      CAPTURE(why);
+      kjit::test::write_file(path, bytes);
+      const GetResult r = store.get(key);
+      CHECK(r.outcome == Outcome::damaged);
+      CHECK_FALSE(r.entry);
+      CHECK(r.message.find(path.string()) != std::string::npos);
+      CHECK(r.message.find(why) != std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(path));
+      CHECK(store.get(key).outcome == Outcome::miss);
+    };
+    std::string flipped = good;
+    flipped[good.size() / 2] ^= 0x10;
+    check_damaged(flipped, "checksum mismatch");
+    check_damaged(good.substr(0, good.size() - 1), "truncated");
+    check_damaged(good.substr(0, 10), "truncated");
+    check_damaged("", "empty file");
+    check_damaged("XXXX" + good.substr(4), "bad magic");
+    std::string version = good;
+    version[4] = 9;
+    check_damaged(version, "unsupported format version 9");
+    check_damaged(good + "tail", "trailing garbage");
+    CHECK(store.stats().snapshot().damaged == 7);
+    // Many random bit flips, each caught.
+    for (std::size_t pos = 0; pos < good.size(); pos += 7) {
+      std::string bad = good;
+      bad[pos] ^= static_cast<char>(1 << (pos % 8));
+      kjit::test::write_file(path, bad);
+      CHECK(store.get(key).outcome == Outcome::damaged);
+    }
+  }
+
+  TEST_CASE("a hit records the last use in mtime, not atime") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(4);
+    REQUIRE(store.put(key, test_entry(key, 10)).stored);
+    const auto path = store.entry_path(key);
+    set_mtime(path, std::chrono::system_clock::now() - 24h);
+    const auto before = mtime_ns(path);
+    REQUIRE(store.get(key).outcome == Outcome::hit);
+    CHECK(mtime_ns(path) > before + 23ll * 3600 * 1'000'000'000);
+    const auto info = store.list();
+    REQUIRE(info.size() == 1);
+    CHECK(info[0].last_use > std::chrono::system_clock::now() - 1h);
+  }
+
+  TEST_CASE("list, usage and replacing an entry") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 0});
+    CHECK(store.usage() == Usage{0, 0});
+    std::uint64_t total = 0;
+    for (int i = 0; i < 20; ++i) {
+      REQUIRE(store.put(test_key(i), test_entry(test_key(i), 100 + i)).stored);
+      total += std::filesystem::file_size(store.entry_path(test_key(i)));
+    }
+    CHECK(store.usage() == Usage{20, total});
+    // Replacing counts the new size, not a second entry.
+    const auto old_size = std::filesystem::file_size(store.entry_path(test_key(0)));
+    REQUIRE(store.put(test_key(0), test_entry(test_key(0), 5000)).stored);
+    total = total - old_size + std::filesystem::file_size(store.entry_path(test_key(0)));
+    CHECK(store.usage() == Usage{20, total});
+    const auto entries = store.list();
+    CHECK(entries.size() == 20);
+    std::uint64_t listed = 0;
+    for (const auto& e : entries) {
+      CHECK(e.path == store.entry_path(e.key));
+      listed += e.size;
+    }
+    CHECK(listed == total);
+    // A deleted counter is recounted.
+    std::filesystem::remove(tmp / "cache" / "usage");
+    CHECK(store.usage() == Usage{20, total});
+  }
+
+  TEST_CASE("over the limit, a put evicts least recently used entries down to 90%") {
+    TempDir tmp;
+    const Key a = test_key(100), b = test_key(101);
+    Store probe({.dir = tmp / "probe", .max_size = 0});
+    REQUIRE(probe.put(a, test_entry(a, 10000)).stored);
+    const auto entry_size = std::filesystem::file_size(probe.entry_path(a));
+    Store store({.dir = tmp / "cache", .max_size = entry_size * 10});
+    const auto now = std::chrono::system_clock::now();
+    // a and b are the oldest two; a is then hit, so b is the least recently used.
+    for (int i = 0; i < 10; ++i) {
+      const Key k = i == 0 ? a : i == 1 ? b : test_key(i);
+      REQUIRE(store.put(k, test_entry(k, 10000)).stored);
+      set_mtime(store.entry_path(k), now - std::chrono::hours(100 - i));
+    }
+    CHECK(store.usage().entries == 10);
+    REQUIRE(store.get(a).outcome == Outcome::hit);
+    const PutResult put = store.put(test_key(50), test_entry(test_key(50), 10000));
+    REQUIRE(put.stored);
+    // 11 entries over a limit of 10: down to at most 9 (90%), oldest first: b, then key 2.
+    CHECK(put.evicted_entries == 2);
+    CHECK(store.get(b).outcome == Outcome::miss);
+    CHECK(store.get(test_key(2)).outcome == Outcome::miss);
+    CHECK(store.get(a).outcome == Outcome::hit);
+    CHECK(store.get(test_key(50)).outcome == Outcome::hit);
+    CHECK(store.usage() == Usage{9, 9 * entry_size});
+    CHECK(store.list().size() == 9);
+    CHECK(store.stats().snapshot().evictions == 2);
+  }
+
+  TEST_CASE("an entry larger than the whole limit is kept until something newer comes") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 1000});
+    REQUIRE(store.put(test_key(1), test_entry(test_key(1), 5000)).stored);
+    CHECK(store.get(test_key(1)).outcome == Outcome::hit);
+    const PutResult p = store.put(test_key(2), test_entry(test_key(2), 5000));
+    CHECK(p.evicted_entries == 1);
+    CHECK(store.get(test_key(1)).outcome == Outcome::miss);
+    CHECK(store.get(test_key(2)).outcome == Outcome::hit);
+  }
+
+  TEST_CASE("prune by size keeps the most recently used - by age removes the old") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 0});
+    const auto now = std::chrono::system_clock::now();
+    for (int i = 0; i < 10; ++i) {
+      REQUIRE(store.put(test_key(i), test_entry(test_key(i), 1000)).stored);
+      set_mtime(store.entry_path(test_key(i)), now - std::chrono::hours(24 * (10 - i)));  // key 9 newest
+    }
+    const auto size = std::filesystem::file_size(store.entry_path(test_key(0)));
+    PruneResult r = store.prune(0, std::chrono::hours(24 * 3 + 1));  // older than ~3 days
+    CHECK(r.removed_entries == 7);
+    CHECK(r.kept_entries == 3);
+    CHECK(store.get(test_key(6)).outcome == Outcome::miss);
+    CHECK(store.get(test_key(7)).outcome == Outcome::hit);
+    r = store.prune(size * 2);
+    CHECK(r.removed_entries == 1);
+    CHECK(r.kept_bytes == size * 2);
+    CHECK(store.usage() == Usage{2, size * 2});
+    // Key 7 was hit a moment ago, so it survives; key 8 (untouched) does not.
+    CHECK(store.get(test_key(8)).outcome == Outcome::miss);
+    CHECK(store.get(test_key(7)).outcome == Outcome::hit);
+    CHECK(store.get(test_key(9)).outcome == Outcome::hit);
+  }
+
+  TEST_CASE("prune removes stale temporaries and unheld lock files, not fresh or held ones") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 0});
+    REQUIRE(store.put(test_key(1), test_entry(test_key(1), 10)).stored);
+    const auto shard = store.entry_path(test_key(1)).parent_path();
+    kjit::test::write_file(shard / ".tmp.old.kjit.abcdefgh", "left by a killed writer");
+    set_mtime(shard / ".tmp.old.kjit.abcdefgh", std::chrono::system_clock::now() - 1h);
+    kjit::test::write_file(shard / ".tmp.new.kjit.abcdefgh", "being written right now");
+    std::filesystem::create_directories(tmp / "cache" / "locks");
+    kjit::test::write_file(tmp / "cache" / "locks" / "stale.lock", "");
+    auto held = store.lock(test_key(2), 1s);
+    REQUIRE(held);
+    store.prune(0);
+    CHECK_FALSE(std::filesystem::exists(shard / ".tmp.old.kjit.abcdefgh"));
+    CHECK(std::filesystem::exists(shard / ".tmp.new.kjit.abcdefgh"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "cache" / "locks" / "stale.lock"));
+    CHECK(std::filesystem::exists(store.lock_path(test_key(2))));
+    CHECK_FALSE(store.lock(test_key(2), 0ms));  // still held, still excludes
+    CHECK(store.list().size() == 1);
+  }
+
+  TEST_CASE("clear removes every entry and temporary, keeps stats") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 0});
+    for (int i = 0; i < 30; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 100)).stored);
+    store.get(test_key(0));
+    REQUIRE(store.flush_stats());
+    kjit::test::write_file(store.entry_path(test_key(0)).parent_path() / ".tmp.x.kjit.12345678", "x");
+    const PruneResult r = store.clear();
+    CHECK(r.removed_entries == 30);
+    CHECK(r.kept_entries == 0);
+    CHECK(store.list().empty());
+    CHECK_FALSE(any_temp(tmp / "cache"));
+    CHECK(store.usage() == Usage{0, 0});
+    CHECK(store.read_persistent_stats().hits == 1);
+    CHECK(store.get(test_key(1)).outcome == Outcome::miss);
+    REQUIRE(store.put(test_key(1), test_entry(test_key(1), 100)).stored);  // shard folders come back
+    CHECK(store.get(test_key(1)).outcome == Outcome::hit);
+  }
+
+  TEST_CASE("verify lists and removes damaged entries, counts the good ones") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 0});
+    for (int i = 0; i < 10; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 100)).stored);
+    const auto bad1 = store.entry_path(test_key(3)), bad2 = store.entry_path(test_key(7));
+    std::string bytes = kjit::test::read_file(bad1);
+    bytes[40] ^= 1;
+    kjit::test::write_file(bad1, bytes);
+    kjit::test::write_file(bad2, "");
+    const VerifyResult v = store.verify();
+    CHECK(v.ok == 8);
+    REQUIRE(v.damaged.size() == 2);
+    std::set<std::filesystem::path> damaged{v.damaged[0].first, v.damaged[1].first};
+    CHECK(damaged == std::set<std::filesystem::path>{bad1, bad2});
+    CHECK_FALSE(std::filesystem::exists(bad1));
+    CHECK_FALSE(std::filesystem::exists(bad2));
+    CHECK(store.usage().entries == 8);
+    CHECK(store.verify().damaged.empty());
+  }
+
+  TEST_CASE("lock: per key, bounded, with progress") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    auto a = store.lock(test_key(1), 1s);
+    REQUIRE(a);
+    CHECK(store.lock(test_key(2), 0ms));  // another key is independent
+    int calls = 0;
+    std::string error;
+    CHECK_FALSE(store.lock(test_key(1), 120ms, [&](std::chrono::milliseconds) { ++calls; }, 30ms, &error));
+    CHECK(calls >= 2);
+    CHECK(error.find(store.lock_path(test_key(1)).string()) != std::string::npos);
+    a->release();
+    CHECK_FALSE(std::filesystem::exists(store.lock_path(test_key(1))));  // no lock files pile up
+    CHECK(store.lock(test_key(1), 0ms));
+  }
+
+  TEST_CASE("threads sharing one Store: every get is a correct hit or a miss") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache", .max_size = 200'000});
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 150; ++i) {
+          const Key key = test_key(static_cast<std::uint64_t>((i * 7 + t) % 40));
+          const GetResult r = store.get(key);
+          if (r.outcome == Outcome::hit) {
+            if (!entry_matches(*r.entry, key)) ++bad;
+          } else if (r.outcome != Outcome::miss) {
+            ++bad;
+          } else if (auto lock = store.lock(key, 5s); !store.put(key, test_entry(key, 8000)).stored) {
+            ++bad;
+          }
+          if (i % 50 == 0) store.flush_stats();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(bad == 0);
+    CHECK(store.verify().damaged.empty());
+    CHECK(store.usage().bytes <= 200'000);
+  }
+
+  TEST_CASE("read-only cache directory: hits still served, put fails clearly and leaves nothing") {
+    TempDir tmp;
+    ::chmod(tmp.path().c_str(), 0755);  // traversable by the unprivileged child
+    const auto dir = tmp / "cache";
+    {
+      Store warm({.dir = dir});
+      REQUIRE(warm.put(test_key(1), test_entry(test_key(1), 1000)).stored);
+    }
+    make_read_only(dir);
+    const auto before = files_under(dir);
+    const std::string failures = kjit::test::run_in_child([&]() -> std::string {
+      if (auto e = drop_privileges(); !e.empty()) return e;
+      std::string out;
+      Store store({.dir = dir});
+      const GetResult hit = store.get(test_key(1));
+      if (hit.outcome != Outcome::hit || !entry_matches(*hit.entry, test_key(1))) out += "prewarmed get did not hit; ";
+      const PutResult put = store.put(test_key(2), test_entry(test_key(2), 1000));
+      if (put.stored) out += "put into a read-only cache succeeded; ";
+      if (put.message.find(store.entry_path(test_key(2)).string()) == std::string::npos ||
+          put.message.find("Permission denied") == std::string::npos) {
+        out += "unclear put message: " + put.message + "; ";
+      }
+      // Into an existing (read-only) shard too.
+      const Key same_shard = [&] {
+        for (std::uint64_t i = 2;; ++i) {
+          if (test_key(i).hex().substr(0, 2) == test_key(1).hex().substr(0, 2)) return test_key(i);
+        }
+      }();
+      const PutResult put2 = store.put(same_shard, test_entry(same_shard, 1000));
+      if (put2.stored || put2.message.find("Permission denied") == std::string::npos) {
+        out += "put into a read-only shard: " + put2.message + "; ";
+      }
+      std::string lock_error;
+      if (store.lock(test_key(2), 100ms, {}, 1s, &lock_error)) out += "lock in a read-only cache succeeded; ";
+      if (lock_error.empty()) out += "no lock error; ";
+      if (store.get(test_key(2)).outcome != Outcome::miss) out += "absent key did not miss; ";
+      return out;
+    });
+    CHECK_MESSAGE(failures.empty(), failures);
+    CHECK(files_under(dir) == before);
+  }
+
+  TEST_CASE("a file-size limit (RLIMIT_FSIZE): put fails, no partial files, small entries still work") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    const std::string failures = kjit::test::run_in_child([&]() -> std::string {
+      std::signal(SIGXFSZ, SIG_IGN);
+      rlimit limit{100 * 1024, 100 * 1024};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+      std::string out;
+      Store store({.dir = dir});
+      const PutResult big = store.put(test_key(1), test_entry(test_key(1), 1 << 20));
+      if (big.stored) out += "a put past RLIMIT_FSIZE succeeded; ";
+      if (big.message.find("File too large") == std::string::npos) out += "unclear message: " + big.message + "; ";
+      if (store.get(test_key(1)).outcome != Outcome::miss) out += "the failed key did not miss; ";
+      if (!store.put(test_key(2), test_entry(test_key(2), 1000)).stored) out += "a small put failed; ";
+      if (store.get(test_key(2)).outcome != Outcome::hit) out += "the small entry did not hit; ";
+      if (store.stats().snapshot().store_failures != 1) out += "store_failures not counted; ";
+      return out;
+    });
+    CHECK_MESSAGE(failures.empty(), failures);
+    CHECK_FALSE(any_temp(dir));
+    Store store({.dir = dir});
+    CHECK_FALSE(std::filesystem::exists(store.entry_path(test_key(1))));
+    CHECK(store.verify().damaged.empty());
+  }
+}
+
+TEST_SUITE("Store") {
+  TEST_CASE("flush_stats adds only what was not flushed yet") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    store.get(test_key(1));
+    store.get(test_key(2));
+    REQUIRE(store.flush_stats());
+    REQUIRE(store.flush_stats());
+    CHECK(store.read_persistent_stats().misses == 2);
+    store.get(test_key(3));
+    REQUIRE(store.flush_stats());
+    CHECK(store.read_persistent_stats().misses == 3);
+    Store other({.dir = tmp / "cache"});
+    other.get(test_key(1));
+    REQUIRE(other.flush_stats());
+    CHECK(store.read_persistent_stats().misses == 4);
+    REQUIRE(store.reset_persistent_stats());
+    CHECK(store.read_persistent_stats() == StatsSnapshot{});
+  }
+}
