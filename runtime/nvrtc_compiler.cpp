@@ -96,6 +96,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   }
 
   std::vector<std::string> all = arguments;
+  if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   std::vector<const char*> argv;
   for (const auto& a : all) argv.push_back(a.c_str());

@@ -31,6 +31,7 @@ RequestHash request_hash(const Program& program, const CompileOptions& options, 
   s.num(static_cast<std::uint64_t>(device));
   s.str(program.name());
   s.str(program.source());
+  s.str(program.directory().native());
   s.num(program.headers().size());
   for (const auto& [name, content] : program.headers()) {
     s.str(name);

@@ -244,7 +244,7 @@ struct Runtime::Impl {
   // Disk cache, then a compile that happens once per key across threads and processes.
   CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
     std::vector<std::string> flags = canonical_flags(options, arch);
-    auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, {});
+    auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {
       ++disk_hits;
       return *hit;
@@ -357,7 +357,7 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
 std::string Runtime::explain(const Program& program, const CompileOptions& options) {
   Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
   auto flags = canonical_flags(options, arch);
-  auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, {});
+  auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, program.directory());
   std::string out;
   for (const auto& f : key.fields) out += fmt::format("{}: {}\n", f.label, f.value);
   out += fmt::format("key: {}\n", key.key.hex());

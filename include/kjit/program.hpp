@@ -3,6 +3,7 @@
 // "scale<float>") that NVRTC instantiates and whose lowered (mangled) names the result keeps.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,7 +25,15 @@ public:
   }
   Program&& instantiate(std::string name_expression) && { return std::move(instantiate(std::move(name_expression))); }
 
+  // The folder of the file the source came from: quoted #includes resolve there first.
+  Program& directory(std::filesystem::path dir) & {
+    m_directory = std::move(dir);
+    return *this;
+  }
+  Program&& directory(std::filesystem::path dir) && { return std::move(directory(std::move(dir))); }
+
   const std::string& name() const noexcept { return m_name; }
+  const std::filesystem::path& directory() const noexcept { return m_directory; }
   const std::string& source() const noexcept { return m_source; }
   const std::vector<std::pair<std::string, std::string>>& headers() const noexcept { return m_headers; }
   const std::vector<std::string>& name_expressions() const noexcept { return m_name_expressions; }
@@ -32,8 +41,13 @@ public:
 private:
   std::string m_name;
   std::string m_source;
+  std::filesystem::path m_directory;
   std::vector<std::pair<std::string, std::string>> m_headers;
   std::vector<std::string> m_name_expressions;
 };
+
+// Reads a .cu file into a Program named by the path as given, with its folder as directory().
+// Throws IoError when the file cannot be read.
+Program read_program(const std::filesystem::path& file);
 
 }  // namespace kjit

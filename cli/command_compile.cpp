@@ -1,0 +1,99 @@
+// kjit compile and kjit ptx.
+#include "commands.hpp"
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace kjit::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    auto comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > pos) out.push_back(s.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void write_output(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    throw IoError(fmt::format("writing {}: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+struct CompileArgs {
+  std::vector<std::string> files;
+  std::string arch;
+  std::string emit = "ptx,cubin";
+  std::string out_dir;
+  std::vector<std::string> flags;
+};
+
+}  // namespace
+
+void add_compile_commands(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<CompileArgs>();
+  auto* compile = app.add_subcommand("compile", "Compile .cu files through the cache (no GPU needed with --arch)");
+  compile->add_option("files", args->files, "CUDA source files")->required()->check(CLI::ExistingFile);
+  compile->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
+  compile->add_option("--emit", args->emit, "What to write with -o: ptx, cubin or ptx,cubin")->capture_default_str();
+  compile->add_option("-o,--output-dir", args->out_dir, "Write <name>.ptx / <name>.cubin into this directory");
+  compile->add_option("flags", args->flags, "NVRTC flags, after --");
+  compile->positionals_at_end(false);
+  compile->footer("Prints one line per file (key, outcome, arch), or with --json one object per file with "
+                  "\"key\" and \"outcome\" (hit, compiled or waited).");
+  compile->callback([&ctx, args] {
+    auto emit = split_list(args->emit);
+    for (const auto& e : emit) {
+      if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
+    }
+    if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
+    for (const auto& file : args->files) {
+      Program program = read_program(file);
+      CompileResult r = ctx.runtime().compile(program, ctx.options(args->arch, args->flags));
+      std::vector<std::string> written;
+      if (!args->out_dir.empty()) {
+        std::string stem = std::filesystem::path(file).stem().string();
+        for (const auto& e : emit) {
+          if (e == "cubin" && !r.has_cubin()) continue;
+          auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
+          write_output(path, e == "ptx" ? r.ptx : r.cubin);
+          written.push_back(path.string());
+        }
+      }
+      if (ctx.json) {
+        nlohmann::json j{{"file", file}, {"key", r.key}, {"outcome", std::string(to_string(r.outcome))},
+                         {"arch", r.arch.str()}, {"compile_ms", r.compile_ms}, {"ptx_bytes", r.ptx.size()},
+                         {"cubin_bytes", r.cubin.size()}, {"outputs", written}, {"log", r.log}};
+        fmt::print("{}\n", j.dump());
+      } else {
+        fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
+                   r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
+                   written.empty() ? "" : fmt::format(" -> {}", fmt::join(written, ", ")));
+        if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+      }
+    }
+  });
+
+  auto ptx_args = std::make_shared<CompileArgs>();
+  auto* ptx = app.add_subcommand("ptx", "Print the PTX of a .cu file (all kernels, or one with --kernel)");
+  ptx->add_option("file", ptx_args->files, "CUDA source file")->required()->check(CLI::ExistingFile)->expected(1);
+  ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
+  ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
+  ptx->callback([&ctx, ptx_args] {
+    Program program = read_program(ptx_args->files.front());
+    CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
+    fmt::print("{}", r.ptx);
+  });
+}
+
+}  // namespace kjit::cli

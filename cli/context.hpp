@@ -1,0 +1,38 @@
+// kjit::cli::Context: what every command shares: the global options and the Runtime they
+// configure. Commands are registered by add_<name>_command(CLI::App&, Context&) functions, one
+// file per command group (cli/command_<name>.cpp), and listed in cli/commands.hpp.
+#pragma once
+
+#include <kjit/kjit.hpp>
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kjit::cli {
+
+// Exit codes (like diff(1)): 0 success or equal, 1 different or a failed item, 2 usage or error.
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_different = 1;
+inline constexpr int k_exit_error = 2;
+
+struct Context {
+  std::string cache_dir;  // --cache-dir
+  bool json = false;      // --json
+  int verbose = 0;        // -v (repeatable)
+  bool quiet = false;     // -q
+  int exit_code = k_exit_ok;
+
+  // The Runtime, configured from the environment and then the global options.
+  Runtime& runtime();
+  // The options for a command: --arch and the flags after "--".
+  CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;
+  bool stdout_is_terminal() const;
+
+private:
+  std::unique_ptr<Runtime> m_runtime;
+};
+
+}  // namespace kjit::cli

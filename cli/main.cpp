@@ -1,0 +1,67 @@
+// kjit: command-line front end of the kjit library. Parses, dispatches, prints.
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace kjit::cli {
+
+Runtime& Context::runtime() {
+  if (!m_runtime) {
+    RuntimeConfig config = RuntimeConfig::from_environment();
+    if (!cache_dir.empty()) config.cache_dir = cache_dir;
+    if (verbose == 1) config.log_level = LogLevel::info;
+    if (verbose >= 2) config.log_level = LogLevel::debug;
+    if (quiet) config.log_level = LogLevel::error;
+    m_runtime = std::make_unique<Runtime>(std::move(config));
+  }
+  return *m_runtime;
+}
+
+CompileOptions Context::options(const std::string& arch, const std::vector<std::string>& flags) const {
+  CompileOptions o;
+  if (!arch.empty()) o.arch = Arch::parse(arch);
+  o.flags = flags;
+  return o;
+}
+
+bool Context::stdout_is_terminal() const { return isatty(STDOUT_FILENO) == 1; }
+
+}  // namespace kjit::cli
+
+int main(int argc, char** argv) {
+  using namespace kjit::cli;
+  Context ctx;
+  CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
+               "diff what the compiler made, and warm caches ahead of time.\n"
+               "Exit codes: 0 success, 1 different (diff) or a failed item, 2 usage or error.",
+               "kjit"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kjit::version()));
+  app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
+                                               "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit)");
+  app.add_flag("--json", ctx.json, "Machine-readable output (JSON)");
+  app.add_flag("-v,--verbose", ctx.verbose, "More log output (repeat for debug)");
+  app.add_flag("-q,--quiet", ctx.quiet, "Only errors in the log output");
+  app.fallthrough();
+
+  add_info_command(app, ctx);
+  add_compile_commands(app, ctx);
+  add_cache_commands(app, ctx);
+  add_inspect_commands(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? k_exit_ok : k_exit_error;
+  } catch (const kjit::Error& e) {
+    fmt::print(stderr, "kjit: error: {}\n", e.what());
+    return k_exit_error;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kjit: error: {}\n", e.what());
+    return k_exit_error;
+  }
+  return ctx.exit_code;
+}

@@ -1,1 +1,0 @@
-int kjit_placeholder = 0;
