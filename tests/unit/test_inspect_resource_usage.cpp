@@ -1,0 +1,91 @@
+#include "test_inspect_kernels.hpp"
+
+#include <kjit/inspect.hpp>
+
+#include <doctest/doctest.h>
+
+namespace ins = kjit::inspect;
+
+TEST_SUITE("inspect::ResourceUsage") {
+  TEST_CASE("ptxas verbose output is parsed per function") {
+    const char* log = R"(ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+ptxas         .     528 bytes stack frame, 644 bytes spill stores, 820 bytes spill loads
+ptxas info    : Used 24 registers, used 1 barriers, 528 bytes cumulative stack size, 1024 bytes smem, 360 bytes cmem[0], 8 bytes cmem[2], 16 bytes lmem
+ptxas info    : Compile time = 32.949 ms
+ptxas info    : Function properties for _Z1hf
+    40 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+)";
+    const std::vector<ins::ResourceUsage> u = ins::parse_ptxas_log(log);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].function == "k");
+    CHECK(u[0].arch == "sm_90");
+    CHECK(u[0].is_entry);
+    CHECK(u[0].registers == 24);
+    CHECK(u[0].barriers == 1);
+    CHECK(u[0].stack_frame == 528);
+    CHECK(u[0].spill_stores == 644);
+    CHECK(u[0].spill_loads == 820);
+    CHECK(u[0].cumulative_stack == 528);
+    CHECK(u[0].shared == 1024);
+    CHECK(u[0].constant == 368);
+    CHECK(u[0].local == 16);
+    CHECK(u[0].spills());
+    CHECK(u[1].function == "_Z1hf");
+    CHECK(!u[1].is_entry);
+    CHECK(u[1].stack_frame == 40);
+    CHECK(!u[1].spills());
+    CHECK(ins::find_usage(u, "_Z1hf"));
+    CHECK(!ins::find_usage(u, "nope"));
+    CHECK(ins::parse_ptxas_log("").empty());
+    CHECK(ins::parse_ptxas_log("warning: something\nUsed 3 registers").empty());
+  }
+
+  TEST_CASE("a kernel forced under its register need spills; without the limit it does not") {
+    kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
+    const kjit::Program p("hungry.cu", kjit::test::k_hungry_source);
+    const auto free = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
+    const auto tight = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = {"--maxrregcount=24"}});
+    const auto a = ins::find_usage(free, "hungry");
+    const auto b = ins::find_usage(tight, "hungry");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->is_entry);
+    CHECK(a->arch == "sm_90");
+    CHECK(a->registers > 24);
+    CHECK(!a->spills());
+    CHECK(b->registers <= 24);
+    CHECK(b->spills());
+    CHECK(b->spill_stores > 0);
+    CHECK(b->spill_loads > 0);
+    CHECK(b->stack_frame > 0);
+
+    const std::string table = ins::resources_table(tight);
+    CHECK(table.find("hungry") != std::string::npos);
+    CHECK(table.find("spill-st") != std::string::npos);
+    const std::string json = ins::resources_json(tight);
+    CHECK(json.find("\"spill_stores\"") != std::string::npos);
+
+    // The diff reports the spill as a resource delta.
+    const kjit::CompileResult ra = rt.compile(p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = {"-Xptxas=-v"}});
+    const kjit::CompileResult rb =
+        rt.compile(p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .max_registers = 24, .flags = {"-Xptxas=-v"}});
+    const ins::DiffResult d = ins::diff(ra, rb);
+    REQUIRE(d.functions.size() == 1);
+    const ins::FunctionDiff& f = d.functions[0];
+    REQUIRE(f.b.resources);
+    CHECK(f.b.resources->spills());
+    bool spill_delta = false;
+    for (const ins::CountDelta& c : f.summary.resources) spill_delta |= c.key == "spill_stores" && c.a == 0 && c.b > 0;
+    CHECK(spill_delta);
+    CHECK(d.to_text().find("spill_stores") != std::string::npos);
+  }
+
+  TEST_CASE("a virtual arch is refused: ptxas does not run") {
+    kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
+    CHECK_THROWS_AS(ins::resource_usage(rt, kjit::Program("k.cu", kjit::test::k_gelu_source),
+                                        kjit::CompileOptions{.arch = kjit::Arch::compute(90)}),
+                    kjit::UsageError);
+  }
+}

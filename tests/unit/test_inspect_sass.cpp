@@ -1,0 +1,42 @@
+#include "test_inspect_kernels.hpp"
+
+#include <kjit/inspect.hpp>
+
+#include <doctest/doctest.h>
+
+namespace ins = kjit::inspect;
+
+TEST_SUITE("inspect::Sass") {
+  TEST_CASE("SASS of a real cubin, or a plain error naming the missing tools") {
+    const kjit::CompileResult r = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
+    if (ins::find_disassembler()) {
+      CHECK(ins::disassembler_unavailable_reason().empty());
+      const std::string all = ins::sass(r);
+      CHECK(all.find("gelu") != std::string::npos);
+      CHECK(all.find("softplus") != std::string::npos);
+      const std::string one = ins::sass(r, "softplus");
+      CHECK(one.find("softplus") != std::string::npos);
+      CHECK(one.find("EXIT") != std::string::npos);
+      CHECK(one.find(".text.gelu") == std::string::npos);
+      CHECK_THROWS_AS(ins::sass(r, "nope"), kjit::UsageError);
+    } else {
+      const std::string reason = ins::disassembler_unavailable_reason();
+      CHECK(reason.find("nvdisasm") != std::string::npos);
+      CHECK(reason.find("cuobjdump") != std::string::npos);
+      try {
+        (void)ins::sass(r);
+        FAIL("sass() did not throw without a disassembler");
+      } catch (const kjit::UsageError& e) {
+        CHECK(std::string(e.what()).find("nvdisasm") != std::string::npos);
+      }
+    }
+  }
+
+  TEST_CASE("no cubin: a UsageError that says why") {
+    kjit::CompileResult ptx_only;
+    ptx_only.program_name = "k.cu";
+    ptx_only.arch = kjit::Arch::compute(90);
+    CHECK_THROWS_AS(ins::sass(ptx_only), kjit::UsageError);
+    CHECK_THROWS_AS(ins::sass(std::string_view{}), kjit::UsageError);
+  }
+}
