@@ -1,0 +1,44 @@
+// Shared by the GPU tests: skip (ctest counts "[kjit-skip]" as skipped) when there is no device,
+// random inputs that are never zero, a relative-error check against a double reference.
+#pragma once
+
+#include <kjit/kjit.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#define KJIT_REQUIRE_GPU()                                                                          \
+  do {                                                                                              \
+    if (kjit::device_count() == 0) {                                                                \
+      std::printf("[kjit-skip] no CUDA device: %s\n",                                               \
+                  kjit::driver_available() ? "the driver reports 0 devices"                         \
+                                           : kjit::driver_unavailable_reason().c_str());            \
+      return;                                                                                       \
+    }                                                                                               \
+  } while (0)
+
+namespace kjit::test {
+
+inline std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = 0.5f, float hi = 2.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    x = dist(gen);
+    if (gen() & 1) x = -x;  // both signs, never zero
+  }
+  return v;
+}
+
+inline kjit::RuntimeConfig quiet_config(const std::filesystem::path& cache) {
+  kjit::RuntimeConfig c;
+  c.cache_dir = cache;
+  c.log = [](kjit::LogLevel, std::string_view) {};
+  return c;
+}
+
+}  // namespace kjit::test

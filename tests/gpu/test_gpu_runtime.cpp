@@ -1,0 +1,248 @@
+// GPU tests (label gpu): load, typed launch, argument checks, attributes, occupancy, large
+// dynamic shared memory, launch limits, threads, several GPUs, load_inline and the example.
+#include "gpu/gpu_support.hpp"
+#include "support/temp_dir.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+namespace {
+
+const char* k_square_src = R"(
+extern "C" __global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < height && col < width) {
+    int idx = row * width + col;
+    result[idx] = matrix[idx] * matrix[idx];
+  }
+}
+)";
+
+const char* k_many_src = R"(
+struct Pair { float a; double b; };
+extern "C" __global__ void axpby(float a, const float* x, float b, const float* y, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + b * y[i];
+}
+extern "C" __global__ void eight(float* out, int a, long long b, float c, double d, char e, Pair p, unsigned short f) {
+  out[0] = a + (float)b + c + (float)d + e + p.a + (float)p.b + f;
+}
+extern "C" __global__ void big_shared(const float* x, float* out, int n) {
+  extern __shared__ float tile[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) tile[i] = x[i];
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = tile[n - 1 - i] + 1.0f;
+}
+template <typename T> __global__ void scale(T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+)";
+
+struct Pair {
+  float a;
+  double b;
+};
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("square: the lecture example squares a 2x3 matrix") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    auto m = kjit::load_inline({.name = "square_matrix_extension", .cuda_sources = k_square_src,
+                                .functions = {"square_matrix_kernel"}, .extra_cuda_cflags = {"-O2"},
+                                .build_directory = dir.path()});
+    auto square = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    std::vector<float> in = {1, 2, 3, 4, 5, 6};
+    kjit::DeviceBuffer<float> din{std::span<const float>(in)};
+    kjit::DeviceBuffer<float> dout(6);
+    dout.fill_bytes(0xFF);
+    square.launch({.grid = {1, 1}, .block = {16, 16}}, din.data(), dout.data(), 3, 2);
+    CHECK(dout.to_host() == std::vector<float>{1, 4, 9, 16, 25, 36});
+  }
+
+  TEST_CASE("typed launch on random inputs over a large 2-D grid and output poisoned first") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src));
+    auto square = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    const int w = 1037, h = 517;  // not multiples of 16: the bounds check matters
+    auto in = kjit::test::random_floats(static_cast<std::size_t>(w) * h, 1);
+    kjit::DeviceBuffer<float> din{std::span<const float>(in)};
+    kjit::DeviceBuffer<float> dout(in.size());
+    dout.fill_bytes(0xFF);
+    square({.grid = {kjit::ceil_div(w, 16), kjit::ceil_div(h, 16)}, .block = {16, 16}}, din.data(), dout.data(), w, h);
+    auto out = dout.to_host();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) bad += out[i] != in[i] * in[i];
+    CHECK(bad == 0);
+  }
+
+  TEST_CASE("scalars convert to the declared types and eight parameters of mixed sizes arrive intact") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("many.cu", k_many_src).instantiate("scale<float>"));
+    auto axpby = m.kernel<void(float, const float*, float, const float*, float*, int)>("axpby");
+    const int n = 100003;
+    auto x = kjit::test::random_floats(n, 2), y = kjit::test::random_floats(n, 3);
+    kjit::DeviceBuffer<float> dx{std::span<const float>(x)}, dy{std::span<const float>(y)}, dout(n);
+    dout.fill_bytes(0xFF);
+    axpby({.grid = {kjit::ceil_div(n, 256)}, .block = {256}}, 2.5, dx.data(), -1, dy.data(), dout.data(), n);
+    auto out = dout.to_host();
+    std::size_t bad = 0;
+    for (int i = 0; i < n; ++i) bad += std::fabs(out[i] - (2.5f * x[i] - y[i])) > 1e-5f * (1 + std::fabs(out[i]));
+    CHECK(bad == 0);
+
+    auto eight = m.kernel<void(float*, int, long long, float, double, char, Pair, unsigned short)>("eight");
+    kjit::DeviceBuffer<float> one(1);
+    one.fill_bytes(0xFF);
+    eight({.grid = {1}, .block = {1}}, one.data(), 1, 2LL, 3.0f, 4.0, char(5), Pair{6.0f, 7.0}, static_cast<unsigned short>(8));
+    CHECK(one.to_host()[0] == 36.0f);
+
+    auto scale = m.kernel<void(float*, float, int)>("scale<float>");
+    kjit::DeviceBuffer<float> s{std::span<const float>(x)};
+    scale({.grid = {kjit::ceil_div(n, 128)}, .block = {128}}, s.data(), 3.0f, n);
+    auto scaled = s.to_host();
+    CHECK(scaled[17] == x[17] * 3.0f);
+  }
+
+  TEST_CASE("a wrong argument count or size fails before any launch with both signatures") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src));
+    CHECK_THROWS_WITH_AS((m.kernel<void(const float*, float*, int)>("square_matrix_kernel")),
+                         doctest::Contains("declared 3 parameters"), kjit::UsageError);
+    CHECK_THROWS_WITH_AS((m.kernel<void(const float*, float*, int, double)>("square_matrix_kernel")),
+                         doctest::Contains("[8 B], [8 B], [4 B], [4 B]"), kjit::UsageError);
+    CHECK_THROWS_WITH_AS((m.kernel<void(const float*, float*, int, int)>("no_such_kernel")),
+                         doctest::Contains("square_matrix_kernel"), kjit::UsageError);
+  }
+
+  TEST_CASE("attributes and occupancy") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src));
+    auto k = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    auto a = k.attributes();
+    CHECK(a.registers > 0);
+    CHECK(a.registers < 64);
+    CHECK(a.max_threads_per_block == 1024);
+    CHECK(a.local_bytes == 0);
+    CHECK(a.binary_version == kjit::Device::current().compute_capability());
+    CHECK(k.max_active_blocks_per_sm(256) >= 1);
+    int b = k.suggested_block_size();
+    CHECK(b >= 32);
+    CHECK(b <= 1024);
+    CHECK(m.kernel_names() == std::vector<std::string>{"square_matrix_kernel"});
+  }
+
+  TEST_CASE("more than 48 KB of dynamic shared memory sets the attribute by itself") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("many.cu", k_many_src));
+    auto k = m.kernel<void(const float*, float*, int)>("big_shared");
+    const int n = 40000;  // 160,000 bytes of shared memory
+    auto x = kjit::test::random_floats(n, 4);
+    kjit::DeviceBuffer<float> dx{std::span<const float>(x)}, dout(n);
+    dout.fill_bytes(0xFF);
+    k({.grid = {1}, .block = {1024}, .shared_mem = n * sizeof(float)}, dx.data(), dout.data(), n);
+    auto out = dout.to_host();
+    std::size_t bad = 0;
+    for (int i = 0; i < n; ++i) bad += out[i] != x[n - 1 - i] + 1.0f;
+    CHECK(bad == 0);
+    CHECK(k.attributes().max_dynamic_shared_bytes >= n * sizeof(float));
+  }
+
+  TEST_CASE("over the device limits: a 2048-thread block and too much shared memory") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("many.cu", k_many_src));
+    auto k = m.kernel<void(const float*, float*, int)>("big_shared");
+    kjit::DeviceBuffer<float> d(16);
+    CHECK_THROWS_WITH_AS(k({.grid = {1}, .block = {2048}}, d.data(), d.data(), 16),
+                         doctest::Contains("allows at most 1024"), kjit::CudaError);
+    CHECK_THROWS_WITH_AS(k({.grid = {1}, .block = {32}, .shared_mem = 4u << 20}, d.data(), d.data(), 16),
+                         doctest::Contains("allows at most"), kjit::CudaError);
+    // The kernel still works afterwards.
+    k({.grid = {1}, .block = {32}, .shared_mem = 64}, d.data(), d.data(), 16);
+    kjit::Device::current().synchronize();
+  }
+
+  TEST_CASE("two threads loading the same kernel compile once and share the module") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    std::vector<kjit::Module> modules(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&, t] { modules[static_cast<std::size_t>(t)] = rt.load(kjit::Program("square.cu", k_square_src)); });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(rt.stats().compiles == 1);
+    CHECK(modules[0].compile_result().key == modules[1].compile_result().key);
+    // Each thread can launch: the context is made current for it.
+    std::thread other([&] {
+      auto k = modules[1].kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+      std::vector<float> in = {3};
+      kjit::DeviceBuffer<float> d{std::span<const float>(in)};
+      k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
+      CHECK(d.to_host()[0] == 9.0f);
+    });
+    other.join();
+    // A repeated request is a registry hit.
+    auto before = rt.stats().registry_hits;
+    rt.load(kjit::Program("square.cu", k_square_src));
+    CHECK(rt.stats().registry_hits == before + 1);
+  }
+
+  TEST_CASE("a module on each GPU") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    for (int d = 0; d < kjit::device_count(); ++d) {
+      auto dev = kjit::Device::get(d);
+      auto m = rt.load(kjit::Program("square.cu", k_square_src), {}, dev);
+      CHECK(m.device() == dev);
+      auto k = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+      auto in = kjit::test::random_floats(64, 10 + static_cast<unsigned>(d));
+      kjit::DeviceBuffer<float> din(std::span<const float>(in), dev), dout(64, dev);
+      dout.fill_bytes(0xFF);
+      k({.grid = {4}, .block = {16}}, din.data(), dout.data(), 64, 1);
+      auto out = dout.to_host();
+      for (int i = 0; i < 64; ++i) CHECK(out[static_cast<std::size_t>(i)] == in[static_cast<std::size_t>(i)] * in[static_cast<std::size_t>(i)]);
+    }
+    MESSAGE("devices: " << kjit::device_count());
+  }
+
+  TEST_CASE("load_inline checks that the named functions exist") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    CHECK_THROWS_WITH_AS(kjit::load_inline({.name = "sq", .cuda_sources = k_square_src, .functions = {"sqaure"},
+                                            .build_directory = dir.path()}),
+                         doctest::Contains("square_matrix_kernel"), kjit::UsageError);
+  }
+
+  TEST_CASE("a disk hit loads the cached cubin in a fresh Runtime") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    { kjit::Runtime(kjit::test::quiet_config(dir.path())).load(kjit::Program("square.cu", k_square_src)); }
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src));
+    CHECK(m.compile_result().outcome == kjit::Outcome::hit);
+    CHECK(rt.stats().compiles == 0);
+    auto k = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    std::vector<float> in = {-4};
+    kjit::DeviceBuffer<float> d{std::span<const float>(in)};
+    k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
+    CHECK(d.to_host()[0] == 16.0f);
+  }
+}
