@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kjit builds with, when any is missing (needs root or sudo).
+# The CUDA toolkit (NVRTC, headers) is expected in /usr/local/cuda or on CUDAToolkit's search path.
+set -euo pipefail
+packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
