@@ -120,7 +120,7 @@ std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage,
 }
 
 std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& program, const CompileOptions& options) {
-  if (options.arch.is_virtual()) {
+  if (kjit::normalized(options).arch.is_virtual()) {
     throw UsageError(fmt::format("computing resource usage of {}: arch {} is virtual (PTX only); ptxas runs "
                                  "only for a real arch such as sm_90",
                                  program.name(), options.arch.str()));

@@ -1,0 +1,26 @@
+// libFuzzer target: the PTX parser, normalizer, summary, ptxas log parser and diff must not
+// crash, hang or throw on any input, and normalizing must be idempotent.
+#include <kjit/inspect.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  namespace ins = kjit::inspect;
+  const ins::PtxModule module = ins::parse_ptx(input);
+  (void)module.kernel_names();
+  const std::string once = ins::normalize(input);
+  const std::string twice = ins::normalize(once);
+  if (once != twice) std::abort();  // normalize must be idempotent
+  (void)ins::summarize(input, input);
+  (void)ins::resources_table(ins::parse_ptxas_log(input));
+  // Diff the input against its first half: exercises dtl and the renderers.
+  const ins::DiffResult d = ins::diff(input.substr(0, size / 2), input);
+  (void)d.to_text(ins::Color::always);
+  (void)d.to_json();
+  return 0;
+}
