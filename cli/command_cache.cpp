@@ -1,11 +1,145 @@
 // kjit cache stats | ls | verify | prune | clear | explain.
 #include "commands.hpp"
 
+#include <kjit/cache.hpp>
+
+#include <fmt/chrono.h>
+#include <nlohmann/json.hpp>
+
 namespace kjit::cli {
+namespace {
+
+std::string human(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+Cache open_cache(Context& ctx) {
+  Runtime& rt = ctx.runtime();
+  return Cache(rt.cache_dir(), rt.config().cache_max_size);
+}
+
+std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+nlohmann::json prune_json(const CachePruneResult& p) {
+  return {{"removed_entries", p.removed_entries}, {"removed_bytes", p.removed_bytes},
+          {"kept_entries", p.kept_entries}, {"kept_bytes", p.kept_bytes}};
+}
+
+struct ExplainArgs {
+  std::string file, arch;
+  std::vector<std::string> flags;
+};
+
+}  // namespace
 
 void add_cache_commands(CLI::App& app, Context& ctx) {
-  (void)app;
-  (void)ctx;
+  auto* cache = app.add_subcommand("cache", "Inspect and maintain the disk cache");
+  cache->require_subcommand(1);
+  cache->fallthrough();
+
+  cache->add_subcommand("stats", "Counters summed over every process, entries and bytes")->callback([&ctx] {
+    CacheStats s = open_cache(ctx).stats();
+    if (ctx.json) {
+      fmt::print("{}\n", nlohmann::json{{"dir", s.dir.string()}, {"entries", s.entries}, {"bytes", s.bytes},
+                                        {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
+                                        {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
+                                        {"evictions", s.evictions}, {"bytes_written", s.bytes_written},
+                                        {"bytes_read", s.bytes_read}, {"store_failures", s.store_failures}}
+                             .dump(2));
+      return;
+    }
+    fmt::print("cache dir       {}\nentries         {}\nsize            {} of {}\nhits            {}\n"
+               "misses          {}\ncompiles        {}\nwaits           {}\ndamaged         {}\nevictions       {}\n"
+               "bytes written   {}\nbytes read      {}\nstore failures  {}\n",
+               s.dir.string(), s.entries, human(s.bytes), s.max_size ? human(s.max_size) : "unlimited", s.hits,
+               s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written), human(s.bytes_read),
+               s.store_failures);
+  });
+
+  cache->add_subcommand("ls", "List entries, most recently used first")->callback([&ctx] {
+    auto entries = open_cache(ctx).list();
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
+    if (ctx.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& e : entries) {
+        j.push_back({{"key", e.key}, {"path", e.path.string()}, {"size", e.size}, {"last_use", epoch_seconds(e.last_use)}});
+      }
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    for (const auto& e : entries) {
+      fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}\n", e.key, human(e.size),
+                 std::chrono::time_point_cast<std::chrono::seconds>(e.last_use));
+    }
+    fmt::print("{} entr{}\n", entries.size(), entries.size() == 1 ? "y" : "ies");
+  });
+
+  cache->add_subcommand("verify", "Check every entry; damaged ones are removed (exit 1 if any)")->callback([&ctx] {
+    CacheVerifyResult v = open_cache(ctx).verify();
+    if (ctx.json) {
+      nlohmann::json damaged = nlohmann::json::array();
+      for (const auto& [path, why] : v.damaged) damaged.push_back({{"path", path.string()}, {"reason", why}});
+      fmt::print("{}\n", nlohmann::json{{"ok", v.ok}, {"damaged", damaged}}.dump(2));
+    } else {
+      for (const auto& [path, why] : v.damaged) fmt::print("damaged (removed): {}: {}\n", path.string(), why);
+      fmt::print("{} ok, {} damaged\n", v.ok, v.damaged.size());
+    }
+    if (!v.damaged.empty()) ctx.exit_code = k_exit_different;
+  });
+
+  auto max_size = std::make_shared<std::string>();
+  auto older_than = std::make_shared<std::string>();
+  auto* prune = cache->add_subcommand("prune", "Evict least recently used entries down to a size, or old ones");
+  prune->add_option("--max-size", *max_size, "Keep at most this many bytes (2G, 512M, ...); default: the budget");
+  prune->add_option("--older-than", *older_than, "Remove entries unused for this long (30m, 7d, ...)");
+  prune->callback([&ctx, max_size, older_than] {
+    std::optional<std::uint64_t> size;
+    std::optional<std::chrono::seconds> age;
+    if (!max_size->empty()) size = parse_size(*max_size, "--max-size");
+    if (!older_than->empty()) age = parse_duration(*older_than, "--older-than");
+    CachePruneResult p = open_cache(ctx).prune(size, age);
+    if (ctx.json) {
+      fmt::print("{}\n", prune_json(p).dump(2));
+    } else {
+      fmt::print("removed {} entries ({}), kept {} ({})\n", p.removed_entries, human(p.removed_bytes), p.kept_entries,
+                 human(p.kept_bytes));
+    }
+  });
+
+  cache->add_subcommand("clear", "Remove every entry")->callback([&ctx] {
+    CachePruneResult p = open_cache(ctx).clear();
+    if (ctx.json) {
+      fmt::print("{}\n", prune_json(p).dump(2));
+    } else {
+      fmt::print("removed {} entries ({})\n", p.removed_entries, human(p.removed_bytes));
+    }
+  });
+
+  auto args = std::make_shared<ExplainArgs>();
+  auto* explain = cache->add_subcommand("explain", "Print every field that goes into a file's cache key, and the key");
+  explain->add_option("file", args->file, "CUDA source file")->required()->check(CLI::ExistingFile);
+  explain->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
+  explain->add_option("flags", args->flags, "NVRTC flags, after --");
+  explain->callback([&ctx, args] {
+    auto e = ctx.runtime().explain(read_program(args->file), ctx.options(args->arch, args->flags));
+    if (ctx.json) {
+      nlohmann::json fields = nlohmann::json::array();
+      for (const auto& [label, value] : e.fields) fields.push_back({{"field", label}, {"value", value}});
+      fmt::print("{}\n", nlohmann::json{{"file", args->file}, {"fields", fields}, {"key", e.key}}.dump(2));
+      return;
+    }
+    for (const auto& [label, value] : e.fields) fmt::print("{:<22} {}\n", label + ":", value);
+    fmt::print("{:<22} {}\n", "key:", e.key);
+  });
 }
 
 }  // namespace kjit::cli

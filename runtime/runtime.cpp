@@ -226,6 +226,9 @@ struct Runtime::Impl {
                                      excerpt.empty() ? "" : "\nsource:\n", excerpt));
     }
     ++compiles;
+    if (store) {
+      store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
+    }
     out.result.key = key.hex();
     out.result.outcome = Outcome::compiled;
     if (store) {
@@ -288,20 +291,35 @@ struct Runtime::Impl {
       log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
                                       waited.count() / 1000.0, program.name(), key.hex()));
     };
-    auto lock = store->lock(key, config.lock_timeout, progress, config.wait_progress_every);
+    std::string lock_error;
+    auto lock = store->lock(key, config.lock_timeout, progress, config.wait_progress_every, &lock_error);
     if (!lock) {
-      log(LogLevel::info, fmt::format("compiling program {} (key {}) without the cache lock", program.name(), key.hex()));
-      return compile_now(program, flags, arch, key);
+      log(LogLevel::info, fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
+                                      key.hex(), lock_error.empty() ? "the wait bound passed" : lock_error));
+      CompileResult r = compile_now(program, flags, arch, key);
+      flush();
+      return r;
     }
     if (!config.always_compile) {
       // Another process may have compiled it while this one waited for the lock.
       if (auto hit = lookup(key, program, arch, flags)) {
         ++waits;
+        store->stats().waits.fetch_add(1, std::memory_order_relaxed);
         hit->outcome = Outcome::waited;
         return *hit;
       }
+      // The re-check under the lock is part of the same request: one miss, not two.
+      store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
     }
-    return compile_now(program, flags, arch, key);
+    CompileResult r = compile_now(program, flags, arch, key);
+    lock->release();
+    flush();
+    return r;
+  }
+
+  // Compiles are rare and slow; their counters go to the persistent stats right away.
+  void flush() {
+    if (store) store->flush_stats();
   }
 };
 
@@ -354,13 +372,13 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
   return it->second;
 }
 
-std::string Runtime::explain(const Program& program, const CompileOptions& options) {
+Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
   Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
   auto flags = canonical_flags(options, arch);
   auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, program.directory());
-  std::string out;
-  for (const auto& f : key.fields) out += fmt::format("{}: {}\n", f.label, f.value);
-  out += fmt::format("key: {}\n", key.key.hex());
+  KeyExplanation out;
+  out.key = key.key.hex();
+  for (const auto& f : key.fields) out.fields.emplace_back(f.label, f.value);
   return out;
 }
 
@@ -381,7 +399,7 @@ RuntimeStats Runtime::stats() const {
   return s;
 }
 
-void Runtime::flush_stats() {}
+void Runtime::flush_stats() { m_impl->flush(); }
 
 std::string nvrtc_version() { return runtime::NvrtcCompiler::version(); }
 std::vector<int> supported_archs() { return runtime::NvrtcCompiler::supported_archs(); }

@@ -1,6 +1,7 @@
 // kjit: run-time CUDA compilation with NVRTC, a crash-safe disk cache, and typed launches.
 #pragma once
 
+#include <kjit/cache.hpp>
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>

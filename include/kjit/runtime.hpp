@@ -18,6 +18,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kjit {
 
@@ -60,8 +62,12 @@ public:
   Module load(const Program& program, const CompileOptions& options = {},
               std::optional<Device> device = std::nullopt);
 
-  // The key a request would use, with every field that went into it ("label: value" lines).
-  std::string explain(const Program& program, const CompileOptions& options);
+  // The key a request would use, with every field that went into it, in order.
+  struct KeyExplanation {
+    std::string key;                                          // 32 hex digits
+    std::vector<std::pair<std::string, std::string>> fields;  // label, value (long values summarized)
+  };
+  KeyExplanation explain(const Program& program, const CompileOptions& options);
 
   const RuntimeConfig& config() const;
   std::filesystem::path cache_dir() const;

@@ -1,0 +1,71 @@
+// kjit::Cache: administration of a cache directory, what `kjit cache` does: counters summed
+// over every process, usage, listing, verification, pruning and clearing. Host programs use it
+// to warm, inspect or trim a cache. Throws UsageError for a malformed size or duration.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kjit {
+
+struct CacheStats {
+  std::filesystem::path dir;
+  std::uint64_t entries = 0, bytes = 0, max_size = 0;
+  // Summed over every process that used the directory.
+  std::uint64_t hits = 0, misses = 0, compiles = 0, waits = 0, damaged = 0, evictions = 0, bytes_written = 0,
+                bytes_read = 0, store_failures = 0;
+};
+
+struct CacheEntryInfo {
+  std::string key;  // 32 hex digits
+  std::filesystem::path path;
+  std::uint64_t size = 0;
+  std::chrono::system_clock::time_point last_use;
+};
+
+struct CachePruneResult {
+  std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
+};
+
+struct CacheVerifyResult {
+  std::uint64_t ok = 0;
+  std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // removed: path, why
+};
+
+class Cache {
+public:
+  // `dir` empty: the default cache dir (KJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/kjit).
+  explicit Cache(std::filesystem::path dir = {}, std::uint64_t max_size = 2ull << 30);
+  ~Cache();
+  Cache(Cache&&) noexcept;
+  Cache& operator=(Cache&&) noexcept;
+
+  const std::filesystem::path& dir() const;
+  CacheStats stats();
+  std::vector<CacheEntryInfo> list() const;
+  // Reads and checks every entry; damaged ones are removed and listed.
+  CacheVerifyResult verify();
+  // Removes entries unused for `older_than`, then the least recently used until at most
+  // `max_size` bytes remain (nullopt: the configured budget).
+  CachePruneResult prune(std::optional<std::uint64_t> max_size,
+                         std::optional<std::chrono::seconds> older_than = std::nullopt);
+  CachePruneResult clear();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// "2G", "512M", "1.5GiB", "1048576": bytes. Throws UsageError naming `what` otherwise.
+std::uint64_t parse_size(std::string_view text, std::string_view what);
+// "30s", "10m", "2h", "7d", "2w". Throws UsageError naming `what` otherwise.
+std::chrono::seconds parse_duration(std::string_view text, std::string_view what);
+
+}  // namespace kjit

@@ -1,0 +1,79 @@
+// kjit::Cache over cache::Store.
+#include <kjit/cache.hpp>
+#include <kjit/error.hpp>
+
+#include "cache/config.hpp"
+#include "cache/store.hpp"
+
+#include <fmt/format.h>
+
+namespace kjit {
+
+struct Cache::Impl {
+  explicit Impl(cache::StoreConfig config) : store(std::move(config)) {}
+  cache::Store store;
+};
+
+Cache::Cache(std::filesystem::path dir, std::uint64_t max_size)
+    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir, max_size})) {}
+Cache::~Cache() = default;
+Cache::Cache(Cache&&) noexcept = default;
+Cache& Cache::operator=(Cache&&) noexcept = default;
+
+const std::filesystem::path& Cache::dir() const { return m_impl->store.config().dir; }
+
+CacheStats Cache::stats() {
+  auto& store = m_impl->store;
+  cache::StatsSnapshot s = store.read_persistent_stats();
+  cache::Usage u = store.usage();
+  CacheStats out;
+  out.dir = dir();
+  out.entries = u.entries;
+  out.bytes = u.bytes;
+  out.max_size = store.config().max_size;
+  out.hits = s.hits;
+  out.misses = s.misses;
+  out.compiles = s.compiles;
+  out.waits = s.waits;
+  out.damaged = s.damaged;
+  out.evictions = s.evictions;
+  out.bytes_written = s.bytes_written;
+  out.bytes_read = s.bytes_read;
+  out.store_failures = s.store_failures;
+  return out;
+}
+
+std::vector<CacheEntryInfo> Cache::list() const {
+  std::vector<CacheEntryInfo> out;
+  for (const auto& e : m_impl->store.list()) out.push_back({e.key.hex(), e.path, e.size, e.last_use});
+  return out;
+}
+
+CacheVerifyResult Cache::verify() {
+  auto v = m_impl->store.verify();
+  m_impl->store.flush_stats();
+  return {v.ok, v.damaged};
+}
+
+CachePruneResult Cache::prune(std::optional<std::uint64_t> max_size, std::optional<std::chrono::seconds> older_than) {
+  auto p = m_impl->store.prune(max_size.value_or(m_impl->store.config().max_size), older_than);
+  m_impl->store.flush_stats();
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes};
+}
+
+CachePruneResult Cache::clear() {
+  auto p = m_impl->store.clear();
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes};
+}
+
+std::uint64_t parse_size(std::string_view text, std::string_view what) {
+  if (auto v = cache::parse_size(text)) return *v;
+  throw UsageError(fmt::format("reading {} \"{}\": expected a size such as 2G, 512M, 1.5GiB or 1048576", what, text));
+}
+
+std::chrono::seconds parse_duration(std::string_view text, std::string_view what) {
+  if (auto v = cache::parse_duration(text)) return *v;
+  throw UsageError(fmt::format("reading {} \"{}\": expected a duration such as 30s, 10m, 2h, 7d or 2w", what, text));
+}
+
+}  // namespace kjit
