@@ -34,13 +34,18 @@ std::size_t find_body_or_end(std::string_view s, std::size_t pos) {
   return std::string_view::npos;
 }
 
-// Index just past the '}' matching the '{' at `open`, or s.size() when unbalanced.
-std::size_t match_brace(std::string_view s, std::size_t open) {
+// Index just past the '}' matching the '{' at `open`, or s.size() when unbalanced; then
+// `unclosed` says how many braces the text left open.
+std::size_t match_brace(std::string_view s, std::size_t open, int* unclosed = nullptr) {
   int depth = 0;
   for (std::size_t i = open; i < s.size(); ++i) {
     if (s[i] == '{') ++depth;
-    else if (s[i] == '}' && --depth == 0) return i + 1;
+    else if (s[i] == '}' && --depth == 0) {
+      if (unclosed) *unclosed = 0;
+      return i + 1;
+    }
   }
+  if (unclosed) *unclosed = depth;
   return s.size();
 }
 
@@ -103,6 +108,7 @@ void parse_header(std::string_view header, PtxFunction& f) {
     if (pos >= header.size()) return;
     std::size_t end = pos;
     while (end < header.size() && !is_space(header[end]) && header[end] != '(') ++end;
+    if (end == pos) ++end;  // a '(' before .entry/.func: keep it as a word
     const std::string_view word = header.substr(pos, end - pos);
     pos = end;
     if (word == ".entry" || word == ".func") {
@@ -233,10 +239,14 @@ PtxModule parse_ptx(std::string_view ptx) {
         f.is_definition = false;
         pos = stop == std::string_view::npos ? s.size() : stop + 1;
       } else {
-        const std::size_t end = match_brace(s, stop);
+        int unclosed = 0;
+        const std::size_t end = match_brace(s, stop, &unclosed);
         std::string_view body = s.substr(stop + 1, end - stop - 1);
-        if (end <= s.size() && end > stop + 1 && s[end - 1] == '}') body.remove_suffix(1);
+        if (unclosed == 0 && !body.empty()) body.remove_suffix(1);  // the closing '}'
         f.body = body_lines(body);
+        // A truncated body: close the nested blocks it left open, so that it reads the same
+        // when rendered and parsed again.
+        for (int i = 1; i < unclosed; ++i) f.body.emplace_back("}");
         for (const std::string& l : f.body) {
           for (RegisterDecl& r : parse_reg_declaration(l)) f.registers.push_back(std::move(r));
         }
