@@ -99,6 +99,13 @@ Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
   return *this;
 }
 
+std::string Hasher::describe() const {
+  std::string out;
+  for (const auto& f : m_fields) out += fmt::format("{}: {}\n", f.label, f.value);
+  out += fmt::format("key: {}\n", finish().hex());
+  return out;
+}
+
 Key Hasher::finish() const {
   const XXH128_hash_t h = XXH3_128bits(m_buffer.data(), m_buffer.size());
   XXH128_canonical_t canonical;

@@ -43,6 +43,9 @@ public:
 
   Key finish() const;
   const std::vector<KeyField>& fields() const { return m_fields; }
+  // Every field as "label: value" lines, then "key: HEX": what `kjit cache explain` prints and
+  // what the debug mode writes to a file, so that two such texts diff to the cause of a miss.
+  std::string describe() const;
 
 private:
   std::vector<std::uint8_t> m_buffer;  // everything fed so far (delimiters included)

@@ -341,34 +341,35 @@ std::vector<EntryInfo> Store::list() const {
 }
 
 VerifyResult Store::verify() {
+  // Reading every entry may take a while: no lock meanwhile (puts go on); the usage total is
+  // recounted afterwards under the lock, from a second scan that only stats.
   VerifyResult result;
-  auto counter = m_usage.lock(k_usage_lock_timeout);
   const Scan scan = scan_dir(m_config.dir, false);
-  Usage usage{scan.entries.size(), scan.bytes};
   std::string bytes;
   for (const auto& e : scan.entries) {
     const int fd = ::open(e.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {  // evicted meanwhile
-      usage.entries -= 1;
-      usage.bytes -= e.size;
-      continue;
-    }
+    if (fd < 0) continue;  // evicted meanwhile
     struct stat st{};
     const bool read_ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
+    const int read_errno = errno;
     ::close(fd);
-    ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(errno)};
+    ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(read_errno)};
     if (parsed.entry) {
       result.ok += 1;
       continue;
     }
     result.damaged.emplace_back(e.path, parsed.error);
     m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
-    if (::unlink(e.path.c_str()) == 0) {
-      usage.entries -= 1;
-      usage.bytes -= e.size;
+    // Only the file we read: a writer may have published a good entry at the path meanwhile.
+    struct stat now{};
+    if (::lstat(e.path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+      ::unlink(e.path.c_str());
     }
   }
-  if (counter) counter->write(usage);
+  if (auto counter = m_usage.lock(k_usage_lock_timeout)) {
+    const Scan after = scan_dir(m_config.dir, false);
+    counter->write(Usage{after.entries.size(), after.bytes});
+  }
   return result;
 }
 
@@ -395,7 +396,8 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   std::uint64_t total = scan.bytes, count = scan.entries.size();
   std::vector<const ScannedEntry*> victims;
   for (const auto& e : scan.entries) {
-    if (total <= limit && e.last_use_ns >= cutoff_ns) break;  // the rest is newer still
+    // Sorted oldest first: once one entry may stay, all newer ones may too.
+    if (scope != Scope::clear && total <= limit && e.last_use_ns >= cutoff_ns) break;
     victims.push_back(&e);
     total -= e.size;
   }

@@ -7,8 +7,9 @@
 //       Exit 0: fine; 1: an error or a wrong hit; 3: a damaged entry was seen (and removed).
 //   kjit_cache_worker writer DIR SEED NKEYS CUBIN_BYTES
 //       forever: lock a random key, dawdle, put it, unlock (to be SIGKILLed by the test).
-//   kjit_cache_worker reader DIR NKEYS DURATION_MS
-//       get random keys until DURATION_MS passed; exit 1 on anything but a correct hit or a miss.
+//   kjit_cache_worker reader DIR NKEYS STOP_FILE
+//       get random keys until STOP_FILE exists (60 s at most); exit 1 on anything but a correct
+//       hit or a miss.
 //   kjit_cache_worker stats DIR GETS
 //       GETS gets of absent keys and one put, then flush_stats.
 //   kjit_cache_worker hold DIR KEY_INDEX
@@ -106,11 +107,11 @@ int reader(int argc, char** argv) {
   if (argc != 5) return 2;
   cache::Store store({.dir = argv[2], .max_size = 0});
   const std::uint64_t nkeys = arg_u64(argv, 3);
-  const auto duration = std::chrono::milliseconds(arg_u64(argv, 4));
+  const std::string stop_file = argv[4];
   std::mt19937_64 rng(static_cast<std::uint64_t>(getpid()));
-  const auto end = std::chrono::steady_clock::now() + duration;
+  const auto end = std::chrono::steady_clock::now() + 60s;
   std::uint64_t hits = 0, misses = 0;
-  while (std::chrono::steady_clock::now() < end) {
+  while (std::chrono::steady_clock::now() < end && ::access(stop_file.c_str(), F_OK) != 0) {
     const cache::Key key = test::test_key(rng() % nkeys);
     const cache::GetResult r = store.get(key);
     switch (r.outcome) {

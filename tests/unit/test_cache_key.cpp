@@ -69,6 +69,9 @@ TEST_SUITE("Hasher") {
     CHECK(f[2].value.find("5000 bytes") != std::string::npos);
     CHECK(f[2].value.find("xxh3") != std::string::npos);
     CHECK(f[3].value == "42");
+    const std::string text = h.describe();
+    CHECK(text.starts_with("key-format: 3\narch: sm_90\nsource: <5000 bytes, xxh3 "));
+    CHECK(text.ends_with("count: 42\nkey: " + h.finish().hex() + "\n"));
   }
 }
 

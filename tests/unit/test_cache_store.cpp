@@ -285,6 +285,7 @@ TEST_SUITE("Store") {
     store.get(test_key(0));
     REQUIRE(store.flush_stats());
     kjit::test::write_file(store.entry_path(test_key(0)).parent_path() / ".tmp.x.kjit.12345678", "x");
+    kjit::test::write_file(store.entry_path(test_key(5)), "");  // a zero-length (damaged) entry goes too
     const PruneResult r = store.clear();
     CHECK(r.removed_entries == 30);
     CHECK(r.kept_entries == 0);
@@ -325,7 +326,7 @@ TEST_SUITE("Store") {
     CHECK(store.lock(test_key(2), 0ms));  // another key is independent
     int calls = 0;
     std::string error;
-    CHECK_FALSE(store.lock(test_key(1), 120ms, [&](std::chrono::milliseconds) { ++calls; }, 30ms, &error));
+    CHECK_FALSE(store.lock(test_key(1), 300ms, [&](std::chrono::milliseconds) { ++calls; }, 20ms, &error));
     CHECK(calls >= 2);
     CHECK(error.find(store.lock_path(test_key(1)).string()) != std::string::npos);
     a->release();
