@@ -40,7 +40,7 @@ Run run(const kjit::test::TempDir& dir, const std::string& args) {
 }  // namespace
 
 TEST_SUITE("inspect::Cli") {
-  TEST_CASE("kjit diff, resources and sass: exit codes and output") {
+  TEST_CASE("inspect::Cli: kjit diff, resources and sass: exit codes and output") {
     if (!std::filesystem::exists(kjit_binary())) {
       MESSAGE("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
       return;

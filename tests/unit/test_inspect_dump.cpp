@@ -9,7 +9,7 @@
 namespace ins = kjit::inspect;
 
 TEST_SUITE("inspect::Dump") {
-  TEST_CASE("a dump folder holds source, options, headers, PTX, cubin, log, resources and SASS or a note") {
+  TEST_CASE("inspect::Dump: a dump folder holds source, options, headers, PTX, cubin, log, resources and SASS or a note") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
     const kjit::Program p = kjit::Program("my kernels/gelu.cu", std::string("#include \"common.cuh\"\n") + kjit::test::k_gelu_source)
@@ -39,7 +39,7 @@ TEST_SUITE("inspect::Dump") {
     CHECK(ins::write_dump(dir.path(), p, r, ins::DumpSass::no) == out);
   }
 
-  TEST_CASE("a PTX-only result without ptxas output says so") {
+  TEST_CASE("inspect::Dump: a PTX-only result without ptxas output says so") {
     kjit::test::TempDir dir;
     const kjit::Program p("k.cu", kjit::test::k_gelu_source);
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
@@ -50,7 +50,7 @@ TEST_SUITE("inspect::Dump") {
     CHECK(kjit::test::read_file(out / "sass-unavailable.txt").find("no cubin") != std::string::npos);
   }
 
-  TEST_CASE("an unwritable dump root throws IoError naming it") {
+  TEST_CASE("inspect::Dump: an unwritable dump root throws IoError naming it") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "file", "x");
     const kjit::Program p("k.cu", "");

@@ -19,7 +19,7 @@ ins::KernelSummary find(const std::vector<ins::KernelSummary>& all, const std::s
 }  // namespace
 
 TEST_SUITE("inspect::KernelSummary") {
-  TEST_CASE("instructions are counted by full opcode and by base opcode") {
+  TEST_CASE("inspect::KernelSummary: instructions are counted by full opcode and by base opcode") {
     const kjit::CompileResult r = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const ins::KernelSummary s = find(ins::summarize(r.ptx), "gelu");
     CHECK(s.is_entry);
@@ -38,7 +38,7 @@ TEST_SUITE("inspect::KernelSummary") {
     CHECK(ins::base_opcode("ret") == "ret");
   }
 
-  TEST_CASE("GELU with --use_fast_math: approximate transcendentals appear, the exact code goes") {
+  TEST_CASE("inspect::KernelSummary: GELU with --use_fast_math: approximate transcendentals appear, the exact code goes") {
     const kjit::CompileResult exact = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const kjit::CompileResult fast =
         kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source, {"--use_fast_math"});
@@ -77,7 +77,7 @@ TEST_SUITE("inspect::KernelSummary") {
     CHECK(text.find("+\ttanh.approx.f32 %f") != std::string::npos);
   }
 
-  TEST_CASE("#pragma unroll changes the instruction counts") {
+  TEST_CASE("inspect::KernelSummary: #pragma unroll changes the instruction counts") {
     const kjit::CompileResult rolled = kjit::test::compile_for_test("dot.cu", kjit::test::unroll_source(false));
     const kjit::CompileResult unrolled = kjit::test::compile_for_test("dot.cu", kjit::test::unroll_source(true));
     const ins::KernelSummary a = find(ins::summarize(rolled.ptx), "dot8");

@@ -8,7 +8,7 @@
 namespace ins = kjit::inspect;
 
 TEST_SUITE("inspect::PtxDiff") {
-  TEST_CASE("the same build twice is equal, normalized and raw") {
+  TEST_CASE("inspect::PtxDiff: the same build twice is equal, normalized and raw") {
     const kjit::CompileResult a = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const kjit::CompileResult b = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const ins::DiffResult d = ins::diff(a, b);
@@ -30,7 +30,7 @@ TEST_SUITE("inspect::PtxDiff") {
     CHECK(j["functions"][0]["status"] == "equal");
   }
 
-  TEST_CASE("a changed kernel shows summary deltas and a unified diff; others stay equal") {
+  TEST_CASE("inspect::PtxDiff: a changed kernel shows summary deltas and a unified diff - others stay equal") {
     const std::string src = kjit::test::k_gelu_source;
     std::string changed = src;
     changed.replace(changed.find("0.5f * v"), 8, "0.25f * v");
@@ -58,7 +58,7 @@ TEST_SUITE("inspect::PtxDiff") {
     CHECK(j["functions"][1]["status"] == "equal");
   }
 
-  TEST_CASE("kernels present on one side only, and two archs") {
+  TEST_CASE("inspect::PtxDiff: kernels present on one side only, and two archs") {
     const kjit::CompileResult a = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const kjit::CompileResult b = kjit::test::compile_for_test("dot.cu", kjit::test::unroll_source(true));
     const ins::DiffResult d = ins::diff(a, b);
@@ -77,7 +77,7 @@ TEST_SUITE("inspect::PtxDiff") {
     CHECK(arch.module_unified.find("+.target sm_90") != std::string::npos);
   }
 
-  TEST_CASE("context lines are configurable") {
+  TEST_CASE("inspect::PtxDiff: context lines are configurable") {
     std::string a = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n";
     std::string b = a;
     for (int i = 0; i < 20; ++i) {

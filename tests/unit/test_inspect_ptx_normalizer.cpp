@@ -45,7 +45,7 @@ std::string renumber(const std::string& ptx) {
 }  // namespace
 
 TEST_SUITE("inspect::PtxNormalizer") {
-  TEST_CASE("renumbered registers and labels normalize to the same text") {
+  TEST_CASE("inspect::PtxNormalizer: renumbered registers and labels normalize to the same text") {
     const kjit::CompileResult r = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const kjit::CompileResult u = kjit::test::compile_for_test("dot.cu", kjit::test::unroll_source(false));
     for (const std::string& ptx : {r.ptx, u.ptx}) {
@@ -62,7 +62,7 @@ TEST_SUITE("inspect::PtxNormalizer") {
           std::string::npos);
   }
 
-  TEST_CASE("comments, headers, debug info and line info are dropped") {
+  TEST_CASE("inspect::PtxNormalizer: comments, headers, debug info and line info are dropped") {
     const kjit::CompileResult plain = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const kjit::CompileResult lineinfo =
         kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source, {"--generate-line-info"});
@@ -78,7 +78,7 @@ TEST_SUITE("inspect::PtxNormalizer") {
     CHECK(n.find("ex2.approx.ftz.f32") != std::string::npos);
   }
 
-  TEST_CASE("registers are renamed per class in order of first appearance; declarations follow") {
+  TEST_CASE("inspect::PtxNormalizer: registers are renamed per class in order of first appearance - declarations follow") {
     const char* ptx = R"(.version 9.0
 .target sm_90
 .address_size 64
@@ -112,7 +112,7 @@ $L__tmp3:
     CHECK(m.functions[0].registers[1] == ins::RegisterDecl{".b32", "%r", 3, true});
   }
 
-  TEST_CASE("normalizing is idempotent") {
+  TEST_CASE("inspect::PtxNormalizer: normalizing is idempotent") {
     const kjit::CompileResult r = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     const std::string once = ins::normalize(r.ptx);
     CHECK(ins::normalize(once) == once);

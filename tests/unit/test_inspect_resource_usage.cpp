@@ -7,7 +7,7 @@
 namespace ins = kjit::inspect;
 
 TEST_SUITE("inspect::ResourceUsage") {
-  TEST_CASE("ptxas verbose output is parsed per function") {
+  TEST_CASE("inspect::ResourceUsage: ptxas verbose output is parsed per function") {
     const char* log = R"(ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'k' for 'sm_90'
 ptxas info    : Function properties for k
@@ -42,7 +42,7 @@ ptxas info    : Function properties for _Z1hf
     CHECK(ins::parse_ptxas_log("warning: something\nUsed 3 registers").empty());
   }
 
-  TEST_CASE("a kernel forced under its register need spills; without the limit it does not") {
+  TEST_CASE("inspect::ResourceUsage: a kernel forced under its register need spills - without the limit it does not") {
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
     const kjit::Program p("hungry.cu", kjit::test::k_hungry_source);
     const auto free = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
@@ -82,7 +82,7 @@ ptxas info    : Function properties for _Z1hf
     CHECK(d.to_text().find("spill_stores") != std::string::npos);
   }
 
-  TEST_CASE("a virtual arch is refused: ptxas does not run") {
+  TEST_CASE("inspect::ResourceUsage: a virtual arch is refused: ptxas does not run") {
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
     CHECK_THROWS_AS(ins::resource_usage(rt, kjit::Program("k.cu", kjit::test::k_gelu_source),
                                         kjit::CompileOptions{.arch = kjit::Arch::compute(90)}),

@@ -7,7 +7,7 @@
 namespace ins = kjit::inspect;
 
 TEST_SUITE("inspect::Sass") {
-  TEST_CASE("SASS of a real cubin, or a plain error naming the missing tools") {
+  TEST_CASE("inspect::Sass: SASS of a real cubin, or a plain error naming the missing tools") {
     const kjit::CompileResult r = kjit::test::compile_for_test("gelu.cu", kjit::test::k_gelu_source);
     if (ins::find_disassembler()) {
       CHECK(ins::disassembler_unavailable_reason().empty());
@@ -32,7 +32,7 @@ TEST_SUITE("inspect::Sass") {
     }
   }
 
-  TEST_CASE("no cubin: a UsageError that says why") {
+  TEST_CASE("inspect::Sass: no cubin: a UsageError that says why") {
     kjit::CompileResult ptx_only;
     ptx_only.program_name = "k.cu";
     ptx_only.arch = kjit::Arch::compute(90);
