@@ -80,17 +80,23 @@ private:
   std::filesystem::path m_path;
 };
 
-// The part of nvdisasm output for one function: its ".text.<name>" section.
+// The part of nvdisasm output for one function: its ".text.<name>" section, from the
+// "//---- .text.<name> ----" banner (or the .section line) to the next section.
 std::string nvdisasm_function(std::string_view out, std::string_view function) {
   std::string result;
   bool inside = false;
   const std::string marker = fmt::format(".text.{}", function);
+  auto names_function = [&](std::string_view t) {
+    const std::size_t at = t.find(marker);
+    if (at == std::string_view::npos) return false;
+    const std::size_t after = at + marker.size();
+    return after == t.size() || t[after] == '"' || t[after] == ',' || t[after] == ' ' || t[after] == '\t';
+  };
   for (std::string_view line : text::split_lines(out)) {
     const std::string_view t = text::trim(line);
-    if (text::starts_with_word(t, ".section")) {
-      const std::size_t at = t.find(marker);
-      const std::size_t after = at + marker.size();
-      inside = at != std::string_view::npos && (after == t.size() || t[after] == '"' || t[after] == ',' || t[after] == ' ');
+    const bool banner = t.substr(0, 4) == "//--";
+    if (banner || (text::starts_with_word(t, ".section") && !(inside && names_function(t)))) {
+      inside = names_function(t);
     }
     if (inside) {
       result += line;
