@@ -30,11 +30,11 @@ struct Loader {
       return;
     }
     std::string missing;
-#define KJIT_RESOLVE_DRIVER_FN(name)                                                               \
+#define KJIT_RESOLVE_DRIVER_FN(name, version)                                                             \
     {                                                                                              \
       void* p = nullptr;                                                                           \
       CUdriverProcAddressQueryResult status{};                                                     \
-      if (get_proc(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS \
+      if (get_proc(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS      \
           && p != nullptr) {                                                                       \
         api.name = reinterpret_cast<decltype(api.name)>(p);                                       \
       } else {                                                                                     \
@@ -44,8 +44,8 @@ struct Loader {
     KJIT_DRIVER_FUNCTIONS(KJIT_RESOLVE_DRIVER_FN)
 #undef KJIT_RESOLVE_DRIVER_FN
     if (!missing.empty()) {
-      error = fmt::format("the driver in libcuda.so.1 lacks entry points kjit needs ({}) at CUDA API "
-                          "version {}; update the NVIDIA driver", missing, CUDA_VERSION);
+      error = fmt::format("the driver in libcuda.so.1 lacks entry points kjit needs ({}); kjit needs a "
+                          "driver for CUDA 12.4 or newer", missing);
       return;
     }
     CUresult r = api.cuInit(0);

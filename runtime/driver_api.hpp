@@ -5,28 +5,35 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <string>
 #include <string_view>
 
 namespace kjit::runtime {
 
-#define KJIT_DRIVER_FUNCTIONS(X)                                                                  \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet)            \
-  X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)              \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)  \
-  X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuModuleLoadDataEx) X(cuModuleUnload)                   \
-  X(cuModuleGetFunction) X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions)               \
-  X(cuFuncGetName) X(cuFuncGetParamInfo) X(cuFuncGetAttribute) X(cuFuncSetAttribute)              \
-  X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuLaunchCooperativeKernel)                              \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialBlockSize)              \
-  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy)  \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemAlloc) X(cuMemFree)         \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync) X(cuMemsetD8) X(cuMemsetD8Async)          \
-  X(cuMemsetD32Async) X(cuModuleLoadData)
+// Each entry point with the ABI version whose signature kjit calls. The version is explicit:
+// cuGetProcAddress at CUDA_VERSION would hand out newer ABIs with other signatures (CUDA 13's
+// cuCtxSynchronize and cuCtxGetDevice take a context) than the prototypes in cuda.h.
+#define KJIT_DRIVER_FUNCTIONS(X)                                                                      \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)       \
+  X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000) X(cuDeviceGetName, 2000)                             \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)           \
+  X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000)                          \
+  X(cuCtxSynchronize, 2000) X(cuModuleLoadDataEx, 2010) X(cuModuleLoadData, 2000)                    \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetFunctionCount, 12040)             \
+  X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuFuncGetParamInfo, 12040)         \
+  X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                    \
+  X(cuLaunchKernelEx, 11060) X(cuLaunchCooperativeKernel, 9000)                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxPotentialBlockSize, 6050)    \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                      \
+  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000)  \
+  X(cuEventElapsedTime, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020)           \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020) X(cuMemsetD8Async, 3020)      \
+  X(cuMemsetD32Async, 3020)
 
 struct DriverApi {
-#define KJIT_DECLARE_DRIVER_FN(name) decltype(&::name) name = nullptr;
+#define KJIT_DECLARE_DRIVER_FN(name, version) PFN_##name##_v##version name = nullptr;
   KJIT_DRIVER_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
 #undef KJIT_DECLARE_DRIVER_FN
   int driver_version = 0;  // from cuDriverGetVersion, e.g. 13000

@@ -15,7 +15,8 @@ namespace {
 Runtime& runtime_for(const std::filesystem::path& build_directory) {
   if (build_directory.empty()) return Runtime::global();
   static std::mutex mutex;
-  static std::map<std::filesystem::path, std::unique_ptr<Runtime>> runtimes;
+  // Never destroyed, like Runtime::global(): modules must not be unloaded after the driver.
+  static auto& runtimes = *new std::map<std::filesystem::path, std::unique_ptr<Runtime>>();
   std::lock_guard lock(mutex);
   auto& slot = runtimes[build_directory];
   if (!slot) {

@@ -324,8 +324,10 @@ struct Runtime::Impl {
 };
 
 Runtime& Runtime::global() {
-  static Runtime runtime;
-  return runtime;
+  // Never destroyed: at exit the driver may already be shut down, and unloading modules then
+  // would crash. The process's end releases everything.
+  static Runtime* runtime = new Runtime();
+  return *runtime;
 }
 
 Runtime::Runtime(RuntimeConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}

@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-build-gpu}
 rm -rf .gpu && mkdir -p .gpu
-rsync -a --exclude '*.o' --exclude '*.a' --exclude 'CMakeFiles/*.dir' --exclude '.ninja_*' "$src/" ".gpu/$src/"
+tar -C . --exclude='*.o' --exclude='*.a' --exclude='.ninja_*' --exclude='*/CMakeFiles/*.dir' -cf - "$src" | tar -C .gpu -xf -
 du -sh .gpu
