@@ -59,6 +59,7 @@ void ensure_current(const Device& device) {
     check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent",
           fmt::format("making CUDA device {} current", device.ordinal()));
   }
+  runtime::t_current_context = ctx;
 }
 
 }  // namespace
@@ -218,7 +219,7 @@ void mem_free(std::uint64_t ptr, int ordinal) noexcept {
   CUcontext ctx = g_contexts[ordinal].load(std::memory_order_acquire);
   CUcontext current = nullptr;
   api->cuCtxGetCurrent(&current);
-  if (ctx && current != ctx) api->cuCtxSetCurrent(ctx);
+  if (ctx && current != ctx && api->cuCtxSetCurrent(ctx) == CUDA_SUCCESS) runtime::t_current_context = ctx;
   api->cuMemFree(ptr);
 }
 

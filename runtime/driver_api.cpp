@@ -72,6 +72,8 @@ Loader& loader() {
 
 }  // namespace
 
+thread_local CUcontext t_current_context = nullptr;
+
 const DriverApi* try_driver(std::string* reason) noexcept {
   Loader& l = loader();
   if (!l.ok && reason) *reason = l.error;

@@ -39,6 +39,10 @@ struct DriverApi {
   int driver_version = 0;  // from cuDriverGetVersion, e.g. 13000
 };
 
+// The context kjit last made or saw current on this thread (a cache of cuCtxGetCurrent for
+// the launch path; a launch that fails re-checks the real one).
+extern thread_local CUcontext t_current_context;
+
 // The loaded driver; throws DriverNotFoundError (with the compile-only hint) when absent.
 const DriverApi& driver();
 // The loaded driver or nullptr, without trying to load it (for the launch path, after a load).

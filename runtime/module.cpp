@@ -35,6 +35,7 @@ void make_current(CUcontext ctx, const runtime::DriverApi& api) {
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
   if (current != ctx) check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "making a kernel's context current");
+  runtime::t_current_context = ctx;
 }
 
 // "T = const float*]" out of __PRETTY_FUNCTION__.
@@ -163,11 +164,21 @@ void check_signature(const KernelState& k, const std::size_t* sizes, std::size_t
                                                  c.shared_mem, why));
 }
 
-void launch(KernelState& k, const LaunchConfig& c, void** args) {
-  const runtime::DriverApi& api = *runtime::loaded_driver();  // loaded: the kernel exists
+using runtime::t_current_context;
+
+// A launch trusts t_current_context and asks the driver only when it differs from the kernel's
+// context, or when a launch fails (someone may have changed the current context behind kjit's
+// back): then it checks, switches and retries once.
+static void ensure_context(CUcontext ctx, const runtime::DriverApi& api) {
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
-  if (current != k.context) [[unlikely]] make_current(k.context, api);
+  if (current != ctx) check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "making a kernel's context current");
+  t_current_context = ctx;
+}
+
+void launch(KernelState& k, const LaunchConfig& c, void** args) {
+  const runtime::DriverApi& api = *runtime::loaded_driver();  // loaded: the kernel exists
+  if (t_current_context != k.context) [[unlikely]] ensure_context(k.context, api);
   if (c.shared_mem > k.dynamic_shared_allowed.load(std::memory_order_relaxed)) [[unlikely]] {
     CUresult r = api.cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         static_cast<int>(c.shared_mem));
@@ -204,7 +215,16 @@ void launch(KernelState& k, const LaunchConfig& c, void** args) {
     call = "cuLaunchKernelEx";
     r = api.cuLaunchKernelEx(&cfg, k.function, args, nullptr);
   }
-  if (r != CUDA_SUCCESS) [[unlikely]] throw_launch_error(k, c, r, call);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    CUcontext current = nullptr;
+    api.cuCtxGetCurrent(&current);
+    if (current != k.context) {  // the context changed behind kjit's back: switch and retry once
+      ensure_context(k.context, api);
+      launch(k, c, args);
+      return;
+    }
+    throw_launch_error(k, c, r, call);
+  }
 }
 
 KernelAttributes attributes(const KernelState& k) {

@@ -245,9 +245,10 @@ struct Runtime::Impl {
   }
 
   // Disk cache, then a compile that happens once per key across threads and processes.
+  // `options` are already normalized().
   CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
     std::vector<std::string> flags = canonical_flags(options, arch);
-    auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, program.directory());
+    auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {
       ++disk_hits;
       return *hit;
@@ -339,8 +340,9 @@ Runtime::~Runtime() {
 }
 
 CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
-  Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
-  return m_impl->obtain(program, options, arch);
+  CompileOptions o = normalized(options);
+  Arch arch = m_impl->resolve(o.arch, std::nullopt);
+  return m_impl->obtain(program, o, arch);
 }
 
 Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
@@ -354,8 +356,9 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
       return it->second;
     }
   }
-  Arch arch = im.resolve(normalized(options).arch, dev);
-  CompileResult result = im.obtain(program, options, arch);
+  CompileOptions o = normalized(options);
+  Arch arch = im.resolve(o.arch, dev);
+  CompileResult result = im.obtain(program, o, arch);
   auto key = std::make_pair(result.key, dev.ordinal());
   {
     std::shared_lock lock(im.registry_mutex);
@@ -375,9 +378,10 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
 }
 
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
-  Arch arch = m_impl->resolve(normalized(options).arch, std::nullopt);
-  auto flags = canonical_flags(options, arch);
-  auto key = runtime::CacheKey::compute(program, flags, arch, normalized(options).include_dirs, program.directory());
+  CompileOptions o = normalized(options);
+  Arch arch = m_impl->resolve(o.arch, std::nullopt);
+  auto flags = canonical_flags(o, arch);
+  auto key = runtime::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory());
   KeyExplanation out;
   out.key = key.key.hex();
   for (const auto& f : key.fields) out.fields.emplace_back(f.label, f.value);

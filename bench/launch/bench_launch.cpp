@@ -68,7 +68,7 @@ double raw_cold_load_us(const std::string& src, int cc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
   if (!kjit::driver_available() || kjit::device_count() == 0) {
     std::printf("bench_launch: no CUDA device (%s); nothing measured\n", kjit::driver_unavailable_reason().c_str());
     return 0;
@@ -110,35 +110,41 @@ int main(int argc, char** argv) {
   const float* b = buf.data();
   const int n = 100000;
   std::vector<double> raw_empty, kjit_empty, raw_eight, kjit_eight;
-  for (int r = 0; r < rounds; ++r) {
+  // Raw and typed alternate which goes first, round by round.
+  auto time_per_launch = [&](auto&& body) {
     double t0 = now_us();
-    for (int i = 0; i < n; ++i) api.cuLaunchKernel(f_empty, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+    for (int i = 0; i < n; ++i) body();
     double t1 = now_us();
     stream.synchronize();
-    double t2 = now_us();
-    for (int i = 0; i < n; ++i) empty.launch({.grid = {1}, .block = {32}, .stream = s});
-    double t3 = now_us();
-    stream.synchronize();
-    raw_empty.push_back((t1 - t0) / n);
-    kjit_empty.push_back((t3 - t2) / n);
-
-    int ci = 1, di = 2;
-    float ef = 3, ff = 4;
-    long long g = 5;
-    double h = 6;
-    double u0 = now_us();
-    for (int i = 0; i < n; ++i) {
-      void* args[] = {&a, &b, &ci, &di, &ef, &ff, &g, &h};
-      api.cuLaunchKernel(f_eight, 1, 1, 1, 32, 1, 1, 0, s, args, nullptr);
+    return (t1 - t0) / n;
+  };
+  int ci = 1, di = 2;
+  float ef = 3, ff = 4;
+  long long g = 5;
+  double h = 6;
+  auto raw_empty_body = [&] { api.cuLaunchKernel(f_empty, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr); };
+  auto kjit_empty_body = [&] { empty.launch({.grid = {1}, .block = {32}, .stream = s}); };
+  auto raw_eight_body = [&] {
+    void* args[] = {&a, &b, &ci, &di, &ef, &ff, &g, &h};
+    api.cuLaunchKernel(f_eight, 1, 1, 1, 32, 1, 1, 0, s, args, nullptr);
+  };
+  auto kjit_eight_body = [&] {
+    eight.launch({.grid = {1}, .block = {32}, .stream = s}, a, b, ci, di, ef, ff, g, h);
+  };
+  time_per_launch(raw_empty_body);  // warm-up
+  time_per_launch(kjit_empty_body);
+  for (int r = 0; r < rounds; ++r) {
+    if (r % 2 == 0) {
+      raw_empty.push_back(time_per_launch(raw_empty_body));
+      kjit_empty.push_back(time_per_launch(kjit_empty_body));
+      raw_eight.push_back(time_per_launch(raw_eight_body));
+      kjit_eight.push_back(time_per_launch(kjit_eight_body));
+    } else {
+      kjit_empty.push_back(time_per_launch(kjit_empty_body));
+      raw_empty.push_back(time_per_launch(raw_empty_body));
+      kjit_eight.push_back(time_per_launch(kjit_eight_body));
+      raw_eight.push_back(time_per_launch(raw_eight_body));
     }
-    double u1 = now_us();
-    stream.synchronize();
-    double u2 = now_us();
-    for (int i = 0; i < n; ++i) eight.launch({.grid = {1}, .block = {32}, .stream = s}, a, b, 1, 2, 3.0f, 4.0f, 5LL, 6.0);
-    double u3 = now_us();
-    stream.synchronize();
-    raw_eight.push_back((u1 - u0) / n);
-    kjit_eight.push_back((u3 - u2) / n);
   }
 
   // 3. Registry lookup of a 4 KB source.

@@ -246,3 +246,22 @@ TEST_SUITE("gpu") {
     CHECK(d.to_host()[0] == 16.0f);
   }
 }
+
+#include "runtime/driver_api.hpp"
+
+TEST_SUITE("gpu") {
+  TEST_CASE("a launch after someone else changed the current context switches back and succeeds") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src));
+    auto k = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    std::vector<float> in = {5};
+    kjit::DeviceBuffer<float> d{std::span<const float>(in)};
+    k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
+    // Behind kjit's back: no context current at all.
+    REQUIRE(kjit::runtime::driver().cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+    k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
+    CHECK(d.to_host()[0] == 625.0f);
+  }
+}
