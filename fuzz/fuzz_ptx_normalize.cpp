@@ -15,14 +15,15 @@ namespace {
 
 bool balanced(std::string_view text) {
   const std::string stripped = kjit::inspect::text::strip_comments(text);
-  int braces = 0, parens = 0;
+  int braces = 0, parens = 0, brackets = 0;
   for (char c : stripped) {
     if (c == '"') return false;  // string literals: not worth modelling here
     braces += c == '{' ? 1 : c == '}' ? -1 : 0;
     parens += c == '(' ? 1 : c == ')' ? -1 : 0;
-    if (braces < 0 || parens < 0) return false;
+    brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (braces < 0 || parens < 0 || brackets < 0) return false;
   }
-  return braces == 0 && parens == 0;
+  return braces == 0 && parens == 0 && brackets == 0;
 }
 
 }  // namespace
