@@ -129,6 +129,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   explain->add_option("file", args->file, "CUDA source file")->required()->check(CLI::ExistingFile);
   explain->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
   explain->add_option("flags", args->flags, "NVRTC flags, after --");
+  explain->positionals_at_end(false);
   explain->callback([&ctx, args] {
     auto e = ctx.runtime().explain(read_program(args->file), ctx.options(args->arch, args->flags));
     if (ctx.json) {

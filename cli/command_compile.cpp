@@ -1,6 +1,8 @@
 // kjit compile and kjit ptx.
 #include "commands.hpp"
 
+#include <kjit/inspect.hpp>
+
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
@@ -86,13 +88,17 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
 
   auto ptx_args = std::make_shared<CompileArgs>();
   auto* ptx = app.add_subcommand("ptx", "Print the PTX of a .cu file (all kernels, or one with --kernel)");
-  ptx->add_option("file", ptx_args->files, "CUDA source file")->required()->check(CLI::ExistingFile)->expected(1);
+  auto ptx_file = std::make_shared<std::string>();
+  ptx->add_option("file", *ptx_file, "CUDA source file")->required()->check(CLI::ExistingFile);
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
+  auto kernel = std::make_shared<std::string>();
+  ptx->add_option("--kernel", *kernel, "Only this kernel (its name as in the PTX, or as written for extern \"C\")");
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
-  ptx->callback([&ctx, ptx_args] {
-    Program program = read_program(ptx_args->files.front());
+  ptx->positionals_at_end(false);
+  ptx->callback([&ctx, ptx_args, ptx_file, kernel] {
+    Program program = read_program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
-    fmt::print("{}", r.ptx);
+    fmt::print("{}", kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, *kernel));
   });
 }
 

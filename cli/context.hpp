@@ -24,10 +24,12 @@ struct Context {
   int verbose = 0;        // -v (repeatable)
   bool quiet = false;     // -q
   int exit_code = k_exit_ok;
+  std::vector<std::string> nvrtc_flags;  // everything after "--"
+
 
   // The Runtime, configured from the environment and then the global options.
   Runtime& runtime();
-  // The options for a command: --arch and the flags after "--".
+  // The options for a command: --arch, its own flags, then the flags after "--".
   CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;
   bool stdout_is_terminal() const;
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string_view>
 
 namespace kjit::cli {
 
@@ -23,6 +24,7 @@ CompileOptions Context::options(const std::string& arch, const std::vector<std::
   CompileOptions o;
   if (!arch.empty()) o.arch = Arch::parse(arch);
   o.flags = flags;
+  o.flags.insert(o.flags.end(), nvrtc_flags.begin(), nvrtc_flags.end());
   return o;
 }
 
@@ -51,8 +53,18 @@ int main(int argc, char** argv) {
   add_cache_commands(app, ctx);
   add_inspect_commands(app, ctx);
 
+  // Everything after the first "--" is NVRTC flags, for whichever command takes them; CLI11
+  // parses what comes before (so a command with several files still takes flags).
+  int parsed = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      parsed = i;
+      ctx.nvrtc_flags.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(parsed, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? k_exit_ok : k_exit_error;

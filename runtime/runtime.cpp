@@ -1,6 +1,7 @@
 // kjit::Runtime: registry -> disk cache -> NVRTC, with compile-once across threads and
 // processes, and graceful degradation when the cache cannot be used.
 #include <kjit/error.hpp>
+#include <kjit/inspect.hpp>
 #include <kjit/runtime.hpp>
 
 #include "cache/config.hpp"
@@ -245,8 +246,26 @@ struct Runtime::Impl {
   }
 
   // Disk cache, then a compile that happens once per key across threads and processes.
+  // KJIT_DUMP_DIR: a folder per compile (and per hit when asked); a failure is logged, never thrown.
+  void dump(const Program& program, const CompileResult& result) const {
+    if (config.dump_dir.empty() || (result.outcome == Outcome::hit && !config.dump_hits)) return;
+    try {
+      auto folder = inspect::write_dump(config.dump_dir, program, result);
+      log(LogLevel::info, fmt::format("dumped program {} to {}", program.name(), folder.string()));
+    } catch (const std::exception& e) {
+      log(LogLevel::warn, fmt::format("dumping program {} into {}: {}", program.name(), config.dump_dir.string(),
+                                      e.what()));
+    }
+  }
+
   // `options` are already normalized().
   CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
+    CompileResult r = obtain_undumped(program, options, arch);
+    dump(program, r);
+    return r;
+  }
+
+  CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch) {
     std::vector<std::string> flags = canonical_flags(options, arch);
     auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {

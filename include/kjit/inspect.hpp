@@ -78,6 +78,9 @@ PtxModule normalized(const PtxModule& module);
 std::string normalize(std::string_view ptx);
 // PTX text of a module (one statement per line; what normalize() returns).
 std::string to_ptx(const PtxModule& module);
+// The module-level statements and the one function named `name` of a PTX text, as PTX.
+// Throws UsageError listing the kernels there are when there is no such function.
+std::string function_ptx(std::string_view ptx, std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Resource usage

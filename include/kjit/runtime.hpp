@@ -1,7 +1,7 @@
 // kjit::Runtime: the request path. load() goes registry (already loaded in this process) ->
 // disk cache -> NVRTC; compile() goes disk cache -> NVRTC and needs no GPU. A Runtime is
 // thread-safe; Runtime::global() is configured from the environment (KJIT_CACHE_DIR,
-// KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_LOG). Throws
+// KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_DUMP_DIR, KJIT_LOG). Throws
 // CompileError, CudaError, DriverNotFoundError, UsageError.
 #pragma once
 

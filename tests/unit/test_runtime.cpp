@@ -181,3 +181,26 @@ extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* out) {
     CHECK_FALSE(std::filesystem::exists(dir.path() / "never"));
   }
 }
+
+TEST_SUITE("Runtime") {
+  TEST_CASE("a dump directory receives a folder per compile and per hit only when asked") {
+    kjit::test::TempDir dir;
+    auto c = config_in(dir);
+    c.dump_dir = dir.path() / "dumps";
+    kjit::Program p("square.cu", k_square);
+    auto r = kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)});
+    bool found = false;
+    for (const auto& e : std::filesystem::directory_iterator(c.dump_dir)) {
+      found = true;
+      CHECK(std::filesystem::exists(e.path() / "kernel.ptx"));
+      CHECK(kjit::test::read_file(e.path() / "kernel.ptx") == r.ptx);
+      std::filesystem::remove_all(e.path());
+    }
+    CHECK(found);
+    kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)});  // a hit: not dumped
+    CHECK(std::filesystem::is_empty(c.dump_dir));
+    c.dump_hits = true;
+    kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)});
+    CHECK_FALSE(std::filesystem::is_empty(c.dump_dir));
+  }
+}

@@ -1,0 +1,22 @@
+// kjit::inspect::function_ptx: one function of a PTX module, with the module's statements.
+#include <kjit/error.hpp>
+#include <kjit/inspect.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kjit::inspect {
+
+std::string function_ptx(std::string_view ptx, std::string_view name) {
+  PtxModule module = parse_ptx(ptx);
+  const PtxFunction* f = module.find(name);
+  if (f == nullptr) {
+    throw UsageError(fmt::format("selecting kernel \"{}\" from the PTX: there is no such function; kernels: {}", name,
+                                 fmt::join(module.kernel_names(), ", ")));
+  }
+  PtxFunction only = *f;
+  module.functions = {std::move(only)};
+  return to_ptx(module);
+}
+
+}  // namespace kjit::inspect
