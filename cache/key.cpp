@@ -67,7 +67,7 @@ std::size_t KeyHash::operator()(const Key& k) const noexcept {
 
 // Every field is fed as: 'F' u64(label size) label type-tag u64(value size) value. Sizes make
 // the encoding prefix-free, so no two different field sequences feed the same bytes.
-Hasher::Hasher(std::uint32_t key_format_version) {
+Hasher::Hasher(std::uint32_t key_format_version, Fields fields) : m_keep_fields(fields == Fields::keep) {
   field("key-format", std::uint64_t{key_format_version});
 }
 
@@ -78,6 +78,7 @@ Hasher& Hasher::field(std::string_view label, std::string_view value) {
   m_buffer.push_back('s');
   append_u64(m_buffer, value.size());
   append_bytes(m_buffer, value);
+  if (!m_keep_fields) return *this;
   if (value.size() <= k_max_shown_value && printable(value)) {
     m_fields.push_back({std::string(label), std::string(value)});
   } else {
@@ -95,7 +96,7 @@ Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
   m_buffer.push_back('u');
   append_u64(m_buffer, 8);
   append_u64(m_buffer, value);
-  m_fields.push_back({std::string(label), std::to_string(value)});
+  if (m_keep_fields) m_fields.push_back({std::string(label), std::to_string(value)});
   return *this;
 }
 

@@ -35,7 +35,9 @@ struct KeyField {
 
 class Hasher {
 public:
-  explicit Hasher(std::uint32_t key_format_version);
+  // Whether fields() records what was fed (for explain): the request path skips it.
+  enum class Fields { keep, drop };
+  explicit Hasher(std::uint32_t key_format_version, Fields fields = Fields::keep);
 
   // Feeds a typed delimiter (label and length) and then the value.
   Hasher& field(std::string_view label, std::string_view value);
@@ -50,6 +52,7 @@ public:
 private:
   std::vector<std::uint8_t> m_buffer;  // everything fed so far (delimiters included)
   std::vector<KeyField> m_fields;
+  bool m_keep_fields = true;
 };
 
 }  // namespace kjit::cache

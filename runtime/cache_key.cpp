@@ -7,9 +7,9 @@ namespace kjit::runtime {
 
 CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
                            const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
-                           const std::filesystem::path& source_dir) {
+                           const std::filesystem::path& source_dir, cache::Hasher::Fields fields) {
   static const std::string nvrtc = NvrtcCompiler::version();
-  cache::Hasher h(k_key_format_version);
+  cache::Hasher h(k_key_format_version, fields);
   h.field("kjit-version", KJIT_VERSION);
   h.field("nvrtc-version", nvrtc);
   h.field("target", resolved.str() + (resolved.is_real() ? " cubin+ptx" : " ptx"));

@@ -20,13 +20,14 @@ inline constexpr std::uint32_t k_key_format_version = 1;
 
 struct CacheKey {
   cache::Key key;
-  std::vector<cache::KeyField> fields;  // for `kjit cache explain`
+  std::vector<cache::KeyField> fields;  // for `kjit cache explain` (Fields::keep only)
 
   // `source_dir`: the directory of the program's file when it came from one (quoted includes
   // resolve there first), else empty.
   static CacheKey compute(const Program& program, const std::vector<std::string>& canonical_flags,
                           const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
-                          const std::filesystem::path& source_dir);
+                          const std::filesystem::path& source_dir,
+                          cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 };
 
 }  // namespace kjit::runtime

@@ -59,3 +59,8 @@ inline void check(CUresult result, const char* call, std::string_view what) {
 }
 
 }  // namespace kjit::runtime
+
+namespace kjit::runtime {
+// How long libkjit's load-time prefault of its own code took (runtime/prefault.cpp).
+double prefault_microseconds();
+}  // namespace kjit::runtime

@@ -400,7 +400,8 @@ Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOp
   CompileOptions o = normalized(options);
   Arch arch = m_impl->resolve(o.arch, std::nullopt);
   auto flags = canonical_flags(o, arch);
-  auto key = runtime::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory());
+  auto key = runtime::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory(),
+                                       cache::Hasher::Fields::keep);
   KeyExplanation out;
   out.key = key.key.hex();
   for (const auto& f : key.fields) out.fields.emplace_back(f.label, f.value);

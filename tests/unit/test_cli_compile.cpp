@@ -1,0 +1,131 @@
+// The kjit executable: compile --json outcomes, cache commands, exit codes, and 16 real
+// processes compiling the same 20 kernels into one empty cache (each key compiled once).
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+Run run(const std::string& args) {
+  Run r;
+  FILE* p = popen((k_kjit + " " + args + " 2>/dev/null").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string kernel_source(int i) {
+  return "extern \"C\" __global__ void k" + std::to_string(i) +
+         "(float* x, int n) {\n  int j = blockIdx.x * blockDim.x + threadIdx.x;\n  if (j < n) x[j] = x[j] * " +
+         std::to_string(i + 2) + ".0f + 1.0f;\n}\n";
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("compile --json says compiled then hit with the same key and cache commands report it") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "a.cu", kernel_source(1));
+    std::string cache = "--cache-dir " + (dir / "cache").string();
+    Run first = run(cache + " compile --json --arch sm_90 " + (dir / "a.cu").string() + " -- -DUNUSED=1");
+    REQUIRE(first.code == 0);
+    auto j1 = nlohmann::json::parse(first.out);
+    CHECK(j1["outcome"] == "compiled");
+    CHECK(j1["key"].get<std::string>().size() == 32);
+    Run second = run(cache + " compile --json --arch sm_90 " + (dir / "a.cu").string() + " -- -DUNUSED=1");
+    auto j2 = nlohmann::json::parse(second.out);
+    CHECK(j2["outcome"] == "hit");
+    CHECK(j2["key"] == j1["key"]);
+
+    auto stats = nlohmann::json::parse(run(cache + " --json cache stats").out);
+    CHECK(stats["entries"] == 1);
+    CHECK(stats["compiles"] == 1);
+    CHECK(stats["hits"] == 1);
+    auto ls = nlohmann::json::parse(run(cache + " --json cache ls").out);
+    REQUIRE(ls.size() == 1);
+    CHECK(ls[0]["key"] == j1["key"]);
+    auto explain = nlohmann::json::parse(run(cache + " --json cache explain --arch sm_90 " + (dir / "a.cu").string() +
+                                             " -- -DUNUSED=1").out);
+    CHECK(explain["key"] == j1["key"]);
+    CHECK(run(cache + " cache verify").code == 0);
+    CHECK(run(cache + " cache clear").code == 0);
+    CHECK(nlohmann::json::parse(run(cache + " --json cache stats").out)["entries"] == 0);
+  }
+
+  TEST_CASE("errors exit with 2: a syntax error and a bad arch and a bad size and a missing file") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "bad.cu", "__global__ void k() { int x = ; }\n");
+    std::string cache = "--cache-dir " + (dir / "cache").string();
+    CHECK(run(cache + " compile --arch sm_90 " + (dir / "bad.cu").string()).code == 2);
+    CHECK(run(cache + " compile --arch sm_5 " + (dir / "bad.cu").string()).code == 2);
+    CHECK(run(cache + " cache prune --max-size lots").code == 2);
+    CHECK(run(cache + " compile --arch sm_90 " + (dir / "missing.cu").string()).code == 2);
+    CHECK(run("no-such-command").code == 2);
+    CHECK(run("compile --help").code == 0);
+  }
+
+  TEST_CASE("16 processes compiling the same 20 kernels into an empty cache compile each key once") {
+    kjit::test::TempDir dir;
+    std::string files;
+    for (int i = 0; i < 20; ++i) {
+      auto f = dir / ("k" + std::to_string(i) + ".cu");
+      kjit::test::write_file(f, kernel_source(i));
+      files += " " + f.string();
+    }
+    std::string cache = (dir / "cache").string();
+    std::vector<FILE*> procs;
+    for (int p = 0; p < 16; ++p) {
+      std::string cmd = k_kjit + " --cache-dir " + cache + " compile --json --arch sm_90" + files + " 2>&1";
+      procs.push_back(popen(cmd.c_str(), "r"));
+      REQUIRE(procs.back() != nullptr);
+    }
+    std::map<std::string, std::map<std::string, int>> outcomes;  // key -> outcome -> count
+    int failures = 0;
+    for (FILE* p : procs) {
+      std::string out;
+      char buf[4096];
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+      failures += pclose(p) != 0;
+      std::size_t pos = 0;
+      while (pos < out.size()) {
+        auto nl = out.find('\n', pos);
+        std::string line = out.substr(pos, nl - pos);
+        pos = nl == std::string::npos ? out.size() : nl + 1;
+        if (line.empty()) continue;
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        REQUIRE_MESSAGE(!j.is_discarded(), line);
+        outcomes[j["key"].get<std::string>()][j["outcome"].get<std::string>()]++;
+      }
+    }
+    CHECK(failures == 0);
+    CHECK(outcomes.size() == 20);
+    for (auto& [key, counts] : outcomes) {
+      CHECK_MESSAGE(counts["compiled"] == 1, key);
+      CHECK(counts["compiled"] + counts["hit"] + counts["waited"] == 16);
+    }
+    Run verify = run("--cache-dir " + cache + " --json cache verify");
+    CHECK(verify.code == 0);
+    CHECK(nlohmann::json::parse(verify.out)["ok"] == 20);
+  }
+}
