@@ -114,13 +114,9 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
     if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
     state->param_sizes.push_back(size);
   }
-  int v = 0;
-  check(api.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f), "cuFuncGetAttribute",
-        fmt::format("reading the attributes of kernel {}", name));
-  state->max_threads_per_block = v;
-  check(api.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute",
-        fmt::format("reading the attributes of kernel {}", name));
-  state->dynamic_shared_allowed.store(static_cast<std::size_t>(v));
+  // Attributes are read when needed (an error message, attributes()): every query is a driver
+  // call on the way to the first launch. Up to 48 KB of dynamic shared memory needs no opt-in.
+  state->dynamic_shared_allowed.store(48 * 1024);
   KernelState* raw = state.get();
   m.kernels.emplace(std::string(name), std::move(state));
   return {owner, raw};  // aliasing: keeps the module loaded while a kernel handle lives
@@ -143,9 +139,11 @@ void check_signature(const KernelState& k, const std::size_t* sizes, std::size_t
 [[noreturn]] static void throw_launch_error(const KernelState& k, const LaunchConfig& c, CUresult r, const char* call) {
   std::string why;
   unsigned threads = c.block.x * c.block.y * c.block.z;
-  if (threads > static_cast<unsigned>(k.max_threads_per_block)) {
+  int max_threads = 0;
+  driver().cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.function);
+  if (max_threads > 0 && threads > static_cast<unsigned>(max_threads)) {
     why = fmt::format("; the block has {} threads and this kernel allows at most {} on device {}", threads,
-                      k.max_threads_per_block, k.device);
+                      max_threads, k.device);
   }
   if (r == CUDA_ERROR_INVALID_VALUE && c.shared_mem > 48 * 1024) {
     int optin = 0;

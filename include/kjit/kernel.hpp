@@ -63,7 +63,6 @@ struct KernelState {
   std::string module_name;
   std::vector<std::size_t> param_sizes;   // from cuFuncGetParamInfo
   std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
-  int max_threads_per_block = 0;
 };
 
 // Launch through the driver: checks nothing that needs a lock or memory.

@@ -265,3 +265,39 @@ TEST_SUITE("gpu") {
     CHECK(d.to_host()[0] == 625.0f);
   }
 }
+
+TEST_SUITE("gpu") {
+  TEST_CASE("PTX for a virtual arch loads through the driver JIT") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("square.cu", k_square_src), {.arch = kjit::Arch::compute(80)});
+    CHECK_FALSE(m.compile_result().has_cubin());
+    auto k = m.kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    std::vector<float> in = {1.5f};
+    kjit::DeviceBuffer<float> d{std::span<const float>(in)};
+    k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
+    CHECK(d.to_host()[0] == 2.25f);
+  }
+
+  TEST_CASE("cluster dims and cooperative launches go through cuLaunchKernelEx") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto m = rt.load(kjit::Program("many.cu", k_many_src));
+    auto axpby = m.kernel<void(float, const float*, float, const float*, float*, int)>("axpby");
+    const int n = 4096;
+    auto x = kjit::test::random_floats(n, 21), y = kjit::test::random_floats(n, 22);
+    kjit::DeviceBuffer<float> dx{std::span<const float>(x)}, dy{std::span<const float>(y)}, dout(n);
+    if (kjit::Device::current().compute_capability() >= 90) {
+      dout.fill_bytes(0xFF);
+      axpby({.grid = {16}, .block = {256}, .cluster = {2, 1, 1}}, 1.0f, dx.data(), 1.0f, dy.data(), dout.data(), n);
+      auto out = dout.to_host();
+      CHECK(out[n - 1] == x[n - 1] + y[n - 1]);
+    }
+    dout.fill_bytes(0xFF);
+    axpby({.grid = {16}, .block = {256}, .cooperative = true}, 1.0f, dx.data(), 2.0f, dy.data(), dout.data(), n);
+    auto out = dout.to_host();
+    CHECK(out[7] == x[7] + 2.0f * y[7]);
+  }
+}

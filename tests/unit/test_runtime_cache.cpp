@@ -1,0 +1,144 @@
+// The disk cache on the request path: damage, degraded storage, bounded waits, configuration.
+#include <kjit/kjit.hpp>
+
+#include "cache/file_lock.hpp"
+#include "cache/store.hpp"
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+const char* k_src = R"(
+extern "C" __global__ void twice(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.0f * x[i];
+}
+)";
+
+struct Logged {
+  std::mutex mutex;
+  std::vector<std::pair<kjit::LogLevel, std::string>> lines;
+  int count(kjit::LogLevel level) {
+    std::lock_guard lock(mutex);
+    int n = 0;
+    for (auto& l : lines) n += l.first == level;
+    return n;
+  }
+};
+
+kjit::RuntimeConfig logging_config(const std::filesystem::path& cache, Logged& logged) {
+  kjit::RuntimeConfig c;
+  c.cache_dir = cache;
+  c.log_level = kjit::LogLevel::debug;
+  c.log = [&logged](kjit::LogLevel level, std::string_view m) {
+    std::lock_guard lock(logged.mutex);
+    logged.lines.emplace_back(level, std::string(m));
+  };
+  return c;
+}
+
+std::filesystem::path only_entry(const std::filesystem::path& cache) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache)) {
+    if (e.path().extension() == ".kjit") return e.path();
+  }
+  FAIL("no entry in " << cache);
+  return {};
+}
+
+}  // namespace
+
+TEST_SUITE("Runtime cache") {
+  TEST_CASE("a damaged entry is a miss with one warning and is rewritten and the driver never sees it") {
+    kjit::test::TempDir dir;
+    Logged logged;
+    auto c = logging_config(dir.path() / "cache", logged);
+    kjit::Program p("twice.cu", k_src);
+    kjit::CompileOptions o{.arch = kjit::Arch::sm(90)};
+    auto good = kjit::Runtime(c).compile(p, o);
+    auto entry = only_entry(c.cache_dir);
+    std::string bytes = kjit::test::read_file(entry);
+    bytes[bytes.size() / 2] ^= 0x10;  // one bit, in the middle of the cubin
+    kjit::test::write_file(entry, bytes);
+
+    kjit::Runtime rt(c);
+    auto again = rt.compile(p, o);
+    CHECK(again.outcome == kjit::Outcome::compiled);
+    CHECK(again.cubin == good.cubin);
+    CHECK(logged.count(kjit::LogLevel::warn) == 1);
+    CHECK(rt.stats().damaged == 1);
+    CHECK(kjit::Runtime(c).compile(p, o).outcome == kjit::Outcome::hit);  // rewritten whole
+  }
+
+  TEST_CASE("an unusable cache directory still yields a kernel and one warning and no files") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "not-a-directory", "x");
+    Logged logged;
+    auto c = logging_config(dir / "not-a-directory" / "cache", logged);
+    kjit::Runtime rt(c);
+    for (int i = 0; i < 3; ++i) {
+      auto r = rt.compile(kjit::Program("twice.cu", std::string(k_src) + "//" + std::to_string(i)),
+                          {.arch = kjit::Arch::sm(90)});
+      CHECK(r.has_cubin());
+      CHECK(r.outcome == kjit::Outcome::compiled);
+    }
+    CHECK(logged.count(kjit::LogLevel::warn) == 1);
+    CHECK(rt.stats().store_failures == 3);
+  }
+
+  TEST_CASE("a lock held by someone else is waited for with progress and then compiled without") {
+    kjit::test::TempDir dir;
+    Logged logged;
+    auto c = logging_config(dir.path() / "cache", logged);
+    c.lock_timeout = std::chrono::milliseconds(600);
+    c.wait_progress_every = std::chrono::milliseconds(100);
+    kjit::Runtime rt(c);
+    kjit::Program p("twice.cu", k_src);
+    kjit::CompileOptions o{.arch = kjit::Arch::sm(90)};
+    auto key = kjit::cache::Key::from_hex(rt.explain(p, o).key);
+    REQUIRE(key);
+    kjit::cache::Store store({c.cache_dir});
+    auto held = store.lock(*key, std::chrono::milliseconds(100));  // another holder (own open file)
+    REQUIRE(held);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = rt.compile(p, o);
+    auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(r.outcome == kjit::Outcome::compiled);
+    CHECK(waited >= std::chrono::milliseconds(500));
+    int progress = 0;
+    for (auto& [level, line] : logged.lines) progress += line.find("waiting") != std::string::npos;
+    CHECK(progress >= 2);
+  }
+
+  TEST_CASE("configuration from the environment and its errors") {
+    kjit::test::TempDir dir;
+    setenv("KJIT_CACHE_DIR", (dir.path() / "envcache").c_str(), 1);
+    setenv("KJIT_CACHE_MAX_SIZE", "512M", 1);
+    setenv("KJIT_ALWAYS_COMPILE", "1", 1);
+    setenv("KJIT_LOG", "debug", 1);
+    auto c = kjit::RuntimeConfig::from_environment();
+    CHECK(c.cache_dir == dir.path() / "envcache");
+    CHECK(c.cache_max_size == 512ull << 20);
+    CHECK(c.always_compile);
+    CHECK_FALSE(c.cache_disabled);
+    CHECK(c.log_level == kjit::LogLevel::debug);
+    setenv("KJIT_CACHE_MAX_SIZE", "lots", 1);
+    CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains("KJIT_CACHE_MAX_SIZE"),
+                         kjit::UsageError);
+    unsetenv("KJIT_CACHE_MAX_SIZE");
+    setenv("KJIT_LOG", "loud", 1);
+    CHECK_THROWS_AS(kjit::RuntimeConfig::from_environment(), kjit::UsageError);
+    unsetenv("KJIT_LOG");
+    unsetenv("KJIT_ALWAYS_COMPILE");
+    setenv("KJIT_CACHE_DISABLE", "1", 1);
+    CHECK(kjit::RuntimeConfig::from_environment().cache_disabled);
+    unsetenv("KJIT_CACHE_DISABLE");
+    kjit::Runtime rt;  // from the environment
+    CHECK(rt.cache_dir() == dir.path() / "envcache");
+    unsetenv("KJIT_CACHE_DIR");
+  }
+}
