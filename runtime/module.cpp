@@ -306,6 +306,10 @@ bool Module::has_kernel(std::string_view name) const {
   return driver().cuModuleGetFunction(&f, m_state->module.get(), symbol.c_str()) == CUDA_SUCCESS;
 }
 
+KernelAttributes Module::attributes(std::string_view name) const {
+  return detail::attributes(*detail::kernel_state(m_state, name));
+}
+
 Device Module::device() const { return m_state->device; }
 const CompileResult& Module::compile_result() const { return m_state->result; }
 

@@ -35,6 +35,9 @@ public:
     return Kernel<Signature>(detail::kernel_state(m_state, name));
   }
   std::vector<std::string> kernel_names() const;
+  // The driver's attributes of one kernel (registers, shared/local/const memory, max threads
+  // per block) without a typed handle. Throws UsageError for a missing name.
+  KernelAttributes attributes(std::string_view name) const;
   bool has_kernel(std::string_view name) const;
 
   Device device() const;

@@ -4,6 +4,8 @@
 
 #include <kjit/error.hpp>
 #include <kjit/inspect.hpp>
+#include <kjit/module.hpp>
+#include <kjit/device.hpp>
 #include <kjit/runtime.hpp>
 
 #include <fmt/format.h>
@@ -131,19 +133,35 @@ std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& progr
   });
   if (!already) verbose.flags.push_back("-Xptxas=-v");
   const CompileResult result = runtime.compile(program, verbose);
-  return parse_ptxas_log(result.log);
+  std::vector<ResourceUsage> usage = parse_ptxas_log(result.log);
+  // With a GPU of the compiled arch, the driver's function attributes complete (and confirm)
+  // what ptxas said: max threads per block is known only there.
+  if (device_count() > 0 && result.arch.is_real() && result.has_cubin()) {
+    Device device = Device::current();
+    if (device.compute_capability() == result.arch.number()) {
+      Module module(result, device);
+      for (ResourceUsage& u : usage) {
+        if (!u.is_entry || !module.has_kernel(u.function)) continue;
+        KernelAttributes a = module.attributes(u.function);
+        u.max_threads_per_block = a.max_threads_per_block;
+      }
+    }
+  }
+  return usage;
 }
 
 std::string resources_table(const std::vector<ResourceUsage>& usage) {
   std::size_t width = 8;
   for (const ResourceUsage& u : usage) width = std::max(width, u.function.size());
-  std::string out = fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}\n", "function",
-                                width, "arch", "regs", "spill-st", "spill-ld", "stack", "cum-stk", "smem", "cmem",
-                                "lmem");
+  std::string out = fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}  {:>7}\n",
+                                "function", width, "arch", "regs", "spill-st", "spill-ld", "stack", "cum-stk", "smem",
+                                "cmem", "lmem", "max-thr");
   for (const ResourceUsage& u : usage) {
-    out += fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}{}\n", u.function, width,
-                       u.arch.empty() ? "-" : u.arch, u.registers, u.spill_stores, u.spill_loads, u.stack_frame,
-                       u.cumulative_stack, u.shared, u.constant, u.local, u.is_entry ? "" : "  (device function)");
+    out += fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}  {:>7}{}\n", u.function,
+                       width, u.arch.empty() ? "-" : u.arch, u.registers, u.spill_stores, u.spill_loads, u.stack_frame,
+                       u.cumulative_stack, u.shared, u.constant, u.local,
+                       u.max_threads_per_block ? std::to_string(*u.max_threads_per_block) : std::string("-"),
+                       u.is_entry ? "" : "  (device function)");
   }
   return out;
 }

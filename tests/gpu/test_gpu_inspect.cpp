@@ -1,0 +1,40 @@
+// GPU tests of inspection: driver attributes in resource usage, SASS with the toolkit's tools.
+#include "gpu/gpu_support.hpp"
+#include "support/temp_dir.hpp"
+
+#include <kjit/inspect.hpp>
+
+TEST_SUITE("gpu") {
+  TEST_CASE("resource usage takes max threads per block from the driver") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    const char* src = R"(
+extern "C" __global__ void __launch_bounds__(256) bounded(float* x) { x[threadIdx.x] *= 3.0f; }
+extern "C" __global__ void free_kernel(float* x) { x[threadIdx.x] += 1.0f; }
+)";
+    auto usage = kjit::inspect::resource_usage(rt, kjit::Program("bounded.cu", src), {});
+    auto bounded = kjit::inspect::find_usage(usage, "bounded");
+    auto free_kernel = kjit::inspect::find_usage(usage, "free_kernel");
+    REQUIRE(bounded);
+    REQUIRE(free_kernel);
+    CHECK(bounded->max_threads_per_block == 256);
+    CHECK(free_kernel->max_threads_per_block == 1024);
+    CHECK(bounded->registers > 0);
+  }
+
+  TEST_CASE("SASS of a real cubin when the toolkit's disassembler is there") {
+    KJIT_REQUIRE_GPU();
+    if (!kjit::inspect::find_disassembler()) {
+      std::printf("[kjit-skip] %s\n", kjit::inspect::disassembler_unavailable_reason().c_str());
+      return;
+    }
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto r = rt.compile(kjit::Program("mul.cu", "extern \"C\" __global__ void mul(float* x) { x[threadIdx.x] *= 3.0f; }"),
+                        {});
+    std::string sass = kjit::inspect::sass(r, "mul");
+    CHECK(sass.find("FMUL") != std::string::npos);
+    CHECK(sass.find("EXIT") != std::string::npos);
+  }
+}
