@@ -119,7 +119,7 @@ struct Runtime::Impl {
 
   Arch resolve(const Arch& arch, std::optional<Device> device) const {
     if (!arch.is_native()) {
-      auto supported = NvrtcCompilerArchs();
+      const auto& supported = nvrtc_archs();
       if (arch.number() < supported.front() || (arch.is_real() && std::find(supported.begin(), supported.end(),
                                                                           arch.number()) == supported.end())) {
         throw UsageError(fmt::format("compiling for {}: NVRTC {} does not support it; supported: sm_{}",
@@ -129,7 +129,7 @@ struct Runtime::Impl {
     }
     Device d = device ? *device : Device::current();  // throws without a driver
     int cc = d.compute_capability();
-    auto supported = NvrtcCompilerArchs();
+    const auto& supported = nvrtc_archs();
     if (std::find(supported.begin(), supported.end(), cc) != supported.end()) return Arch::sm(cc);
     // A device newer than NVRTC: PTX for the newest arch it knows; the driver compiles it.
     int best = 0;
@@ -143,7 +143,8 @@ struct Runtime::Impl {
     return Arch::compute(best);
   }
 
-  static std::vector<int> NvrtcCompilerArchs() {
+  // NVRTC's real archs, ascending (never empty).
+  static const std::vector<int>& nvrtc_archs() {
     static const std::vector<int> archs = [] {
       auto a = runtime::NvrtcCompiler::supported_archs();
       std::sort(a.begin(), a.end());
@@ -153,16 +154,26 @@ struct Runtime::Impl {
     return archs;
   }
 
-  CompileResult from_entry(const cache::Entry& e, const Program& program, const Arch& arch,
+  // Moves the sections out of a checked entry (the first of each kind counts).
+  CompileResult from_entry(cache::Entry&& e, const Program& program, const Arch& arch,
                            const std::vector<std::string>& flags, const cache::Key& key) const {
     CompileResult r;
     r.program_name = program.name();
     r.arch = arch;
     r.options = flags;
-    if (auto* s = e.find(cache::SectionKind::ptx)) r.ptx = *s;
-    if (auto* s = e.find(cache::SectionKind::cubin)) r.cubin = *s;
-    if (auto* s = e.find(cache::SectionKind::log)) r.log = *s;
-    if (auto* s = e.find(cache::SectionKind::lowered_names)) r.lowered_names = decode_lowered_names(*s);
+    bool seen[6] = {};
+    for (auto& [kind, bytes] : e.sections) {
+      auto k = static_cast<std::size_t>(kind);
+      if (k >= 6 || seen[k]) continue;
+      seen[k] = true;
+      switch (kind) {
+      case cache::SectionKind::ptx: r.ptx = std::move(bytes); break;
+      case cache::SectionKind::cubin: r.cubin = std::move(bytes); break;
+      case cache::SectionKind::log: r.log = std::move(bytes); break;
+      case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(bytes); break;
+      case cache::SectionKind::meta: break;
+      }
+    }
     r.key = key.hex();
     r.outcome = Outcome::hit;
     return r;
@@ -201,7 +212,7 @@ struct Runtime::Impl {
     if (!store || config.always_compile) return std::nullopt;
     cache::GetResult g = store->get(key);
     switch (g.outcome) {
-    case cache::GetResult::Outcome::hit: return from_entry(*g.entry, program, arch, flags, key);
+    case cache::GetResult::Outcome::hit: return from_entry(std::move(*g.entry), program, arch, flags, key);
     case cache::GetResult::Outcome::damaged:
       ++damaged;
       log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is recompiled: {}",
