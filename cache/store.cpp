@@ -138,6 +138,37 @@ std::vector<char> unlink_all(const std::vector<const ScannedEntry*>& victims) {
   return removed;
 }
 
+struct Eviction {
+  std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
+};
+
+// The one LRU policy of the store (automatic eviction and prune alike): sorts the scanned
+// entries least recently used first and removes them while `must_go(entry, bytes_still_kept)`
+// says so, never the entry at `spare`. Entries that could not be unlinked count as kept.
+template <class MustGo>
+Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
+  std::sort(scan.entries.begin(), scan.entries.end(),
+            [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
+  Eviction ev{0, 0, scan.entries.size(), scan.bytes};
+  std::vector<const ScannedEntry*> victims;
+  std::uint64_t total = scan.bytes;
+  for (const auto& e : scan.entries) {
+    if (!must_go(e, total)) break;
+    if (!spare.empty() && e.path == spare) continue;
+    victims.push_back(&e);
+    total -= e.size;
+  }
+  const std::vector<char> removed = unlink_all(victims);
+  for (std::size_t i = 0; i < victims.size(); ++i) {
+    if (!removed[i]) continue;
+    ev.removed_entries += 1;
+    ev.removed_bytes += victims[i]->size;
+  }
+  ev.kept_entries -= ev.removed_entries;
+  ev.kept_bytes -= ev.removed_bytes;
+  return ev;
+}
+
 bool read_all(int fd, std::string& out, std::size_t size) {
   out.resize(size);
   std::size_t done = 0;
@@ -278,26 +309,10 @@ PutResult Store::put(const Key& key, const Entry& entry) {
     const std::uint64_t target =
         m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
     Scan scan = scan_dir(m_config.dir, false);
-    std::sort(scan.entries.begin(), scan.entries.end(),
-              [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
-    std::uint64_t total = scan.bytes, count = scan.entries.size();
-    const std::string keep = path.string();
-    std::vector<const ScannedEntry*> victims;
-    for (const auto& e : scan.entries) {
-      if (total <= target) break;
-      if (e.path == keep) continue;
-      victims.push_back(&e);
-      total -= e.size;
-    }
-    const std::vector<char> removed = unlink_all(victims);
-    for (std::size_t i = 0; i < victims.size(); ++i) {
-      if (removed[i]) {
-        count -= 1;
-        result.evicted_entries += 1;
-      } else {
-        total += victims[i]->size;
-      }
-    }
+    const Eviction ev = evict_oldest(scan, path.string(),
+                                     [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
+    result.evicted_entries = ev.removed_entries;
+    std::uint64_t count = ev.kept_entries, total = ev.kept_bytes;
     usage = Usage{count, total};
     m_stats.evictions.fetch_add(result.evicted_entries, std::memory_order_relaxed);
   }
@@ -391,26 +406,13 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
                               : max_size == 0       ? std::numeric_limits<std::uint64_t>::max()
                                                     : max_size;
 
-  std::sort(scan.entries.begin(), scan.entries.end(),
-            [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
-  std::uint64_t total = scan.bytes, count = scan.entries.size();
-  std::vector<const ScannedEntry*> victims;
-  for (const auto& e : scan.entries) {
-    // Sorted oldest first: once one entry may stay, all newer ones may too.
-    if (scope != Scope::clear && total <= limit && e.last_use_ns >= cutoff_ns) break;
-    victims.push_back(&e);
-    total -= e.size;
-  }
-  const std::vector<char> removed = unlink_all(victims);
-  for (std::size_t i = 0; i < victims.size(); ++i) {
-    if (removed[i]) {
-      count -= 1;
-      result.removed_entries += 1;
-      result.removed_bytes += victims[i]->size;
-    } else {
-      total += victims[i]->size;
-    }
-  }
+  // Oldest first: once one entry may stay, all newer ones may too.
+  const Eviction ev = evict_oldest(scan, {}, [&](const ScannedEntry& e, std::uint64_t total) {
+    return scope == Scope::clear || total > limit || e.last_use_ns < cutoff_ns;
+  });
+  result.removed_entries = ev.removed_entries;
+  result.removed_bytes = ev.removed_bytes;
+  std::uint64_t count = ev.kept_entries, total = ev.kept_bytes;
   result.kept_entries = count;
   result.kept_bytes = total;
   m_stats.evictions.fetch_add(result.removed_entries, std::memory_order_relaxed);
