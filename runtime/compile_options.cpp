@@ -2,6 +2,8 @@
 #include <kjit/compile_options.hpp>
 #include <kjit/error.hpp>
 
+#include "runtime/option_marshalling.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -138,10 +140,13 @@ CompileOptions normalized(const CompileOptions& options) {
 }
 
 std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved) {
+  return runtime::marshal(normalized(options), resolved);
+}
+
+std::vector<std::string> runtime::marshal(const CompileOptions& o, const Arch& resolved) {
   if (resolved.is_native()) {
     throw UsageError("marshalling compile options: the arch must be resolved before marshalling (native given)");
   }
-  CompileOptions o = normalized(options);
   std::vector<std::string> out;
   out.push_back("--gpu-architecture=" + resolved.str());
   out.push_back("--std=" + o.std);

@@ -48,16 +48,14 @@ Module load_inline(const LoadInlineOptions& options) {
                                  options.name, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
                                  fmt::join(m.kernel_names(), ", ")));
   }
-  if (options.verbose && rt.config().log_level >= LogLevel::info) {
+  if (options.verbose) {
     auto after = rt.stats();
     const char* how = after.registry_hits > before.registry_hits ? "already loaded"
                       : after.compiles > before.compiles       ? "compiled"
                       : after.waits > before.waits             ? "waited for another compile"
                                                                : "cache hit";
-    if (rt.config().log) {
-      rt.config().log(LogLevel::info, fmt::format("load_inline {}: {} (key {}, cache {})", options.name, how,
-                                                  m.compile_result().key, rt.cache_dir().string()));
-    }
+    rt.report(fmt::format("load_inline {}: {} (key {}, cache {})", options.name, how, m.compile_result().key,
+                          rt.cache_dir().string()));
   }
   return m;
 }

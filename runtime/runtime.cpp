@@ -9,10 +9,12 @@
 #include "runtime/cache_key.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/nvrtc_compiler.hpp"
+#include "runtime/option_marshalling.hpp"
 #include "runtime/request_hash.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -108,7 +110,10 @@ struct Runtime::Impl {
   }
 
   void log(LogLevel level, std::string_view message) const {
-    if (level > config.log_level) return;
+    if (level <= config.log_level) deliver(level, message);
+  }
+
+  void deliver(LogLevel level, std::string_view message) const {
     if (config.log) {
       config.log(level, message);
     } else {
@@ -186,25 +191,16 @@ struct Runtime::Impl {
     e.set(cache::SectionKind::log, r.log);
     e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
     e.set(cache::SectionKind::meta,
-          fmt::format("{{\"program\":\"{}\",\"arch\":\"{}\",\"kjit\":\"{}\",\"nvrtc\":\"{}\",\"compile_ms\":{:.3f},"
-                      "\"created\":{}}}",
-                      escape_json(r.program_name), r.arch.str(), KJIT_VERSION, runtime::NvrtcCompiler::version(),
-                      r.compile_ms, std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch()).count()));
+          nlohmann::json{{"program", r.program_name},
+                         {"arch", r.arch.str()},
+                         {"kjit", KJIT_VERSION},
+                         {"nvrtc", runtime::NvrtcCompiler::version()},
+                         {"compile_ms", r.compile_ms},
+                         {"created", std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count()}}
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return e;
-  }
-
-  static std::string escape_json(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      if (static_cast<unsigned char>(c) < 0x20) {
-        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        continue;
-      }
-      out.push_back(c);
-    }
-    return out;
   }
 
   std::optional<CompileResult> lookup(const cache::Key& key, const Program& program, const Arch& arch,
@@ -277,7 +273,7 @@ struct Runtime::Impl {
   }
 
   CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch) {
-    std::vector<std::string> flags = canonical_flags(options, arch);
+    std::vector<std::string> flags = runtime::marshal(options, arch);
     auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {
       ++disk_hits;
@@ -410,7 +406,7 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
   CompileOptions o = normalized(options);
   Arch arch = m_impl->resolve(o.arch, std::nullopt);
-  auto flags = canonical_flags(o, arch);
+  auto flags = runtime::marshal(o, arch);
   auto key = runtime::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory(),
                                        cache::Hasher::Fields::keep);
   KeyExplanation out;
@@ -437,6 +433,7 @@ RuntimeStats Runtime::stats() const {
 }
 
 void Runtime::flush_stats() { m_impl->flush(); }
+void Runtime::report(std::string_view message) const { m_impl->deliver(LogLevel::info, message); }
 
 std::string nvrtc_version() { return runtime::NvrtcCompiler::version(); }
 std::vector<int> supported_archs() { return runtime::NvrtcCompiler::supported_archs(); }

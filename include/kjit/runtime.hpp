@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,9 @@ public:
   RuntimeStats stats() const;
   // Writes this process's cache counters into the cache directory's persistent stats.
   void flush_stats();
+  // Delivers a message the caller asked for (load_inline's verbose) to the log callback (or
+  // stderr) at info, whatever the configured level.
+  void report(std::string_view message) const;
 
   struct Impl;
 

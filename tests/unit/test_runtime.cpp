@@ -204,3 +204,23 @@ TEST_SUITE("Runtime") {
     CHECK_FALSE(std::filesystem::is_empty(c.dump_dir));
   }
 }
+
+TEST_SUITE("Runtime") {
+  TEST_CASE("report reaches the log callback whatever the level and log output below the level does not") {
+    kjit::test::TempDir dir;
+    std::vector<std::string> seen;
+    kjit::RuntimeConfig c;
+    c.cache_dir = dir.path();
+    c.log_level = kjit::LogLevel::error;
+    c.log = [&](kjit::LogLevel level, std::string_view m) {
+      CHECK(level == kjit::LogLevel::info);
+      seen.emplace_back(m);
+    };
+    kjit::Runtime rt(c);
+    rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::sm(90)});  // info messages only
+    CHECK(seen.empty());
+    rt.report("asked for");
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0] == "asked for");
+  }
+}
