@@ -241,6 +241,12 @@ void mem_set_d8(std::uint64_t dst, unsigned char value, std::size_t bytes, const
         fmt::format("setting {} bytes on CUDA device {}", bytes, device.ordinal()));
 }
 
+void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, const Device& device, CUstream_st* stream) {
+  ensure_current(device);
+  check(driver().cuMemcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync",
+        fmt::format("copying {} bytes within CUDA device {}", bytes, device.ordinal()));
+}
+
 void throw_size_mismatch(std::size_t host, std::size_t device, std::size_t element) {
   throw UsageError(fmt::format("copying between host and a device buffer: the host span has {} elements "
                                "and the device buffer {} (of {} bytes each)", host, device, element));

@@ -3,6 +3,7 @@
 #include <kjit/module.hpp>
 
 #include "runtime/driver_api.hpp"
+#include "runtime/nvtx.hpp"
 #include "runtime/unique_handle.hpp"
 
 #include <fmt/format.h>
@@ -109,6 +110,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
+  state->nvtx_name = runtime::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   for (std::size_t i = 0;; ++i) {
     std::size_t offset = 0, size = 0;
     if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
@@ -175,6 +177,7 @@ static void ensure_context(CUcontext ctx, const runtime::DriverApi& api) {
 }
 
 void launch(KernelState& k, const LaunchConfig& c, void** args) {
+  runtime::nvtx::Range range(static_cast<nvtxStringHandle_t>(k.nvtx_name));
   const runtime::DriverApi& api = *runtime::loaded_driver();  // loaded: the kernel exists
   if (t_current_context != k.context) [[unlikely]] ensure_context(k.context, api);
   if (c.shared_mem > k.dynamic_shared_allowed.load(std::memory_order_relaxed)) [[unlikely]] {
@@ -267,6 +270,7 @@ int suggested_block_size(const KernelState& k, std::size_t dynamic_shared) {
 }  // namespace detail
 
 Module::Module(const CompileResult& result, Device device) {
+  runtime::nvtx::Range range("load " + result.program_name);
   const auto& api = driver();
   auto state = std::make_shared<detail::ModuleState>();
   state->result = result;

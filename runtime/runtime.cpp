@@ -9,6 +9,7 @@
 #include "runtime/cache_key.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/nvrtc_compiler.hpp"
+#include "runtime/nvtx.hpp"
 #include "runtime/option_marshalling.hpp"
 #include "runtime/request_hash.hpp"
 
@@ -225,6 +226,7 @@ struct Runtime::Impl {
 
   CompileResult compile_now(const Program& program, const std::vector<std::string>& flags, const Arch& arch,
                             const cache::Key& key) {
+    runtime::nvtx::Range range("compile " + program.name());
     auto out = runtime::NvrtcCompiler::compile(program, flags, arch);
     if (!out.succeeded) {
       std::string excerpt = runtime::source_excerpt(program.name(), program.source(), out.result.log);

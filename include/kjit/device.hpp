@@ -96,6 +96,7 @@ void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, const
 void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, const Device& device);
 [[noreturn]] void throw_size_mismatch(std::size_t host, std::size_t device, std::size_t element);
 void mem_set_d8(std::uint64_t dst, unsigned char value, std::size_t bytes, const Device& device);
+void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, const Device& device, CUstream_st* stream);
 }  // namespace detail
 
 // Device memory for `count` elements of T on one device.
@@ -140,6 +141,11 @@ public:
   void copy_to(std::span<T> host) const {
     check_size(host.size());
     detail::copy_to_host(host.data(), m_ptr, host.size() * sizeof(T), m_device);
+  }
+  // Enqueues a device-to-device copy of `source` (same size) on `stream`.
+  void copy_from(const DeviceBuffer& source, CUstream_st* stream = nullptr) {
+    check_size(source.size());
+    detail::copy_on_device(m_ptr, source.m_ptr, bytes(), m_device, stream);
   }
   std::vector<T> to_host() const {
     std::vector<T> out(m_count);

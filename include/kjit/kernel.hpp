@@ -62,6 +62,7 @@ struct KernelState {
   std::string name;
   std::string module_name;
   std::vector<std::size_t> param_sizes;   // from cuFuncGetParamInfo
+  void* nvtx_name = nullptr;              // the NVTX string launches are marked with
   std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
 };
 

@@ -1,0 +1,77 @@
+// kjit::kernels: typed host entry points for the lecture kernels shipped in kernels_src
+// (square, GELU, row-wise softmax, mean), for float, kjit::half and kjit::bfloat16. A Kernels<T>
+// loads the programs once (through the runtime and its cache) and picks the instantiation and
+// launch shape for each call; the calls only enqueue work on the given stream.
+//
+//   kjit::kernels::Kernels<float> k;
+//   k.softmax(x.data(), y.data(), rows, cols, stream.handle());
+//
+// Throws like Runtime::load (CompileError, CudaError, DriverNotFoundError) when loading, and
+// UsageError for a shape it cannot run (rows or cols < 1).
+#pragma once
+
+#include <kjit/device.hpp>
+#include <kjit/float16.hpp>
+#include <kjit/kernel.hpp>
+#include <kjit/runtime.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kjit::kernels {
+
+template <class T>
+class Kernels {
+public:
+  explicit Kernels(Device device = Device::current(), Runtime& runtime = Runtime::global());
+
+  // y[i] = x[i]^2 and y[i] = gelu_tanh(x[i]) for n elements (x and y may not overlap partly).
+  void square(const T* x, T* y, std::size_t n, CUstream_st* stream = nullptr) const;
+  void gelu(const T* x, T* y, std::size_t n, CUstream_st* stream = nullptr) const;
+  // Softmax of each of `rows` rows of `cols` contiguous elements.
+  void softmax(const T* x, T* y, int rows, int cols, CUstream_st* stream = nullptr) const;
+  // *out = mean of n elements (float), the same value run after run on one device. Uses this
+  // object's workspace: one mean at a time per Kernels object.
+  void mean(const T* x, std::size_t n, float* out, CUstream_st* stream = nullptr);
+
+  // The lecture's naive 16x16 square (float only), for reference.
+  void square_naive(const float* x, float* y, int width, int height, CUstream_st* stream = nullptr) const;
+
+  // Name expressions of the instantiations a call would use (for dumps and profiling).
+  std::string square_kernel_name() const;
+  std::string softmax_kernel_name(int cols, bool aligned) const;
+  std::string mean_kernel_name() const;
+
+  static constexpr int elementwise_block = 256, elementwise_unroll = 4;
+  static constexpr int mean_block = 512, mean_unroll = 4;
+
+private:
+  struct SoftmaxShape {
+    int width, block, items;  // capacity = block * items * width elements
+    Kernel<void(const T*, T*, int)> kernel;
+  };
+  using Map = Kernel<void(const T*, T*, unsigned long long)>;
+  void map(const Map& kernel, const T* x, T* y, std::size_t n, CUstream_st* stream) const;
+  const SoftmaxShape& softmax_shape(int cols, bool aligned) const;
+
+  Device m_device;
+  Map m_square, m_gelu;
+  Kernel<void(const float*, float*, int, int)> m_square_naive;
+  std::vector<SoftmaxShape> m_softmax_fused;  // ascending capacity
+  Kernel<void(const T*, T*, int)> m_softmax_online;
+  Kernel<void(const T*, unsigned long long, double*, unsigned int*, float*)> m_mean;
+  unsigned m_mean_blocks = 0;
+  DeviceBuffer<double> m_mean_partials;
+  DeviceBuffer<unsigned int> m_mean_ticket;
+};
+
+// The device type name NVRTC knows each element type by: "float", "__half", "__nv_bfloat16".
+template <class T> const char* device_type_name();
+
+extern template class Kernels<float>;
+extern template class Kernels<half>;
+extern template class Kernels<bfloat16>;
+
+}  // namespace kjit::kernels

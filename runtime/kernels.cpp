@@ -1,0 +1,171 @@
+// kjit::kernels::Kernels<T>: the lecture kernels of kernels_src, loaded once, launched with
+// the shape each call needs.
+#include <kjit/error.hpp>
+#include <kjit/kernels.hpp>
+#include <kjit/program.hpp>
+
+#include "runtime/shipped_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <type_traits>
+
+namespace kjit::kernels {
+namespace {
+
+// 16 bytes per access.
+template <class T> constexpr int pack_width = static_cast<int>(16 / sizeof(T));
+
+// The fused softmax shapes, (width, block, items): with 16-byte packs, and one element at a
+// time for rows that are not a whole number of packs or pointers that are not 16-byte aligned.
+template <class T>
+std::vector<std::array<int, 3>> fused_shapes() {
+  const int w = pack_width<T>;
+  return {{w, 128, 2}, {w, 256, 4}, {w, 512, 8}, {w, 1024, 8}, {1, 256, 4}, {1, 1024, 8}};
+}
+constexpr int softmax_online_block = 1024;
+
+bool aligned16(const void* a, const void* b) {
+  return ((reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b)) & 15u) == 0;
+}
+
+}  // namespace
+
+template <> const char* device_type_name<float>() { return "float"; }
+template <> const char* device_type_name<half>() { return "__half"; }
+template <> const char* device_type_name<bfloat16>() { return "__nv_bfloat16"; }
+
+template <class T>
+std::string elementwise_name(const char* op) {
+  return fmt::format("kjit::{}<{}, {}, {}>", op, device_type_name<T>(), Kernels<T>::elementwise_block,
+                     Kernels<T>::elementwise_unroll);
+}
+
+template <class T>
+Kernels<T>::Kernels(Device device, Runtime& runtime) : m_device(device) {
+  Module square = runtime::load_shipped(runtime, "square.cu", device);
+  Module gelu = runtime::load_shipped(runtime, "gelu.cu", device);
+  Module softmax = runtime::load_shipped(runtime, "softmax.cu", device);
+  Module mean = runtime::load_shipped(runtime, "mean.cu", device);
+  m_square = square.kernel<void(const T*, T*, unsigned long long)>(elementwise_name<T>("square"));
+  m_gelu = gelu.kernel<void(const T*, T*, unsigned long long)>(elementwise_name<T>("gelu"));
+  if constexpr (std::is_same_v<T, float>) {
+    m_square_naive = square.kernel<void(const float*, float*, int, int)>("square_matrix_naive");
+  }
+  for (auto [w, block, items] : fused_shapes<T>()) {
+    m_softmax_fused.push_back(
+        {w, block, items,
+         softmax.kernel<void(const T*, T*, int)>(
+             fmt::format("kjit::softmax_fused<{}, {}, {}, {}>", device_type_name<T>(), w, block, items))});
+  }
+  std::stable_sort(m_softmax_fused.begin(), m_softmax_fused.end(), [](const auto& a, const auto& b) {
+    return a.width * a.block * a.items < b.width * b.block * b.items;
+  });
+  m_softmax_online = softmax.kernel<void(const T*, T*, int)>(
+      fmt::format("kjit::softmax_online<{}, {}>", device_type_name<T>(), softmax_online_block));
+  m_mean = mean.kernel<void(const T*, unsigned long long, double*, unsigned int*, float*)>(mean_kernel_name());
+  m_mean_blocks = static_cast<unsigned>(device.multiprocessor_count() *
+                                        std::max(1, m_mean.max_active_blocks_per_sm(mean_block)));
+  m_mean_partials = DeviceBuffer<double>(m_mean_blocks, device);
+  m_mean_ticket = DeviceBuffer<unsigned int>(1, device);
+  m_mean_ticket.fill_bytes(0);
+}
+
+template <class T>
+void Kernels<T>::map(const Map& kernel, const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+  if (n == 0) return;
+  const std::size_t packs = (n + pack_width<T> - 1) / pack_width<T>;
+  LaunchConfig c;
+  c.grid = Dim3(ceil_div(packs, std::size_t{elementwise_block} * elementwise_unroll));
+  c.block = Dim3(elementwise_block);
+  c.stream = stream;
+  kernel.launch(c, x, y, n);
+}
+
+template <class T>
+void Kernels<T>::square(const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+  map(m_square, x, y, n, stream);
+}
+
+template <class T>
+void Kernels<T>::gelu(const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+  map(m_gelu, x, y, n, stream);
+}
+
+template <class T>
+auto Kernels<T>::softmax_shape(int cols, bool aligned) const -> const SoftmaxShape& {
+  static const SoftmaxShape none{};
+  for (const auto& s : m_softmax_fused) {
+    if (s.width > 1 && !(aligned && cols % s.width == 0)) continue;
+    if (cols <= s.width * s.block * s.items) return s;
+  }
+  return none;
+}
+
+template <class T>
+void Kernels<T>::softmax(const T* x, T* y, int rows, int cols, CUstream_st* stream) const {
+  if (rows < 1 || cols < 1) {
+    throw UsageError(fmt::format("running the softmax kernel on {} rows of {} columns: both must be at least 1",
+                                 rows, cols));
+  }
+  LaunchConfig c;
+  c.grid = Dim3(static_cast<unsigned>(rows));
+  c.stream = stream;
+  const SoftmaxShape& s = softmax_shape(cols, aligned16(x, y));
+  if (s.kernel) {
+    c.block = Dim3(static_cast<unsigned>(s.block));
+    s.kernel.launch(c, x, y, cols);
+  } else {
+    c.block = Dim3(softmax_online_block);
+    m_softmax_online.launch(c, x, y, cols);
+  }
+}
+
+template <class T>
+void Kernels<T>::mean(const T* x, std::size_t n, float* out, CUstream_st* stream) {
+  if (n == 0) throw UsageError("running the mean kernel on 0 elements: the mean of nothing is undefined");
+  const std::size_t packs = (n + pack_width<T> - 1) / pack_width<T>;
+  LaunchConfig c;
+  c.grid = Dim3(static_cast<unsigned>(std::min<std::size_t>(m_mean_blocks, ceil_div(packs, mean_block))));
+  c.block = Dim3(mean_block);
+  c.stream = stream;
+  m_mean.launch(c, x, n, m_mean_partials.data(), m_mean_ticket.data(), out);
+}
+
+template <class T>
+void Kernels<T>::square_naive(const float* x, float* y, int width, int height, CUstream_st* stream) const {
+  if constexpr (!std::is_same_v<T, float>) {
+    throw UsageError("running the naive square kernel: it exists for float only");
+  } else {
+    LaunchConfig c;
+    c.grid = Dim3(ceil_div(static_cast<std::size_t>(width), 16), ceil_div(static_cast<std::size_t>(height), 16));
+    c.block = Dim3(16, 16);
+    c.stream = stream;
+    m_square_naive.launch(c, x, y, width, height);
+  }
+}
+
+template <class T>
+std::string Kernels<T>::square_kernel_name() const {
+  return elementwise_name<T>("square");
+}
+
+template <class T>
+std::string Kernels<T>::softmax_kernel_name(int cols, bool aligned) const {
+  const SoftmaxShape& s = softmax_shape(cols, aligned);
+  if (!s.kernel) return fmt::format("kjit::softmax_online<{}, {}>", device_type_name<T>(), softmax_online_block);
+  return fmt::format("kjit::softmax_fused<{}, {}, {}, {}>", device_type_name<T>(), s.width, s.block, s.items);
+}
+
+template <class T>
+std::string Kernels<T>::mean_kernel_name() const {
+  return fmt::format("kjit::mean<{}, {}, {}>", device_type_name<T>(), mean_block, mean_unroll);
+}
+
+template class Kernels<float>;
+template class Kernels<half>;
+template class Kernels<bfloat16>;
+
+}  // namespace kjit::kernels
