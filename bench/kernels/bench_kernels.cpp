@@ -1,0 +1,171 @@
+// bench_kernels: GB/s of the lecture kernels (kjit::kernels) beside a device-to-device copy and
+// a read-only kernel measured in the same run, timed with kjit::bench (CUDA events, warm-up,
+// L2 flushed before each repetition, median), the way peers_kernels.py times PyTorch and
+// Triton with triton.testing.do_bench. Bytes counted: read + written.
+//
+//   bench_kernels [--sizes 4096x1024,4096x4096,4096x16384] [--type float|half|bfloat16]
+//                 [--json results.json]
+#include <kjit/bench.hpp>
+#include <kjit/kernels.hpp>
+#include <kjit/kjit.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <random>
+
+namespace {
+
+// Reads every element once (16-byte loads, 4 in flight per thread) and writes nothing unless
+// the sum is exactly 1234.5: the read-only bandwidth the mean kernel is measured against.
+const char* k_read_source = R"(
+extern "C" __global__ void __launch_bounds__(512) read_only(const float4* __restrict__ x, unsigned long long n4,
+                                                            float* sink) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
+    acc += a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w + c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
+  }
+  for (; i < n4; i += stride) { float4 a = x[i]; acc += a.x + a.y + a.z + a.w; }
+  if (acc == 1234.5f) *sink = acc;
+}
+)";
+
+struct Size {
+  int rows, cols;
+};
+
+std::vector<Size> parse_sizes(const std::string& text) {
+  std::vector<Size> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    Size s{};
+    if (std::sscanf(item.c_str(), "%dx%d", &s.rows, &s.cols) != 2 || s.rows < 1 || s.cols < 1) {
+      throw CLI::ValidationError("--sizes", "\"" + item + "\" is not ROWSxCOLS (for example 4096x1024)");
+    }
+    out.push_back(s);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::localtime(&t));
+  return buf;
+}
+
+template <class T>
+nlohmann::json run(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
+  kjit::Device device = kjit::Device::current();
+  kjit::kernels::Kernels<T> k(device);
+  kjit::Stream stream(device);
+  auto read_module = kjit::Runtime::global().load(kjit::Program("bench_read_only.cu", k_read_source));
+  auto read_only = read_module.kernel<void(const void*, unsigned long long, float*)>("read_only");
+  const unsigned read_blocks = static_cast<unsigned>(device.multiprocessor_count() *
+                                                     std::max(1, read_only.max_active_blocks_per_sm(512)));
+  kjit::DeviceBuffer<float> sink(1), mean_out(1);
+
+  std::printf("%-12s %9s %9s %9s %9s %9s %9s %9s %12s   %s\n", "size", "copy", "read", "square", "gelu", "softmax",
+              "mean", "naive", "ratios", "(GB/s; ratios: square, gelu, softmax vs copy; mean vs read)");
+  nlohmann::json rows = nlohmann::json::array();
+  for (Size s : sizes) {
+    const std::size_t n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
+    std::vector<T> host(n);
+    std::mt19937 gen(42);
+    std::uniform_real_distribution<float> dist(0.5f, 2.0f);
+    for (auto& v : host) v = T(gen() & 1 ? dist(gen) : -dist(gen));
+    kjit::DeviceBuffer<T> x{std::span<const T>(host)}, y(n);
+    const double bytes = static_cast<double>(n * sizeof(T));
+    auto time = [&](auto&& work) {
+      kjit::BenchOptions o = options;
+      o.stream = stream.handle();
+      return kjit::bench(work, o, device).median_ms;
+    };
+    nlohmann::json ms;
+    ms["copy"] = time([&](CUstream_st* st) { y.copy_from(x, st); });
+    ms["read"] = time([&](CUstream_st* st) {
+      read_only.launch({.grid = std::min<unsigned>(read_blocks, kjit::ceil_div(n * sizeof(T) / 16, 512)), .block = 512,
+                        .stream = st},
+                       x.data(), n * sizeof(T) / 16, sink.data());
+    });
+    ms["square"] = time([&](CUstream_st* st) { k.square(x.data(), y.data(), n, st); });
+    ms["gelu"] = time([&](CUstream_st* st) { k.gelu(x.data(), y.data(), n, st); });
+    ms["softmax"] = time([&](CUstream_st* st) { k.softmax(x.data(), y.data(), s.rows, s.cols, st); });
+    ms["mean"] = time([&](CUstream_st* st) { k.mean(x.data(), n, mean_out.data(), st); });
+    if constexpr (std::is_same_v<T, float>) {
+      ms["square_naive_16x16"] =
+          time([&](CUstream_st* st) { k.square_naive(x.data(), y.data(), s.cols, s.rows, st); });
+    }
+    nlohmann::json gbps;
+    for (auto& [name, t] : ms.items()) {
+      const bool read_only_bytes = name == "read" || name == "mean";
+      gbps[name] = (read_only_bytes ? bytes : 2 * bytes) / (t.template get<double>() * 1e-3) / 1e9;
+    }
+    auto g = [&](const char* name) { return gbps.contains(name) ? gbps[name].get<double>() : 0.0; };
+    std::printf("%-12s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f   %.3f %.3f %.3f %.3f\n",
+                fmt::format("{}x{}", s.rows, s.cols).c_str(), g("copy"), g("read"), g("square"), g("gelu"),
+                g("softmax"), g("mean"), g("square_naive_16x16"), g("square") / g("copy"), g("gelu") / g("copy"),
+                g("softmax") / g("copy"), g("mean") / g("read"));
+    std::fflush(stdout);
+    rows.push_back({{"rows", s.rows},
+                    {"cols", s.cols},
+                    {"median_ms", ms},
+                    {"GBps", gbps},
+                    {"ratio",
+                     {{"square_vs_copy", g("square") / g("copy")},
+                      {"gelu_vs_copy", g("gelu") / g("copy")},
+                      {"softmax_vs_copy", g("softmax") / g("copy")},
+                      {"mean_vs_read", g("mean") / g("read")}}},
+                    {"kernels",
+                     {{"square", k.square_kernel_name()},
+                      {"softmax", k.softmax_kernel_name(s.cols, true)},
+                      {"mean", k.mean_kernel_name()}}}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"GB/s of kjit's lecture kernels beside a device-to-device copy and a read-only kernel "
+               "measured in the same run (kjit::bench: CUDA events, L2 flushed, median)"};
+  std::string sizes_text = "4096x1024,4096x4096,4096x16384", type = "float", json_path;
+  kjit::BenchOptions options;
+  app.add_option("--sizes", sizes_text, "Comma-separated ROWSxCOLS")->capture_default_str();
+  app.add_option("--type", type, "Element type")->check(CLI::IsMember({"float", "half", "bfloat16"}))->capture_default_str();
+  app.add_option("--json", json_path, "Also write the results to this JSON file");
+  app.add_option("--warmup-ms", options.warmup_ms, "Warm-up time per measurement")->capture_default_str();
+  app.add_option("--repeat-ms", options.repeat_ms, "Timed repetitions per measurement")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    auto sizes = parse_sizes(sizes_text);
+    kjit::Device device = kjit::Device::current();
+    std::printf("bench_kernels %s, %s (%s), kjit %s, NVRTC %s, %s\n", today().c_str(), device.name().c_str(),
+                type.c_str(), std::string(kjit::version()).c_str(), kjit::nvrtc_version().c_str(),
+                "median of kjit::bench (warm-up 25 ms, 100 ms of repetitions, L2 flushed)");
+    nlohmann::json rows = type == "half"       ? run<kjit::half>(sizes, options)
+                          : type == "bfloat16" ? run<kjit::bfloat16>(sizes, options)
+                                               : run<float>(sizes, options);
+    if (!json_path.empty()) {
+      nlohmann::json doc = {{"date", today()}, {"gpu", device.name()}, {"type", type}, {"kjit", kjit::version()},
+                            {"nvrtc", kjit::nvrtc_version()}, {"timing", "kjit::bench median, L2 flushed"},
+                            {"results", rows}};
+      std::ofstream(json_path) << doc.dump(2) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
