@@ -1,8 +1,9 @@
-// The elementwise map of the lecture kernels: y[i] = op(x[i]) for n elements. Each thread
-// handles UNROLL 16-byte packs of one contiguous block-sized stripe (all loads first, then
-// all stores, so UNROLL loads are in flight); the elements past the last whole pack, or all
-// of them when a pointer is not 16-byte aligned, go one by one through a grid-stride loop.
-// Launch with BLOCK threads and ceil(ceil(n / W) / (BLOCK * UNROLL)) blocks, W = 16 / sizeof(T).
+// The elementwise map of the lecture kernels: y[i] = op(x[i]) for n elements. A block takes
+// chunks of BLOCK * UNROLL 16-byte packs (a grid-stride loop over chunks); each thread loads its
+// UNROLL packs of a chunk first and then stores them, so UNROLL loads are in flight. The
+// elements past the last whole pack, or all of them when a pointer is not 16-byte aligned, go
+// one by one through a grid-stride loop. Launch with BLOCK threads and up to
+// ceil(ceil(n / W) / (BLOCK * UNROLL)) blocks, W = 16 / sizeof(T).
 #pragma once
 #include "lecture_common.cuh"
 
@@ -11,21 +12,34 @@ namespace kjit {
 template <class T, int BLOCK, int UNROLL, class Op>
 __device__ __forceinline__ void map(const T* __restrict__ x, T* __restrict__ y, unsigned long long n, Op op) {
   constexpr int W = 16 / sizeof(T);
+  constexpr unsigned long long chunk = static_cast<unsigned long long>(BLOCK) * UNROLL;  // packs per block
   const unsigned long long packs = aligned16(x, y) ? n / W : 0;
-  const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * BLOCK * UNROLL + threadIdx.x;
-  Pack<T, W> r[UNROLL];
+  for (unsigned long long start = blockIdx.x * chunk; start < packs; start += gridDim.x * chunk) {
+    const T* xs = x + (start + threadIdx.x) * W;
+    T* ys = y + (start + threadIdx.x) * W;
+    Pack<T, W> r[UNROLL];
+    if (start + chunk <= packs) {  // a whole chunk: no bounds checks
 #pragma unroll
-  for (int u = 0; u < UNROLL; ++u) {
-    const unsigned long long i = first + static_cast<unsigned long long>(u) * BLOCK;
-    if (i < packs) r[u] = load_pack<T, W>(x + i * W);
-  }
+      for (int u = 0; u < UNROLL; ++u) r[u] = load_pack<T, W>(xs + u * BLOCK * W);
 #pragma unroll
-  for (int u = 0; u < UNROLL; ++u) {
-    const unsigned long long i = first + static_cast<unsigned long long>(u) * BLOCK;
-    if (i < packs) {
+      for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
-      for (int w = 0; w < W; ++w) r[u].v[w] = from_float<T>(op(to_float(r[u].v[w])));
-      store_pack<T, W>(y + i * W, r[u]);
+        for (int w = 0; w < W; ++w) r[u].v[w] = from_float<T>(op(to_float(r[u].v[w])));
+        store_pack<T, W>(ys + u * BLOCK * W, r[u]);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        if (start + threadIdx.x + u * BLOCK < packs) r[u] = load_pack<T, W>(xs + u * BLOCK * W);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        if (start + threadIdx.x + u * BLOCK < packs) {
+#pragma unroll
+          for (int w = 0; w < W; ++w) r[u].v[w] = from_float<T>(op(to_float(r[u].v[w])));
+          store_pack<T, W>(ys + u * BLOCK * W, r[u]);
+        }
+      }
     }
   }
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * BLOCK;

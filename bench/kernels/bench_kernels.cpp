@@ -15,13 +15,15 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
 namespace {
 
-// Reads every element once (16-byte loads, 4 in flight per thread) and writes nothing unless
-// the sum is exactly 1234.5: the read-only bandwidth the mean kernel is measured against.
+// Two ways to read every element once and write nothing (unless a sum is exactly 1234.5): a
+// fixed grid with 4 16-byte loads in flight per thread, and one 16-byte load per thread. The
+// faster of the two is the read-only bandwidth the mean kernel is measured against.
 const char* k_read_source = R"(
 extern "C" __global__ void __launch_bounds__(512) read_only(const float4* __restrict__ x, unsigned long long n4,
                                                             float* sink) {
@@ -34,6 +36,14 @@ extern "C" __global__ void __launch_bounds__(512) read_only(const float4* __rest
   }
   for (; i < n4; i += stride) { float4 a = x[i]; acc += a.x + a.y + a.z + a.w; }
   if (acc == 1234.5f) *sink = acc;
+}
+extern "C" __global__ void __launch_bounds__(256) read_one(const float4* __restrict__ x, unsigned long long n4,
+                                                           float* sink) {
+  const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n4) {
+    float4 a = x[i];
+    if (a.x + a.y + a.z + a.w == 1234.5f) *sink = a.x;
+  }
 }
 )";
 
@@ -72,6 +82,7 @@ nlohmann::json run(const std::vector<Size>& sizes, const kjit::BenchOptions& opt
   kjit::Stream stream(device);
   auto read_module = kjit::Runtime::global().load(kjit::Program("bench_read_only.cu", k_read_source));
   auto read_only = read_module.kernel<void(const void*, unsigned long long, float*)>("read_only");
+  auto read_one = read_module.kernel<void(const void*, unsigned long long, float*)>("read_one");
   const unsigned read_blocks = static_cast<unsigned>(device.multiprocessor_count() *
                                                      std::max(1, read_only.max_active_blocks_per_sm(512)));
   kjit::DeviceBuffer<float> sink(1), mean_out(1);
@@ -94,11 +105,16 @@ nlohmann::json run(const std::vector<Size>& sizes, const kjit::BenchOptions& opt
     };
     nlohmann::json ms;
     ms["copy"] = time([&](CUstream_st* st) { y.copy_from(x, st); });
-    ms["read"] = time([&](CUstream_st* st) {
+    const double read_loop = time([&](CUstream_st* st) {
       read_only.launch({.grid = std::min<unsigned>(read_blocks, kjit::ceil_div(n * sizeof(T) / 16, 512)), .block = 512,
                         .stream = st},
                        x.data(), n * sizeof(T) / 16, sink.data());
     });
+    const double read_flat = time([&](CUstream_st* st) {
+      read_one.launch({.grid = kjit::ceil_div(n * sizeof(T) / 16, 256), .block = 256, .stream = st}, x.data(),
+                      n * sizeof(T) / 16, sink.data());
+    });
+    ms["read"] = std::min(read_loop, read_flat);
     ms["square"] = time([&](CUstream_st* st) { k.square(x.data(), y.data(), n, st); });
     ms["gelu"] = time([&](CUstream_st* st) { k.gelu(x.data(), y.data(), n, st); });
     ms["softmax"] = time([&](CUstream_st* st) { k.softmax(x.data(), y.data(), s.rows, s.cols, st); });
@@ -135,6 +151,78 @@ nlohmann::json run(const std::vector<Size>& sizes, const kjit::BenchOptions& opt
   return rows;
 }
 
+// --sweep: the float square kernel at other block sizes, unroll factors and cache hints,
+// instantiated from kernels_src/square.cu, beside the copy.
+void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
+  kjit::Device device = kjit::Device::current();
+  kjit::Stream stream(device);
+  const std::filesystem::path dir = KJIT_BENCH_KERNELS_DIR;
+  kjit::Program base = kjit::read_program(dir / "square.cu");
+  const std::vector<std::pair<int, int>> shapes = {{128, 1}, {256, 1}, {512, 1}, {128, 2}, {256, 2}, {1024, 2}, {512, 4}};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> hints = {{"plain", {}}};
+  for (Size s : sizes) {
+    const std::size_t n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
+    std::vector<float> host(n, 1.5f);
+    kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
+    const double bytes = 2.0 * static_cast<double>(n * sizeof(float));
+    kjit::BenchOptions o = options;
+    o.stream = stream.handle();
+    const double copy = bytes / (kjit::bench([&](CUstream_st* st) { y.copy_from(x, st); }, o, device).median_ms * 1e-3) / 1e9;
+    std::printf("%dx%d copy %.0f GB/s\n", s.rows, s.cols, copy);
+    for (const auto& [hint, defines] : hints) {
+      kjit::Program p("square.cu", base.source());
+      p.directory(dir);
+      for (auto [block, unroll] : shapes) p.instantiate(fmt::format("kjit::square<float, {}, {}>", block, unroll));
+      kjit::CompileOptions co;
+      co.defines = defines;
+      auto m = kjit::Runtime::global().load(p, co);
+      for (auto [block, unroll] : shapes) {
+        auto k = m.kernel<void(const float*, float*, unsigned long long)>(
+            fmt::format("kjit::square<float, {}, {}>", block, unroll));
+        const unsigned full = kjit::ceil_div(n / 4, static_cast<std::size_t>(block) * unroll);
+        const unsigned resident = static_cast<unsigned>(device.multiprocessor_count() *
+                                                        std::max(1, k.max_active_blocks_per_sm(block)));
+        for (unsigned waves : {0u}) {
+          const unsigned grid = waves ? std::min(full, resident * waves) : full;
+          const double t = kjit::bench([&](CUstream_st* st) {
+            k.launch({.grid = grid, .block = static_cast<unsigned>(block), .stream = st}, x.data(), y.data(), n);
+          }, o, device).median_ms;
+          std::printf("  %-8s block %4d unroll %d grid %6u (%s): %6.0f GB/s  %.3f of copy\n", hint.c_str(), block,
+                      unroll, grid, waves ? fmt::format("{} waves", waves).c_str() : "full",
+                      bytes / (t * 1e-3) / 1e9, bytes / (t * 1e-3) / 1e9 / copy);
+        }
+      }
+    }
+    // The mean at other shapes and grids (its partial sums need one double per block).
+    kjit::Program mp("mean.cu", kjit::read_program(dir / "mean.cu").source());
+    mp.directory(dir);
+    const std::vector<std::pair<int, int>> mean_shapes = {{512, 4}, {256, 4}, {256, 1}, {512, 1}, {256, 2}, {1024, 4}};
+    for (auto [block, unroll] : mean_shapes) mp.instantiate(fmt::format("kjit::mean<float, {}, {}>", block, unroll));
+    auto mm = kjit::Runtime::global().load(mp);
+    kjit::DeviceBuffer<double> partials(1 << 20);
+    kjit::DeviceBuffer<unsigned int> ticket(1);
+    ticket.fill_bytes(0);
+    kjit::DeviceBuffer<float> out(1);
+    for (auto [block, unroll] : mean_shapes) {
+      auto k = mm.kernel<void(const float*, unsigned long long, double*, unsigned int*, float*)>(
+          fmt::format("kjit::mean<float, {}, {}>", block, unroll));
+      const unsigned full = std::min<unsigned>(1u << 20, kjit::ceil_div(n / 4, static_cast<std::size_t>(block) * unroll));
+      const unsigned resident = static_cast<unsigned>(device.multiprocessor_count() *
+                                                      std::max(1, k.max_active_blocks_per_sm(block)));
+      for (unsigned waves : {1u, 2u, 4u, 8u, 0u}) {
+        const unsigned grid = waves ? std::min(full, resident * waves) : full;
+        const double t = kjit::bench([&](CUstream_st* st) {
+          k.launch({.grid = grid, .block = static_cast<unsigned>(block), .stream = st}, x.data(), n, partials.data(),
+                   ticket.data(), out.data());
+        }, o, device).median_ms;
+        std::printf("  mean block %4d unroll %d grid %7u (%s): %6.0f GB/s read\n", block, unroll, grid,
+                    waves ? fmt::format("{} waves", waves).c_str() : "full", bytes / 2 / (t * 1e-3) / 1e9);
+      }
+    }
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,11 +233,17 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes_text, "Comma-separated ROWSxCOLS")->capture_default_str();
   app.add_option("--type", type, "Element type")->check(CLI::IsMember({"float", "half", "bfloat16"}))->capture_default_str();
   app.add_option("--json", json_path, "Also write the results to this JSON file");
+  bool do_sweep = false;
+  app.add_flag("--sweep", do_sweep, "Try the float square at other block sizes, unroll factors and cache hints");
   app.add_option("--warmup-ms", options.warmup_ms, "Warm-up time per measurement")->capture_default_str();
   app.add_option("--repeat-ms", options.repeat_ms, "Timed repetitions per measurement")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     auto sizes = parse_sizes(sizes_text);
+    if (do_sweep) {
+      sweep(sizes, options);
+      return 0;
+    }
     kjit::Device device = kjit::Device::current();
     std::printf("bench_kernels %s, %s (%s), kjit %s, NVRTC %s, %s\n", today().c_str(), device.name().c_str(),
                 type.c_str(), std::string(kjit::version()).c_str(), kjit::nvrtc_version().c_str(),

@@ -15,6 +15,7 @@
 #include <kjit/device.hpp>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace kjit {
@@ -39,8 +40,9 @@ struct BenchResult {
   std::vector<double> samples_ms;   // per-call time of each sample, in the order taken
 };
 
+// `device`: where the timing stream, events and flush buffer live (default: the current one).
 BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOptions& options = {},
-                  Device device = Device::current());
+                  std::optional<Device> device = std::nullopt);
 
 // The q-quantile (0..1) of `values` with linear interpolation, as numpy and torch.quantile.
 double quantile(std::vector<double> values, double q);
