@@ -128,7 +128,9 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     all.push_back("--pch");
     all.push_back("--pch-dir=" + pch_dir.string());
     all.push_back("--pch-messages=true");
-    all.push_back("--diag-suppress=630");  // "not compatible with precompiled header file": PCH noise
+    // PCH noise: "the command line options do not match those used when precompiled header
+    // file ... was created" (629) and "not compatible with precompiled header file" (630).
+    all.push_back("--diag-suppress=629,630");
   }
   std::vector<const char*> argv;
   for (const auto& a : all) argv.push_back(a.c_str());

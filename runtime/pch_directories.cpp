@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,17 @@ std::filesystem::path PchDirectories::root() const {
 }
 
 void PchDirectories::release(std::size_t slot) {
+  // NVRTC adds a PCH file (~100-200 MB for <cub/...>) whenever the options differ from every
+  // file it has, so a slot keeps only its newest few.
+  std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(m_root / fmt::format("{}", slot), ec)) {
+    if (e.path().extension() == ".pch") files.emplace_back(e.last_write_time(ec), e.path());
+  }
+  if (files.size() > k_files_per_slot) {
+    std::sort(files.begin(), files.end());
+    for (std::size_t i = 0; i + k_files_per_slot < files.size(); ++i) std::filesystem::remove(files[i].second, ec);
+  }
   std::lock_guard lock(m_mutex);
   m_busy[slot] = false;
 }

@@ -2,7 +2,9 @@
 // this process (a fresh temporary folder, removed with the object). NVRTC names PCH files after
 // the program, so two compiles of one program name must not share a folder at the same time:
 // each compile leases a slot folder of its own, and slots are reused (with their PCH files)
-// by later compiles. At most as many slots as compiles ran at once. Throws IoError when the
+// by later compiles. At most as many slots as compiles ran at once, each keeping its newest
+// k_files_per_slot PCH files (NVRTC uses a PCH only for the same command-line options, so
+// variants that differ in defines each create their own). Throws IoError when the
 // temporary folder cannot be made.
 #pragma once
 
@@ -14,6 +16,8 @@ namespace kjit::runtime {
 
 class PchDirectories {
 public:
+  static constexpr std::size_t k_files_per_slot = 2;
+
   PchDirectories() = default;
   ~PchDirectories();
   PchDirectories(const PchDirectories&) = delete;
