@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   add_compile_commands(app, ctx);
   add_cache_commands(app, ctx);
   add_inspect_commands(app, ctx);
+  add_warm_command(app, ctx);
 
   // Everything after the first "--" is NVRTC flags, for whichever command takes them; CLI11
   // parses what comes before (so a command with several files still takes flags).

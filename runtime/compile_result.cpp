@@ -12,6 +12,15 @@ std::string_view to_string(Outcome outcome) {
   return "?";
 }
 
+std::string_view to_string(PchUse pch) {
+  switch (pch) {
+  case PchUse::none: return "-";
+  case PchUse::created: return "created";
+  case PchUse::used: return "used";
+  }
+  return "?";
+}
+
 std::optional<std::string> CompileResult::lowered_name(std::string_view name_expression) const {
   for (const auto& [expr, mangled] : lowered_names) {
     if (expr == name_expression) return mangled;

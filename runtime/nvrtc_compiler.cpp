@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <sstream>
 
 namespace kjit::runtime {
@@ -79,71 +81,130 @@ std::vector<int> NvrtcCompiler::supported_archs() {
   return archs;
 }
 
+namespace {
+
+// The PCH heap is process-wide and nvrtcSetPCHHeapSize frees it: compiles that may use it hold
+// this shared, a resize holds it exclusively.
+std::shared_mutex g_pch_heap_mutex;
+
+// Drops NVRTC's PCH messages ("<name>": creating/using precompiled header file "...") from the
+// log and says which of the two happened.
+PchUse strip_pch_messages(std::string& log) {
+  PchUse use = PchUse::none;
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    std::size_t next = end == std::string::npos ? log.size() : end + 1;
+    std::string_view line(log.data() + pos, next - pos);
+    if (line.find("precompiled header file \"") != std::string_view::npos && !line.empty() && line[0] == '"') {
+      if (line.find("\": creating precompiled header") != std::string_view::npos) use = PchUse::created;
+      else if (line.find("\": using precompiled header") != std::string_view::npos && use == PchUse::none) use = PchUse::used;
+    } else {
+      kept.append(line);
+    }
+    pos = next;
+  }
+  log = std::move(kept);
+  return use;
+}
+
+}  // namespace
+
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
-                                   const Arch& resolved) {
+                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
   const std::string& name = program.name();
   std::vector<const char*> header_sources, header_names;
   for (const auto& [hname, content] : program.headers()) {
     header_names.push_back(hname.c_str());
     header_sources.push_back(content.c_str());
   }
-  auto prog = std::unique_ptr<nvrtcProgram, ProgramDeleter>(new nvrtcProgram{});
-  check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
-                                 static_cast<int>(header_sources.size()), header_sources.data(), header_names.data()),
-              "nvrtcCreateProgram", name);
-  for (const auto& expr : program.name_expressions()) {
-    check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
-  }
-
   std::vector<std::string> all = arguments;
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
+  for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
   for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  const bool pch = !pch_dir.empty();
+  if (pch) {
+    all.push_back("--pch");
+    all.push_back("--pch-dir=" + pch_dir.string());
+    all.push_back("--pch-messages=true");
+    // PCH noise: "the command line options do not match those used when precompiled header
+    // file ... was created" (629) and "not compatible with precompiled header file" (630).
+    all.push_back("--diag-suppress=629,630");
+  }
   std::vector<const char*> argv;
   for (const auto& a : all) argv.push_back(a.c_str());
 
-  auto start = std::chrono::steady_clock::now();
-  nvrtcResult r = nvrtcCompileProgram(*prog, static_cast<int>(argv.size()), argv.data());
-  auto stop = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
+    auto prog = std::unique_ptr<nvrtcProgram, ProgramDeleter>(new nvrtcProgram{});
+    check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
+                                   static_cast<int>(header_sources.size()), header_sources.data(),
+                                   header_names.data()),
+                "nvrtcCreateProgram", name);
+    for (const auto& expr : program.name_expressions()) {
+      check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+    }
 
-  NvrtcOutput out;
-  CompileResult& result = out.result;
-  result.program_name = name;
-  result.arch = resolved;
-  result.options = arguments;
-  result.compile_ms = std::chrono::duration<double, std::milli>(stop - start).count();
+    std::shared_lock<std::shared_mutex> heap_lock;
+    if (pch) heap_lock = std::shared_lock(g_pch_heap_mutex);
+    auto start = std::chrono::steady_clock::now();
+    nvrtcResult r = nvrtcCompileProgram(*prog, static_cast<int>(argv.size()), argv.data());
+    auto stop = std::chrono::steady_clock::now();
+    if (pch) heap_lock.unlock();
 
-  std::size_t log_size = 0;
-  check_nvrtc(nvrtcGetProgramLogSize(*prog, &log_size), "nvrtcGetProgramLogSize", name);
-  if (log_size > 1) {
-    result.log.resize(log_size);
-    check_nvrtc(nvrtcGetProgramLog(*prog, result.log.data()), "nvrtcGetProgramLog", name);
-    result.log.resize(log_size - 1);  // the terminating NUL
-  }
-  if (r == NVRTC_ERROR_COMPILATION) {
-    out.succeeded = false;
+    if (pch && attempt == 0 && r == NVRTC_SUCCESS &&
+        nvrtcGetPCHCreateStatus(*prog) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+      std::size_t required = 0;
+      if (nvrtcGetPCHHeapSizeRequired(*prog, &required) == NVRTC_SUCCESS && required > 0) {
+        std::unique_lock resize(g_pch_heap_mutex);
+        std::size_t current = 0;
+        nvrtcGetPCHHeapSize(&current);
+        if (current < required) check_nvrtc(nvrtcSetPCHHeapSize(required), "nvrtcSetPCHHeapSize", name);
+        continue;  // retried once: this time the PCH fits
+      }
+    }
+
+    NvrtcOutput out;
+    CompileResult& result = out.result;
+    result.program_name = name;
+    result.arch = resolved;
+    result.options = arguments;
+    result.compile_ms = std::chrono::duration<double, std::milli>(stop - start).count();
+
+    std::size_t log_size = 0;
+    check_nvrtc(nvrtcGetProgramLogSize(*prog, &log_size), "nvrtcGetProgramLogSize", name);
+    if (log_size > 1) {
+      result.log.resize(log_size);
+      check_nvrtc(nvrtcGetProgramLog(*prog, result.log.data()), "nvrtcGetProgramLog", name);
+      result.log.resize(log_size - 1);  // the terminating NUL
+    }
+    if (pch) result.pch = strip_pch_messages(result.log);
+    if (r == NVRTC_ERROR_COMPILATION) {
+      out.succeeded = false;
+      return out;
+    }
+    check_nvrtc(r, "nvrtcCompileProgram", name);
+
+    std::size_t ptx_size = 0;
+    check_nvrtc(nvrtcGetPTXSize(*prog, &ptx_size), "nvrtcGetPTXSize", name);
+    result.ptx.resize(ptx_size);
+    check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
+    if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
+
+    if (resolved.is_real()) {
+      std::size_t cubin_size = 0;
+      check_nvrtc(nvrtcGetCUBINSize(*prog, &cubin_size), "nvrtcGetCUBINSize", name);
+      result.cubin.resize(cubin_size);
+      check_nvrtc(nvrtcGetCUBIN(*prog, result.cubin.data()), "nvrtcGetCUBIN", name);
+    }
+    for (const auto& expr : program.name_expressions()) {
+      const char* lowered = nullptr;
+      check_nvrtc(nvrtcGetLoweredName(*prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
+      result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+    }
+    out.succeeded = true;
     return out;
   }
-  check_nvrtc(r, "nvrtcCompileProgram", name);
-
-  std::size_t ptx_size = 0;
-  check_nvrtc(nvrtcGetPTXSize(*prog, &ptx_size), "nvrtcGetPTXSize", name);
-  result.ptx.resize(ptx_size);
-  check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
-  if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
-
-  if (resolved.is_real()) {
-    std::size_t cubin_size = 0;
-    check_nvrtc(nvrtcGetCUBINSize(*prog, &cubin_size), "nvrtcGetCUBINSize", name);
-    result.cubin.resize(cubin_size);
-    check_nvrtc(nvrtcGetCUBIN(*prog, result.cubin.data()), "nvrtcGetCUBIN", name);
-  }
-  for (const auto& expr : program.name_expressions()) {
-    const char* lowered = nullptr;
-    check_nvrtc(nvrtcGetLoweredName(*prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
-    result.lowered_names.emplace_back(expr, lowered ? lowered : "");
-  }
-  out.succeeded = true;
-  return out;
 }
 
 std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log) {

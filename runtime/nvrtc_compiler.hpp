@@ -1,6 +1,13 @@
 // kjit::runtime::NvrtcCompiler: one NVRTC compile of a Program with canonical arguments. A
 // rejected program is returned as data (succeeded = false, the log), never thrown from here;
 // NVRTC API failures throw NvrtcError. Safe to call from several threads at once.
+//
+// Precompiled headers: with a `pch_dir`, NVRTC's automatic PCH (--pch --pch-dir) creates or
+// uses a PCH there. The directory must be private to the caller (one compile at a time: NVRTC
+// names PCH files after the program, so concurrent compiles of one name in one directory race).
+// The PCH flags are added here, never to the canonical list (they do not change the output),
+// and NVRTC's PCH messages are kept out of the log. When the PCH heap is too small it is
+// resized (while no other PCH compile runs) and the compile is retried once.
 #pragma once
 
 #include <kjit/compile_result.hpp>
@@ -20,8 +27,9 @@ struct NvrtcOutput {
 class NvrtcCompiler {
 public:
   // `arguments` is the canonical list; the toolkit include dirs are appended here.
+  // directory() and include_path() are appended as include paths, then the toolkit's.
   static NvrtcOutput compile(const Program& program, const std::vector<std::string>& arguments,
-                             const Arch& resolved);
+                             const Arch& resolved, const std::filesystem::path& pch_dir = {});
   // "13.0"
   static std::string version();
   // Real archs NVRTC can compile to (75, 80, ..., 120).

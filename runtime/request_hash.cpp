@@ -32,6 +32,8 @@ RequestHash request_hash(const Program& program, const CompileOptions& options, 
   s.str(program.name());
   s.str(program.source());
   s.str(program.directory().native());
+  s.num(program.include_path().size());
+  for (const auto& d : program.include_path()) s.str(d.native());
   s.num(program.headers().size());
   for (const auto& [name, content] : program.headers()) {
     s.str(name);

@@ -11,6 +11,7 @@
 #include "runtime/nvrtc_compiler.hpp"
 #include "runtime/nvtx.hpp"
 #include "runtime/option_marshalling.hpp"
+#include "runtime/pch_directories.hpp"
 #include "runtime/request_hash.hpp"
 
 #include <fmt/format.h>
@@ -89,6 +90,7 @@ struct Runtime::Impl {
   std::filesystem::path cache_dir;
   std::unique_ptr<cache::Store> store;  // null when the cache is disabled
   std::atomic<bool> warned_store{false};
+  runtime::PchDirectories pch;  // used when config.precompiled_headers
 
   // In-process registry: request hash -> loaded module (the hot path), and compile key +
   // device -> loaded module (two spellings of one request share a module).
@@ -227,7 +229,13 @@ struct Runtime::Impl {
   CompileResult compile_now(const Program& program, const std::vector<std::string>& flags, const Arch& arch,
                             const cache::Key& key) {
     runtime::nvtx::Range range("compile " + program.name());
-    auto out = runtime::NvrtcCompiler::compile(program, flags, arch);
+    runtime::NvrtcOutput out;
+    if (config.precompiled_headers) {
+      auto lease = pch.acquire();
+      out = runtime::NvrtcCompiler::compile(program, flags, arch, lease.dir());
+    } else {
+      out = runtime::NvrtcCompiler::compile(program, flags, arch);
+    }
     if (!out.succeeded) {
       std::string excerpt = runtime::source_excerpt(program.name(), program.source(), out.result.log);
       throw CompileError(program.name(), flags, out.result.log, excerpt,
@@ -403,6 +411,10 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
   auto [it, inserted] = im.by_key.emplace(key, loaded);
   im.by_request.emplace(rh, it->second);
   return it->second;
+}
+
+Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {
+  return m_impl->resolve(arch, device);
 }
 
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {

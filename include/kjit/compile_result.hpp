@@ -18,6 +18,11 @@ namespace kjit {
 enum class Outcome { hit, compiled, waited };
 std::string_view to_string(Outcome outcome);
 
+// What a compile did with NVRTC's precompiled headers (RuntimeConfig::precompiled_headers):
+// none (off, a cache hit, or nothing to precompile), created one, or used one.
+enum class PchUse { none, created, used };
+std::string_view to_string(PchUse pch);
+
 class CompileResult {
 public:
   std::string program_name;
@@ -30,6 +35,7 @@ public:
   std::string key;                     // cache key, 32 hex digits
   Outcome outcome = Outcome::compiled;
   double compile_ms = 0;               // NVRTC time (0 for a hit)
+  PchUse pch = PchUse::none;           // precompiled headers created or used by this compile
 
   bool has_cubin() const noexcept { return !cubin.empty(); }
   // The mangled name NVRTC gave a name expression, or nullopt when it was not instantiated.

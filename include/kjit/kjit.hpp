@@ -8,7 +8,10 @@
 #include <kjit/error.hpp>
 #include <kjit/kernel.hpp>
 #include <kjit/load_inline.hpp>
+#include <kjit/loader.hpp>
 #include <kjit/log.hpp>
+#include <kjit/manifest.hpp>
 #include <kjit/module.hpp>
 #include <kjit/program.hpp>
 #include <kjit/runtime.hpp>
+#include <kjit/warm.hpp>

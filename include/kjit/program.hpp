@@ -32,8 +32,18 @@ public:
   }
   Program&& directory(std::filesystem::path dir) && { return std::move(directory(std::move(dir))); }
 
+  // Folders searched, in order, after directory() for #include (the source loader's manifest
+  // include dirs and search roots). Like directory() they are not part of the cache key; the
+  // content of every header found through them is.
+  Program& include_path(std::vector<std::filesystem::path> dirs) & {
+    m_include_path = std::move(dirs);
+    return *this;
+  }
+  Program&& include_path(std::vector<std::filesystem::path> dirs) && { return std::move(include_path(std::move(dirs))); }
+
   const std::string& name() const noexcept { return m_name; }
   const std::filesystem::path& directory() const noexcept { return m_directory; }
+  const std::vector<std::filesystem::path>& include_path() const noexcept { return m_include_path; }
   const std::string& source() const noexcept { return m_source; }
   const std::vector<std::pair<std::string, std::string>>& headers() const noexcept { return m_headers; }
   const std::vector<std::string>& name_expressions() const noexcept { return m_name_expressions; }
@@ -42,6 +52,7 @@ private:
   std::string m_name;
   std::string m_source;
   std::filesystem::path m_directory;
+  std::vector<std::filesystem::path> m_include_path;
   std::vector<std::pair<std::string, std::string>> m_headers;
   std::vector<std::string> m_name_expressions;
 };

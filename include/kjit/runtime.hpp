@@ -33,6 +33,10 @@ struct RuntimeConfig {
   std::chrono::milliseconds wait_progress_every{std::chrono::seconds(5)};  // log while waiting
   std::filesystem::path dump_dir;               // KJIT_DUMP_DIR: dump every compile here
   bool dump_hits = false;                       // also dump cache hits
+  // NVRTC precompiled headers (--pch) in a folder private to this Runtime, removed with it:
+  // later compiles that include the same heavy headers (<cub/...>, <cuda/std/...>) reuse them.
+  // Never part of the cache key (the output is the same). `kjit warm` turns it on.
+  bool precompiled_headers = false;
   LogLevel log_level = LogLevel::warn;
   LogCallback log;                              // empty: stderr
 
@@ -62,6 +66,10 @@ public:
   // module already loaded.
   Module load(const Program& program, const CompileOptions& options = {},
               std::optional<Device> device = std::nullopt);
+
+  // The arch a request for `arch` compiles to: a named arch checked against NVRTC, native
+  // resolved for `device` (default: the current one; needs a driver). Throws UsageError.
+  Arch resolve(const Arch& arch, std::optional<Device> device = std::nullopt) const;
 
   // The key a request would use, with every field that went into it, in order.
   struct KeyExplanation {

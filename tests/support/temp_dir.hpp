@@ -20,7 +20,7 @@ private:
   std::filesystem::path m_path;
 };
 
-// Whole-file helpers for tests.
+// Whole-file helpers for tests (write_file creates missing parent folders).
 std::string read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& content);
 

@@ -1,0 +1,58 @@
+// kjit::runtime::PchDirectories: the folders NVRTC's precompiled headers go into, private to
+// this process (a fresh temporary folder, removed with the object). NVRTC names PCH files after
+// the program, so two compiles of one program name must not share a folder at the same time:
+// each compile leases a slot folder of its own, and slots are reused (with their PCH files)
+// by later compiles. At most as many slots as compiles ran at once, each keeping its newest
+// k_files_per_slot PCH files (NVRTC uses a PCH only for the same command-line options, so
+// variants that differ in defines each create their own). Throws IoError when the
+// temporary folder cannot be made.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+namespace kjit::runtime {
+
+class PchDirectories {
+public:
+  static constexpr std::size_t k_files_per_slot = 2;
+
+  PchDirectories() = default;
+  ~PchDirectories();
+  PchDirectories(const PchDirectories&) = delete;
+  PchDirectories& operator=(const PchDirectories&) = delete;
+
+  class Lease {
+  public:
+    Lease(PchDirectories& owner, std::size_t slot, std::filesystem::path dir)
+        : m_owner(&owner), m_slot(slot), m_dir(std::move(dir)) {}
+    ~Lease() {
+      if (m_owner) m_owner->release(m_slot);
+    }
+    Lease(Lease&& other) noexcept : m_owner(other.m_owner), m_slot(other.m_slot), m_dir(std::move(other.m_dir)) {
+      other.m_owner = nullptr;
+    }
+    Lease& operator=(Lease&&) = delete;
+    const std::filesystem::path& dir() const { return m_dir; }
+
+  private:
+    PchDirectories* m_owner;
+    std::size_t m_slot;
+    std::filesystem::path m_dir;
+  };
+
+  // A slot folder no other compile uses until the lease ends.
+  Lease acquire();
+  // The private root folder (empty until the first acquire()).
+  std::filesystem::path root() const;
+
+private:
+  void release(std::size_t slot);
+
+  mutable std::mutex m_mutex;
+  std::filesystem::path m_root;
+  std::vector<bool> m_busy;
+};
+
+}  // namespace kjit::runtime
