@@ -49,9 +49,11 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (values[above] - values[below]) * (position - static_cast<double>(below));
 }
 
-BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOptions& options, Device device) {
+BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOptions& options,
+                  std::optional<Device> on) {
   validate(options);
   const auto& api = runtime::driver();
+  const Device device = on ? *on : Device::current();
   device.make_current();
   std::optional<Stream> own_stream;
   CUstream stream = options.stream;

@@ -2,9 +2,7 @@
 // the shape each call needs.
 #include <kjit/error.hpp>
 #include <kjit/kernels.hpp>
-#include <kjit/program.hpp>
-
-#include "runtime/shipped_kernels.hpp"
+#include <kjit/loader.hpp>
 
 #include <fmt/format.h>
 
@@ -45,10 +43,13 @@ std::string elementwise_name(const char* op) {
 
 template <class T>
 Kernels<T>::Kernels(Device device, Runtime& runtime) : m_device(device) {
-  Module square = runtime::load_shipped(runtime, "square.cu", device);
-  Module gelu = runtime::load_shipped(runtime, "gelu.cu", device);
-  Module softmax = runtime::load_shipped(runtime, "softmax.cu", device);
-  Module mean = runtime::load_shipped(runtime, "mean.cu", device);
+  // The installed kernels_src only (a KJIT_KERNEL_PATH file of the same name must not stand in),
+  // through the same requests as `kjit warm` of it: a warmed cache serves them.
+  KernelLoader loader({.use_environment = false}, runtime);
+  Module square = loader.load("square.cu", {}, device);
+  Module gelu = loader.load("gelu.cu", {}, device);
+  Module softmax = loader.load("softmax.cu", {}, device);
+  Module mean = loader.load("mean.cu", {}, device);
   m_square = square.kernel<void(const T*, T*, unsigned long long)>(elementwise_name<T>("square"));
   m_gelu = gelu.kernel<void(const T*, T*, unsigned long long)>(elementwise_name<T>("gelu"));
   if constexpr (std::is_same_v<T, float>) {
@@ -162,6 +163,19 @@ std::string Kernels<T>::softmax_kernel_name(int cols, bool aligned) const {
 template <class T>
 std::string Kernels<T>::mean_kernel_name() const {
   return fmt::format("kjit::mean<{}, {}, {}>", device_type_name<T>(), mean_block, mean_unroll);
+}
+
+template <class T>
+std::vector<std::pair<std::string, std::string>> Kernels<T>::instantiations() {
+  std::vector<std::pair<std::string, std::string>> out = {{"square.cu", elementwise_name<T>("square")},
+                                                          {"gelu.cu", elementwise_name<T>("gelu")}};
+  for (auto [w, block, items] : fused_shapes<T>()) {
+    out.emplace_back("softmax.cu",
+                     fmt::format("kjit::softmax_fused<{}, {}, {}, {}>", device_type_name<T>(), w, block, items));
+  }
+  out.emplace_back("softmax.cu", fmt::format("kjit::softmax_online<{}, {}>", device_type_name<T>(), softmax_online_block));
+  out.emplace_back("mean.cu", fmt::format("kjit::mean<{}, {}, {}>", device_type_name<T>(), mean_block, mean_unroll));
+  return out;
 }
 
 template class Kernels<float>;

@@ -1,6 +1,7 @@
 // kjit::kernels: typed host entry points for the lecture kernels shipped in kernels_src
 // (square, GELU, row-wise softmax, mean), for float, kjit::half and kjit::bfloat16. A Kernels<T>
-// loads the programs once (through the runtime and its cache) and picks the instantiation and
+// loads the programs once from the installed kernels_src (KernelLoader, with kjit.json's
+// instantiations; the cache applies, and `kjit warm` fills it) and picks the instantiation and
 // launch shape for each call; the calls only enqueue work on the given stream.
 //
 //   kjit::kernels::Kernels<float> k;
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kjit::kernels {
@@ -48,6 +50,9 @@ public:
   // beat 2, 4 and 8 packs per thread and other block sizes at every size.
   static constexpr int elementwise_block = 256, elementwise_unroll = 1;
   static constexpr int mean_block = 512, mean_unroll = 4;
+
+  // Every (file, name expression) a Kernels<T> loads: kernels_src/kjit.json must list them.
+  static std::vector<std::pair<std::string, std::string>> instantiations();
 
 private:
   struct SoftmaxShape {
