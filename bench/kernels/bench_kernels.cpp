@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -158,7 +159,7 @@ void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
   kjit::Stream stream(device);
   const std::filesystem::path dir = KJIT_BENCH_KERNELS_DIR;
   kjit::Program base = kjit::read_program(dir / "square.cu");
-  const std::vector<std::pair<int, int>> shapes = {{128, 1}, {256, 1}, {512, 1}, {128, 2}, {256, 2}, {1024, 2}, {512, 4}};
+  const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {512, 4}, {128, 8}};
   const std::vector<std::pair<std::string, std::vector<std::string>>> hints = {{"plain", {}}};
   for (Size s : sizes) {
     const std::size_t n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
@@ -193,6 +194,29 @@ void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
         }
       }
     }
+    // GELU: x / (1 + exp(-2u)) (the default) against 0.5 x (1 + tanhf(u)).
+    for (const auto& [label, defines] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"gelu exp", {}}, {"gelu tanhf", {"KJIT_GELU_TANHF"}}}) {
+      kjit::Program gp("gelu.cu", kjit::read_program(dir / "gelu.cu").source());
+      gp.directory(dir);
+      for (auto [block, unroll] : {std::pair{256, 1}, std::pair{128, 2}, std::pair{512, 4}}) {
+        gp.instantiate(fmt::format("kjit::gelu<float, {}, {}>", block, unroll));
+      }
+      kjit::CompileOptions co;
+      co.defines = defines;
+      auto gm = kjit::Runtime::global().load(gp, co);
+      for (auto [block, unroll] : {std::pair{256, 1}, std::pair{128, 2}, std::pair{512, 4}}) {
+        auto k = gm.kernel<void(const float*, float*, unsigned long long)>(
+            fmt::format("kjit::gelu<float, {}, {}>", block, unroll));
+        const unsigned grid = kjit::ceil_div(n / 4, static_cast<std::size_t>(block) * unroll);
+        const double t = kjit::bench([&](CUstream_st* st) {
+          k.launch({.grid = grid, .block = static_cast<unsigned>(block), .stream = st}, x.data(), y.data(), n);
+        }, o, device).median_ms;
+        std::printf("  %-10s block %4d unroll %d: %6.0f GB/s  %.3f of copy\n", label.c_str(), block, unroll,
+                    bytes / (t * 1e-3) / 1e9, bytes / (t * 1e-3) / 1e9 / copy);
+      }
+    }
+    if (std::getenv("KJIT_SWEEP_MEAN") == nullptr) continue;
     // The mean at other shapes and grids (its partial sums need one double per block).
     kjit::Program mp("mean.cu", kjit::read_program(dir / "mean.cu").source());
     mp.directory(dir);
