@@ -8,7 +8,10 @@
 #include <kjit/kjit.hpp>
 
 #include "bench_util.hpp"
+#include "cache/store.hpp"
+#include "runtime/cache_key.hpp"
 #include "runtime/driver_api.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +61,47 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
       kjit::runtime::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "bench");
     }
     t1 = now_us();
+  } else if (mode == "parts") {
+    // The hit path's steps one by one, each the first of its kind in the process.
+    double a = now_us();
+    kjit::Device dev = kjit::Device::current();
+    double b = now_us();
+    auto archs = kjit::runtime::NvrtcCompiler::supported_archs();
+    double c = now_us();
+    std::error_code ec;
+    bool exists = std::filesystem::exists(std::filesystem::path(cache_dir), ec);
+    double d = now_us();
+    kjit::cache::Store store(kjit::cache::StoreConfig{cache_dir, 2ull << 30});
+    double e = now_us();
+    kjit::Program prog("disk_hit.cu", k_source);
+    auto flags = kjit::canonical_flags({}, kjit::Arch::sm(dev.compute_capability()));
+    double f = now_us();
+    auto key = kjit::runtime::CacheKey::compute(prog, flags, kjit::Arch::sm(dev.compute_capability()), {}, {});
+    double g = now_us();
+    auto got = store.get(key.key);
+    double h = now_us();
+    std::string cubin;
+    if (got.entry) {
+      for (auto& [kind, bytes] : got.entry->sections) {
+        if (kind == kjit::cache::SectionKind::cubin) cubin = bytes;
+      }
+    }
+    double i = now_us();
+    CUmodule m;
+    kjit::runtime::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+    double j = now_us();
+    CUfunction fn;
+    kjit::runtime::check(api.cuModuleGetFunction(&fn, m, "square"), "cuModuleGetFunction", "bench");
+    double k = now_us();
+    std::size_t off = 0, size = 0;
+    api.cuFuncGetParamInfo(fn, 0, &off, &size);
+    double l = now_us();
+    api.cuFuncGetParamInfo(fn, 1, &off, &size);
+    t1 = now_us();
+    std::fprintf(stderr, "parts device %.1f nvrtc-archs %.1f fs-exists %.1f store %.1f flags %.1f key %.1f get %.1f "
+                 "sections %.1f module %.1f getfn %.1f param0 %.1f param1 %.1f (%d %zu %d)\n", b - a, c - b, d - c,
+                 e - d, f - e, g - f, h - g, i - h, j - i, k - j, l - k, t1 - l, exists, archs.size(),
+                 got.entry ? 1 : 0);
   } else if (mode == "detail") {
     // Where a fresh process's hit goes: runtime, key + read, module load, kernel handle.
     kjit::RuntimeConfig c;
@@ -142,6 +186,7 @@ int main(int argc, char** argv) {
     }
   }
   for (int i = 0; i < 3; ++i) run_child(argv[0], "detail", c.cache_dir.string(), cubin_path);
+  for (int i = 0; i < 5; ++i) run_child(argv[0], "parts", c.cache_dir.string(), cubin_path);
   std::printf("\nmedians of %d fresh processes each\n", processes);
   kjit::bench_util::row("disk hit -> launchable kernel, us", kjit::bench_util::median(hit),
                         kjit::bench_util::median(raw), "us", "<= 1.5 x read + cuModuleLoadData");
