@@ -4,6 +4,7 @@
 #include <kjit/loader.hpp>
 #include <kjit/manifest.hpp>
 
+#include "runtime/environment.hpp"
 #include "runtime/include_scanner.hpp"
 #include "runtime/kernel_request.hpp"
 
@@ -28,12 +29,7 @@
 namespace kjit {
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string_view s = v;
-  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
-}
+using runtime::env_flag;
 
 std::optional<std::string> read_whole(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -6,6 +6,7 @@
 
 #include "cache/config.hpp"
 #include "cache/store.hpp"
+#include "runtime/environment.hpp"
 #include "runtime/cache_key.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/nvrtc_compiler.hpp"
@@ -29,12 +30,7 @@
 namespace kjit {
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string_view s = v;
-  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
-}
+using runtime::env_flag;
 
 std::string encode_lowered_names(const std::vector<std::pair<std::string, std::string>>& names) {
   std::string out;

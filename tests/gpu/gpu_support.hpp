@@ -4,6 +4,8 @@
 
 #include <kjit/kjit.hpp>
 
+#include "support/helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -32,13 +34,6 @@ inline std::vector<float> random_floats(std::size_t n, unsigned seed, float lo =
     if (gen() & 1) x = -x;  // both signs, never zero
   }
   return v;
-}
-
-inline kjit::RuntimeConfig quiet_config(const std::filesystem::path& cache) {
-  kjit::RuntimeConfig c;
-  c.cache_dir = cache;
-  c.log = [](kjit::LogLevel, std::string_view) {};
-  return c;
 }
 
 }  // namespace kjit::test

@@ -1,5 +1,6 @@
 // The kjit executable: compile --json outcomes, cache commands, exit codes, and 16 real
 // processes compiling the same 20 kernels into one empty cache (each key compiled once).
+#include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -17,22 +18,10 @@ namespace {
 
 const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using Run = kjit::test::CommandResult;
 
-Run run(const std::string& args) {
-  Run r;
-  FILE* p = popen((k_kjit + " " + args + " 2>/dev/null").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// `kjit ARGS`, stderr dropped.
+Run run(const std::string& args) { return kjit::test::run_command(k_kjit + " " + args + " 2>/dev/null"); }
 
 std::string kernel_source(int i) {
   return "extern \"C\" __global__ void k" + std::to_string(i) +

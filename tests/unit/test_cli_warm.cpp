@@ -3,6 +3,7 @@
 // copy of the cache and from a read-only one (as an unprivileged user); a failing kernel gives
 // exit code 1 and a table while the others are still compiled; native without a GPU is a clear
 // usage error.
+#include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -25,22 +26,9 @@ const std::string k_probe = std::string(KJIT_TEST_TOOLS_DIR) + "/kjit_loader_pro
 const std::string k_fixture = std::string(KJIT_SOURCE_DIR) + "/tests/data/warm_fixture";
 const std::string k_shipped = std::string(KJIT_SOURCE_DIR) + "/kernels_src";
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
-
-Run run(const std::string& command) {
-  Run r;
-  FILE* p = popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = kjit::test::CommandResult;
+using kjit::test::run_command;
+Run run(const std::string& command) { return run_command(command); }
 
 // Runs `command` through /bin/sh as uid 65534 when this process is root (root ignores
 // permission bits), else as it is.

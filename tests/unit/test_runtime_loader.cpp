@@ -2,6 +2,7 @@
 // sees them), program names, errors, and hot reload through compile() (no GPU).
 #include <kjit/kjit.hpp>
 
+#include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -11,12 +12,6 @@
 
 namespace {
 
-kjit::RuntimeConfig quiet(const std::filesystem::path& cache) {
-  kjit::RuntimeConfig c;
-  c.cache_dir = cache;
-  c.log = [](kjit::LogLevel, std::string_view) {};
-  return c;
-}
 
 // Sets an environment variable for one scope.
 struct ScopedEnv {
@@ -55,7 +50,7 @@ TEST_SUITE("KernelLoader") {
     kjit::test::write_file(dir / "env2/only_env2.cu", kernel("only_env2"));
     ScopedEnv env("KJIT_KERNEL_PATH", (dir / "env1").string() + "::" + (dir / "env2").string() + ":" +
                                           (dir / "missing").string());
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::KernelLoader loader({.folders = {dir / "api"}}, rt);
     auto installed = kjit::KernelLoader::installed_kernels_dir();
     REQUIRE(!installed.empty());
@@ -75,7 +70,7 @@ TEST_SUITE("KernelLoader") {
   TEST_CASE("KernelLoader: a file not on the search path names every folder searched") {
     kjit::test::TempDir dir;
     std::filesystem::create_directories(dir / "a");
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::KernelLoader loader({.folders = {dir / "a", dir / "nope"}, .use_environment = false, .use_installed = false}, rt);
     try {
       loader.compile("gone.cu", "", k_sm90);
@@ -100,7 +95,7 @@ TEST_SUITE("KernelLoader") {
     kjit::test::write_file(dir / "root/nn/deep.cuh", "#define DEEP 0.5f\n");
     kjit::test::write_file(dir / "root/act.cuh", "#error the root act.cuh is shadowed by nn/act.cuh\n");
     kjit::test::write_file(dir / "second/shared.cuh", "#define SHARED_VALUE 1.0f\n");
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::KernelLoader loader({.folders = {dir / "root", dir / "second"}, .use_environment = false,
                                .use_installed = false}, rt);
     auto [program, options] = loader.request("nn/gelu.cu");
@@ -134,7 +129,7 @@ TEST_SUITE("KernelLoader") {
                                                  "{ x[0] = BLOCK * VALUE; }\n");
     kjit::test::write_file(dir / "k/sub/bad.cu", "// line 1\n// line 2\nextern \"C\" __global__ void bad(int* x) "
                                                  "{ x[0] = nope; }\n");
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::KernelLoader loader({.folders = {dir / "k"}, .use_environment = false, .use_installed = false}, rt);
     auto def = loader.compile("sub/blk.cu", "", k_sm90);   // the first variant
     auto b128 = loader.compile("sub/blk.cu", "b128", k_sm90);
@@ -165,7 +160,7 @@ TEST_SUITE("KernelLoader") {
     kjit::test::write_file(dir / "k/hot.cu", "#include \"value.cuh\"\nextern \"C\" __global__ void hot(int* x) "
                                              "{ x[0] = VALUE; }\n");
     kjit::test::write_file(dir / "k/value.cuh", "#define VALUE 111\n");
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::KernelLoader hot({.folders = {dir / "k"}, .use_environment = false, .use_installed = false,
                             .hot_reload = true}, rt);
     kjit::KernelLoader cold({.folders = {dir / "k"}, .use_environment = false, .use_installed = false}, rt);
@@ -204,7 +199,7 @@ TEST_SUITE("KernelLoader") {
   TEST_CASE("KernelLoader: KJIT_HOT_RELOAD turns hot reload on") {
     ScopedEnv env("KJIT_HOT_RELOAD", "1");
     kjit::test::TempDir dir;
-    kjit::Runtime rt(quiet(dir / "cache"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     CHECK(kjit::KernelLoader({}, rt).hot_reload());
     CHECK_FALSE(kjit::KernelLoader({.use_environment = false}, rt).hot_reload());
   }

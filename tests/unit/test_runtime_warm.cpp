@@ -2,6 +2,7 @@
 // (created once, then used; never in the key or the stored log).
 #include <kjit/kjit.hpp>
 
+#include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -10,12 +11,6 @@
 
 namespace {
 
-kjit::RuntimeConfig quiet(const std::filesystem::path& cache) {
-  kjit::RuntimeConfig c;
-  c.cache_dir = cache;
-  c.log = [](kjit::LogLevel, std::string_view) {};
-  return c;
-}
 
 // A manifest of `n` small kernels with two variants each.
 std::filesystem::path small_manifest(const kjit::test::TempDir& dir, int n) {
@@ -41,7 +36,7 @@ TEST_SUITE("warm") {
       std::mutex mutex;
       std::size_t max_running = 0, started = 0, finished = 0;
       kjit::WarmOptions o{.sources = {kernels}, .archs = {kjit::Arch::sm(80), kjit::Arch::sm(90)}, .jobs = jobs,
-                          .precompiled_headers = false, .runtime = quiet(dir / ("cache" + std::to_string(jobs)))};
+                          .precompiled_headers = false, .runtime = kjit::test::quiet_config(dir / ("cache" + std::to_string(jobs)))};
       auto report = kjit::warm(o, [&](const kjit::WarmEvent& e) {
         std::lock_guard lock(mutex);
         max_running = std::max(max_running, e.running);
@@ -85,7 +80,7 @@ extern "C" __global__ void heavy(const float* x, float* y) {
     }
     kjit::test::write_file(dir / "k/kjit.json", R"({"kjit_manifest": 1, "kernels": [)" + entries + "]}");
     kjit::WarmOptions with{.sources = {dir / "k"}, .archs = {kjit::Arch::sm(90)}, .jobs = 1,
-                           .precompiled_headers = true, .runtime = quiet(dir / "pch")};
+                           .precompiled_headers = true, .runtime = kjit::test::quiet_config(dir / "pch")};
     auto a = kjit::warm(with);
     REQUIRE(a.ok());
     REQUIRE(a.items.size() == 3);
@@ -95,7 +90,7 @@ extern "C" __global__ void heavy(const float* x, float* y) {
 
     kjit::WarmOptions without = with;
     without.precompiled_headers = false;
-    without.runtime = quiet(dir / "plain");
+    without.runtime = kjit::test::quiet_config(dir / "plain");
     auto b = kjit::warm(without);
     REQUIRE(b.ok());
     for (std::size_t i = 0; i < 3; ++i) {
@@ -103,7 +98,7 @@ extern "C" __global__ void heavy(const float* x, float* y) {
       CHECK(b.items[i].pch == kjit::PchUse::none);
     }
     // The stored log holds no PCH message.
-    kjit::Runtime rt(quiet(dir / "pch"));
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "pch"));
     kjit::KernelLoader loader({.folders = {dir / "k"}, .use_environment = false, .use_installed = false}, rt);
     auto r = loader.compile("heavy1.cu", "", kjit::Arch::sm(90));
     CHECK(r.outcome == kjit::Outcome::hit);
@@ -112,7 +107,7 @@ extern "C" __global__ void heavy(const float* x, float* y) {
     // Concurrent compiles with PCH (each in a folder of its own): all correct.
     kjit::WarmOptions parallel = with;
     parallel.jobs = 3;
-    parallel.runtime = quiet(dir / "parallel");
+    parallel.runtime = kjit::test::quiet_config(dir / "parallel");
     auto c = kjit::warm(parallel);
     REQUIRE(c.ok());
     for (std::size_t i = 0; i < 3; ++i) CHECK(c.items[i].key == b.items[i].key);

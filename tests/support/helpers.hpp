@@ -1,0 +1,42 @@
+// Small helpers shared by kjit's tests: a quiet RuntimeConfig on a given cache dir, and
+// running a shell command for its exit code and stdout.
+#pragma once
+
+#include <kjit/runtime.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace kjit::test {
+
+inline kjit::RuntimeConfig quiet_config(const std::filesystem::path& cache) {
+  kjit::RuntimeConfig c;
+  c.cache_dir = cache;
+  c.log = [](kjit::LogLevel, std::string_view) {};
+  return c;
+}
+
+struct CommandResult {
+  int code = -1;  // exit status; -1 when killed by a signal
+  std::string out;
+};
+
+// Runs `command` through /bin/sh; its stdout is collected.
+inline CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  FILE* p = popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace kjit::test
