@@ -110,7 +110,9 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
-  state->nvtx_name = runtime::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
+  if (runtime::nvtx::enabled()) {
+    state->nvtx_name = runtime::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
+  }
   for (std::size_t i = 0;; ++i) {
     std::size_t offset = 0, size = 0;
     if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
@@ -270,7 +272,7 @@ int suggested_block_size(const KernelState& k, std::size_t dynamic_shared) {
 }  // namespace detail
 
 Module::Module(const CompileResult& result, Device device) {
-  runtime::nvtx::Range range("load " + result.program_name);
+  runtime::nvtx::Range range("load", result.program_name);
   const auto& api = driver();
   auto state = std::make_shared<detail::ModuleState>();
   state->result = result;

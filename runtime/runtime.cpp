@@ -224,7 +224,7 @@ struct Runtime::Impl {
 
   CompileResult compile_now(const Program& program, const std::vector<std::string>& flags, const Arch& arch,
                             const cache::Key& key) {
-    runtime::nvtx::Range range("compile " + program.name());
+    runtime::nvtx::Range range("compile", program.name());
     runtime::NvrtcOutput out;
     if (config.precompiled_headers) {
       auto lease = pch.acquire();
