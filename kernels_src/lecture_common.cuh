@@ -28,31 +28,11 @@ struct alignas(sizeof(T) * W) Pack {
 
 template <class T, int W>
 __device__ __forceinline__ Pack<T, W> load_pack(const T* p) {
-#if defined(KJIT_LOAD_CS)
-  if constexpr (sizeof(Pack<T, W>) == 16) {
-    const uint4 u = __ldcs(reinterpret_cast<const uint4*>(p));
-    return *reinterpret_cast<const Pack<T, W>*>(&u);
-  }
-#elif defined(KJIT_LOAD_L2_256B)
-  if constexpr (sizeof(Pack<T, W>) == 16) {
-    uint4 u;
-    asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-                 : "l"(p));
-    return *reinterpret_cast<const Pack<T, W>*>(&u);
-  }
-#endif
   return *reinterpret_cast<const Pack<T, W>*>(p);
 }
 
 template <class T, int W>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& pack) {
-#if defined(KJIT_STORE_CS)
-  if constexpr (sizeof(Pack<T, W>) == 16) {
-    __stcs(reinterpret_cast<uint4*>(p), *reinterpret_cast<const uint4*>(&pack));
-    return;
-  }
-#endif
   *reinterpret_cast<Pack<T, W>*>(p) = pack;
 }
 

@@ -42,7 +42,7 @@ std::string elementwise_name(const char* op) {
 }
 
 template <class T>
-Kernels<T>::Kernels(Device device, Runtime& runtime) : m_device(device) {
+Kernels<T>::Kernels(Device device, Runtime& runtime) {
   // The installed kernels_src only (a KJIT_KERNEL_PATH file of the same name must not stand in),
   // through the same requests as `kjit warm` of it: a warmed cache serves them.
   KernelLoader loader({.use_environment = false}, runtime);

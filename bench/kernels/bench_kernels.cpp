@@ -152,15 +152,14 @@ nlohmann::json run(const std::vector<Size>& sizes, const kjit::BenchOptions& opt
   return rows;
 }
 
-// --sweep: the float square kernel at other block sizes, unroll factors and cache hints,
-// instantiated from kernels_src/square.cu, beside the copy.
+// --sweep: the float square kernel at other block sizes and unroll factors, GELU in its two
+// forms, and the mean at other shapes and grids, instantiated from kernels_src, beside the copy.
 void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
   kjit::Device device = kjit::Device::current();
   kjit::Stream stream(device);
   const std::filesystem::path dir = KJIT_BENCH_KERNELS_DIR;
   kjit::Program base = kjit::read_program(dir / "square.cu");
   const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {512, 4}, {128, 8}};
-  const std::vector<std::pair<std::string, std::vector<std::string>>> hints = {{"plain", {}}};
   for (Size s : sizes) {
     const std::size_t n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
     std::vector<float> host(n, 1.5f);
@@ -170,29 +169,19 @@ void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
     o.stream = stream.handle();
     const double copy = bytes / (kjit::bench([&](CUstream_st* st) { y.copy_from(x, st); }, o, device).median_ms * 1e-3) / 1e9;
     std::printf("%dx%d copy %.0f GB/s\n", s.rows, s.cols, copy);
-    for (const auto& [hint, defines] : hints) {
-      kjit::Program p("square.cu", base.source());
-      p.directory(dir);
-      for (auto [block, unroll] : shapes) p.instantiate(fmt::format("kjit::square<float, {}, {}>", block, unroll));
-      kjit::CompileOptions co;
-      co.defines = defines;
-      auto m = kjit::Runtime::global().load(p, co);
-      for (auto [block, unroll] : shapes) {
-        auto k = m.kernel<void(const float*, float*, unsigned long long)>(
-            fmt::format("kjit::square<float, {}, {}>", block, unroll));
-        const unsigned full = kjit::ceil_div(n / 4, static_cast<std::size_t>(block) * unroll);
-        const unsigned resident = static_cast<unsigned>(device.multiprocessor_count() *
-                                                        std::max(1, k.max_active_blocks_per_sm(block)));
-        for (unsigned waves : {0u}) {
-          const unsigned grid = waves ? std::min(full, resident * waves) : full;
-          const double t = kjit::bench([&](CUstream_st* st) {
-            k.launch({.grid = grid, .block = static_cast<unsigned>(block), .stream = st}, x.data(), y.data(), n);
-          }, o, device).median_ms;
-          std::printf("  %-8s block %4d unroll %d grid %6u (%s): %6.0f GB/s  %.3f of copy\n", hint.c_str(), block,
-                      unroll, grid, waves ? fmt::format("{} waves", waves).c_str() : "full",
-                      bytes / (t * 1e-3) / 1e9, bytes / (t * 1e-3) / 1e9 / copy);
-        }
-      }
+    kjit::Program p("square.cu", base.source());
+    p.directory(dir);
+    for (auto [block, unroll] : shapes) p.instantiate(fmt::format("kjit::square<float, {}, {}>", block, unroll));
+    auto m = kjit::Runtime::global().load(p);
+    for (auto [block, unroll] : shapes) {
+      auto k = m.kernel<void(const float*, float*, unsigned long long)>(
+          fmt::format("kjit::square<float, {}, {}>", block, unroll));
+      const unsigned grid = kjit::ceil_div(n / 4, static_cast<std::size_t>(block) * unroll);
+      const double t = kjit::bench([&](CUstream_st* st) {
+        k.launch({.grid = grid, .block = static_cast<unsigned>(block), .stream = st}, x.data(), y.data(), n);
+      }, o, device).median_ms;
+      std::printf("  square   block %4d unroll %d grid %6u: %6.0f GB/s  %.3f of copy\n", block, unroll, grid,
+                  bytes / (t * 1e-3) / 1e9, bytes / (t * 1e-3) / 1e9 / copy);
     }
     // GELU: x / (1 + exp(-2u)) (the default) against 0.5 x (1 + tanhf(u)).
     for (const auto& [label, defines] : std::vector<std::pair<std::string, std::vector<std::string>>>{
@@ -216,7 +205,6 @@ void sweep(const std::vector<Size>& sizes, const kjit::BenchOptions& options) {
                     bytes / (t * 1e-3) / 1e9, bytes / (t * 1e-3) / 1e9 / copy);
       }
     }
-    if (std::getenv("KJIT_SWEEP_MEAN") == nullptr) continue;
     // The mean at other shapes and grids (its partial sums need one double per block).
     kjit::Program mp("mean.cu", kjit::read_program(dir / "mean.cu").source());
     mp.directory(dir);
@@ -258,7 +246,7 @@ int main(int argc, char** argv) {
   app.add_option("--type", type, "Element type")->check(CLI::IsMember({"float", "half", "bfloat16"}))->capture_default_str();
   app.add_option("--json", json_path, "Also write the results to this JSON file");
   bool do_sweep = false;
-  app.add_flag("--sweep", do_sweep, "Try the float square at other block sizes, unroll factors and cache hints");
+  app.add_flag("--sweep", do_sweep, "Try the float square, GELU and mean kernels at other shapes and grids");
   app.add_option("--warmup-ms", options.warmup_ms, "Warm-up time per measurement")->capture_default_str();
   app.add_option("--repeat-ms", options.repeat_ms, "Timed repetitions per measurement")->capture_default_str();
   CLI11_PARSE(app, argc, argv);

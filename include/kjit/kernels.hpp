@@ -63,7 +63,6 @@ private:
   void map(const Map& kernel, const T* x, T* y, std::size_t n, CUstream_st* stream) const;
   const SoftmaxShape& softmax_shape(int cols, bool aligned) const;
 
-  Device m_device;
   Map m_square, m_gelu;
   Kernel<void(const float*, float*, int, int)> m_square_naive;
   std::vector<SoftmaxShape> m_softmax_fused;  // ascending capacity
