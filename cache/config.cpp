@@ -21,6 +21,13 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
+// "a" + "b" and "a/" + "b" both give "a/b".
+std::string join(std::string base, std::string_view tail) {
+  if (base.empty() || base.back() != '/') base.push_back('/');
+  base += tail;
+  return base;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -69,19 +76,19 @@ std::optional<std::pair<long double, std::string>> split_number(std::string_view
 
 }  // namespace
 
-std::filesystem::path default_cache_dir() {
+std::string default_cache_dir() {
+  // Plain strings: this runs on a fresh process's first request, where std::filesystem's first
+  // use costs tens of microseconds.
   if (auto dir = env("KJIT_CACHE_DIR")) return *dir;
-  if (auto xdg = env("XDG_CACHE_HOME"); xdg && std::filesystem::path(*xdg).is_absolute()) {
-    return std::filesystem::path(*xdg) / "kjit";
-  }
-  if (auto home = env("HOME")) return std::filesystem::path(*home) / ".cache" / "kjit";
+  if (auto xdg = env("XDG_CACHE_HOME"); xdg && xdg->front() == '/') return join(*xdg, "kjit");
+  if (auto home = env("HOME")) return join(*home, ".cache/kjit");
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir) {
-    return std::filesystem::path(pw->pw_dir) / ".cache" / "kjit";
+    return join(pw->pw_dir, ".cache/kjit");
   }
   std::error_code ec;
   std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
   if (ec) tmp = "/tmp";
-  return tmp / fmt::format("kjit-cache-{}", ::getuid());
+  return (tmp / fmt::format("kjit-cache-{}", ::getuid())).string();
 }
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {

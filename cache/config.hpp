@@ -15,7 +15,7 @@ namespace kjit::cache {
 // KJIT_CACHE_DIR if set and not empty, else $XDG_CACHE_HOME/kjit (when absolute), else
 // $HOME/.cache/kjit, else the home directory from the password database, else
 // <temp dir>/kjit-cache-<uid>.
-std::filesystem::path default_cache_dir();
+std::string default_cache_dir();
 
 // "1048576", "100k", "512M", "2G", "1.5GiB", "3 TB": a number (fractions allowed) with an
 // optional unit, case-insensitive. Units are powers of 1024 whatever the spelling

@@ -1,7 +1,8 @@
 #include "cache/entry.hpp"
 
+#include "cache/hash.hpp"
+
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include <cstring>
 
@@ -72,7 +73,7 @@ std::string serialize(const Entry& entry) {
     put_le(out, bytes.size(), 8);
     out.append(bytes);
   }
-  const XXH128_hash_t h = XXH3_128bits(out.data(), out.size());
+  const Hash128 h = xxh3_128(out.data(), out.size());
   put_be64(out, h.high64);
   put_be64(out, h.low64);
   return out;
@@ -100,7 +101,7 @@ ParseResult parse(std::string_view bytes) {
     return fail(fmt::format("{} bytes of trailing garbage after the checksum", available - payload));
   }
   const std::size_t checked = k_header_size + payload;
-  const XXH128_hash_t h = XXH3_128bits(bytes.data(), checked);
+  const Hash128 h = xxh3_128(bytes.data(), checked);
   if (get_be64(bytes.data() + checked) != h.high64 || get_be64(bytes.data() + checked + 8) != h.low64) {
     return fail("checksum mismatch");
   }

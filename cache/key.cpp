@@ -1,7 +1,8 @@
 #include "cache/key.hpp"
 
+#include "cache/hash.hpp"
+
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include <cstring>
 
@@ -82,7 +83,7 @@ Hasher& Hasher::field(std::string_view label, std::string_view value) {
   if (value.size() <= k_max_shown_value && printable(value)) {
     m_fields.push_back({std::string(label), std::string(value)});
   } else {
-    const XXH128_hash_t h = XXH3_128bits(value.data(), value.size());
+    const Hash128 h = xxh3_128(value.data(), value.size());
     m_fields.push_back(
         {std::string(label), fmt::format("<{} bytes, xxh3 {:016x}{:016x}>", value.size(), h.high64, h.low64)});
   }
@@ -108,12 +109,13 @@ std::string Hasher::describe() const {
 }
 
 Key Hasher::finish() const {
-  const XXH128_hash_t h = XXH3_128bits(m_buffer.data(), m_buffer.size());
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, h);
+  // XXH3-128's canonical form: high 64 bits, then low, each big-endian.
+  const Hash128 h = xxh3_128(m_buffer.data(), m_buffer.size());
   Key key;
-  static_assert(sizeof canonical.digest == sizeof key.bytes);
-  std::memcpy(key.bytes.data(), canonical.digest, sizeof canonical.digest);
+  for (int i = 0; i < 8; ++i) {
+    key.bytes[i] = static_cast<std::uint8_t>(h.high64 >> (56 - 8 * i));
+    key.bytes[8 + i] = static_cast<std::uint8_t>(h.low64 >> (56 - 8 * i));
+  }
   return key;
 }
 

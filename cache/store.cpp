@@ -187,28 +187,39 @@ bool read_all(int fd, std::string& out, std::size_t size) {
 
 }  // namespace
 
-Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(m_config.dir / "usage") {}
+Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
 
-std::filesystem::path Store::entry_path(const Key& key) const {
+std::string Store::sub(std::string_view name) const {
+  std::string out = m_config.dir;
+  if (!out.empty() && out.back() != '/') out.push_back('/');
+  out += name;
+  return out;
+}
+
+std::string Store::entry_file(const Key& key) const {
+  // <dir>/<2 hex>/<30 hex>.kjit, built in one string.
   const std::string hex = key.hex();
-  std::string tail = hex.substr(2);
-  tail += k_entry_suffix;
-  return m_config.dir / hex.substr(0, 2) / tail;
+  std::string out = sub(std::string_view(hex).substr(0, 2));
+  out.push_back('/');
+  out.append(hex, 2, std::string::npos);
+  out += k_entry_suffix;
+  return out;
 }
 
-std::filesystem::path Store::lock_path(const Key& key) const {
-  return m_config.dir / "locks" / (key.hex() + ".lock");
-}
+std::filesystem::path Store::entry_path(const Key& key) const { return entry_file(key); }
 
+std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks/" + key.hex() + ".lock"); }
+
+// The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem.
 GetResult Store::get(const Key& key) {
   GetResult result;
-  const std::filesystem::path path = entry_path(key);
+  const std::string path = entry_file(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     m_stats.misses.fetch_add(1, std::memory_order_relaxed);
     if (errno == ENOENT || errno == ENOTDIR) return result;  // miss
     result.outcome = GetResult::Outcome::error;
-    result.message = fmt::format("reading cache entry {}: {}", path.string(), std::strerror(errno));
+    result.message = fmt::format("reading cache entry {}: {}", path, std::strerror(errno));
     return result;
   }
   struct stat st{};
@@ -218,7 +229,7 @@ GetResult Store::get(const Key& key) {
     ::close(fd);
     m_stats.misses.fetch_add(1, std::memory_order_relaxed);
     result.outcome = GetResult::Outcome::error;
-    result.message = fmt::format("reading cache entry {}: {}", path.string(), std::strerror(err));
+    result.message = fmt::format("reading cache entry {}: {}", path, std::strerror(err));
     return result;
   }
   ParseResult parsed = parse(bytes);
@@ -228,7 +239,7 @@ GetResult Store::get(const Key& key) {
     m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
     remove_damaged(path, static_cast<std::uint64_t>(st.st_size), st.st_dev, st.st_ino);
     result.outcome = GetResult::Outcome::damaged;
-    result.message = fmt::format("cache entry {} is damaged ({}); removed it", path.string(), parsed.error);
+    result.message = fmt::format("cache entry {} is damaged ({}); removed it", path, parsed.error);
     return result;
   }
   // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched.
@@ -423,7 +434,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   for (const auto& t : scan.temps) {
     if (t.last_use_ns < stale_ns) ::unlink(t.path.c_str());
   }
-  remove_unheld_locks(m_config.dir / "locks");
+  remove_unheld_locks(sub("locks"));
   if (counter) counter->write(Usage{count, total});
   return result;
 }
@@ -449,15 +460,15 @@ bool Store::flush_stats(std::string* error) {
   if (delta == StatsSnapshot{}) return true;
   std::error_code ec;
   std::filesystem::create_directories(m_config.dir, ec);
-  if (!PersistentStats(m_config.dir / "stats").add(delta, error)) return false;
+  if (!PersistentStats(sub("stats")).add(delta, error)) return false;
   m_flushed = now;
   return true;
 }
 
-StatsSnapshot Store::read_persistent_stats() const { return PersistentStats(m_config.dir / "stats").read(); }
+StatsSnapshot Store::read_persistent_stats() const { return PersistentStats(sub("stats")).read(); }
 
 bool Store::reset_persistent_stats(std::string* error) {
-  return PersistentStats(m_config.dir / "stats").reset(error);
+  return PersistentStats(sub("stats")).reset(error);
 }
 
 }  // namespace kjit::cache

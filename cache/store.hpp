@@ -32,7 +32,7 @@
 namespace kjit::cache {
 
 struct StoreConfig {
-  std::filesystem::path dir;
+  std::string dir;  // a string, not a path: a hit touches no std::filesystem (see get())
   std::uint64_t max_size = 2ull << 30;  // bytes; 0 = unlimited
 };
 
@@ -73,6 +73,7 @@ public:
 
   const StoreConfig& config() const { return m_config; }
   std::filesystem::path entry_path(const Key& key) const;
+  std::string entry_file(const Key& key) const;  // entry_path() as a string
   std::filesystem::path lock_path(const Key& key) const;
 
   // Reads and checks the entry; a damaged one is removed and reported as damaged (the caller
@@ -128,6 +129,7 @@ private:
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   void remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();
+  std::string sub(std::string_view name) const;  // <dir>/<name>
 
   StoreConfig m_config;
   Stats m_stats;

@@ -23,7 +23,7 @@ struct Usage {
 
 class UsageCounter {
 public:
-  explicit UsageCounter(std::filesystem::path file) : m_file(std::move(file)) {}
+  explicit UsageCounter(std::string file) : m_file(std::move(file)) {}
 
   // The counter file locked for a read-modify-write; the lock goes when this goes.
   class Locked {
@@ -45,10 +45,10 @@ public:
   // Reads without locking (a 24-byte pwrite is never seen torn in practice; nullopt if it is).
   std::optional<Usage> peek() const;
 
-  const std::filesystem::path& file() const { return m_file; }
+  const std::string& file() const { return m_file; }
 
 private:
-  std::filesystem::path m_file;
+  std::string m_file;  // a string: a Store is built on the hit path, which touches no std::filesystem
 };
 
 }  // namespace kjit::cache

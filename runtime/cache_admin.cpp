@@ -15,12 +15,12 @@ struct Cache::Impl {
 };
 
 Cache::Cache(std::filesystem::path dir, std::uint64_t max_size)
-    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir, max_size})) {}
+    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir.string(), max_size})) {}
 Cache::~Cache() = default;
 Cache::Cache(Cache&&) noexcept = default;
 Cache& Cache::operator=(Cache&&) noexcept = default;
 
-const std::filesystem::path& Cache::dir() const { return m_impl->store.config().dir; }
+std::filesystem::path Cache::dir() const { return m_impl->store.config().dir; }
 
 CacheStats Cache::stats() {
   auto& store = m_impl->store;

@@ -22,14 +22,18 @@ CacheKey CacheKey::compute(const Program& program, const std::vector<std::string
     h.field("header-name", name);
     h.field("header-content", content);
   }
-  std::vector<std::string> in_memory;
-  for (const auto& hdr : program.headers()) in_memory.push_back(hdr.first);
-  // NVRTC searches the user include dirs, then directory(), then include_path(); the scanner
-  // follows quoted includes from the including file's folder first, then these in order.
-  std::vector<std::filesystem::path> dirs = include_dirs;
-  dirs.insert(dirs.end(), program.include_path().begin(), program.include_path().end());
-  IncludeScanner scanner(std::move(dirs), std::move(in_memory));
-  auto files = scanner.scan(program.source(), source_dir);
+  std::vector<ScannedHeader> files;
+  // A source without include lines needs no scanner (and its std::filesystem paths).
+  if (!IncludeScanner::include_lines(program.source()).empty()) {
+    std::vector<std::string> in_memory;
+    for (const auto& hdr : program.headers()) in_memory.push_back(hdr.first);
+    // NVRTC searches the user include dirs, then directory(), then include_path(); the scanner
+    // follows quoted includes from the including file's folder first, then these in order.
+    std::vector<std::filesystem::path> dirs = include_dirs;
+    dirs.insert(dirs.end(), program.include_path().begin(), program.include_path().end());
+    IncludeScanner scanner(std::move(dirs), std::move(in_memory));
+    files = scanner.scan(program.source(), source_dir);
+  }
   h.field("include-file-count", files.size());
   for (const auto& f : files) {
     h.field("include-file", f.spelling);

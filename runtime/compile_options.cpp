@@ -67,8 +67,9 @@ Arch Arch::parse(std::string_view text) {
 std::string Arch::str() const {
   switch (m_kind) {
   case Kind::native: return "native";
-  case Kind::real: return fmt::format("sm_{}{}", m_number, m_suffix);
-  case Kind::virtual_: return fmt::format("compute_{}{}", m_number, m_suffix);
+  // No fmt here: this is on a fresh process's first request, where fmt's code is cold.
+  case Kind::real: return "sm_" + std::to_string(m_number) + m_suffix;
+  case Kind::virtual_: return "compute_" + std::to_string(m_number) + m_suffix;
   }
   return "?";
 }

@@ -4,13 +4,13 @@
 #include <kjit/loader.hpp>
 #include <kjit/manifest.hpp>
 
+#include "cache/hash.hpp"
 #include "runtime/environment.hpp"
 #include "runtime/include_scanner.hpp"
 #include "runtime/kernel_request.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xxhash.h>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -56,7 +56,7 @@ StatSignature stat_of(const std::filesystem::path& p) {
 }
 
 std::uint64_t content_hash(const std::optional<std::string>& content) {
-  return content ? XXH3_64bits(content->data(), content->size()) : 0;
+  return content ? cache::xxh3_64(content->data(), content->size()) : 0;
 }
 
 struct WatchedFile {
@@ -180,7 +180,7 @@ struct KernelLoader::Impl {
       std::vector<std::string> in_memory;
       runtime::IncludeScanner scanner(std::move(dirs), std::move(in_memory));
       for (auto& h : scanner.scan(prog.source(), prog.directory())) {
-        p->watched.push_back({h.path, stat_of(h.path), XXH3_64bits(h.content.data(), h.content.size())});
+        p->watched.push_back({h.path, stat_of(h.path), cache::xxh3_64(h.content.data(), h.content.size())});
       }
     }
     return p;

@@ -271,11 +271,12 @@ int suggested_block_size(const KernelState& k, std::size_t dynamic_shared) {
 
 }  // namespace detail
 
-Module::Module(const CompileResult& result, Device device) {
-  runtime::nvtx::Range range("load", result.program_name);
+Module::Module(CompileResult compiled, Device device) {
   const auto& api = driver();
   auto state = std::make_shared<detail::ModuleState>();
-  state->result = result;
+  state->result = std::move(compiled);
+  const CompileResult& result = state->result;
+  runtime::nvtx::Range range("load", result.program_name);
   state->device = device;
   state->context = device.context();
   make_current(state->context, api);

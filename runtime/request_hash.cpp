@@ -1,27 +1,34 @@
 #include "runtime/request_hash.hpp"
 
-#include <xxhash.h>
+#include "cache/hash.hpp"
+
+#include <cstring>
 
 namespace kjit::runtime {
 namespace {
 
+// Length-delimited fields in one buffer ("ab"+"c" != "a"+"bc"), hashed once with the same
+// XXH3-128 as the cache key (one copy of xxHash's code runs on a fresh process's first request).
 class Streamer {
 public:
-  Streamer() { XXH3_128bits_reset(&m_state); }
+  Streamer() { m_buffer.reserve(1024); }
   void bytes(const void* p, std::size_t n) {
-    std::uint64_t len = n;
-    XXH3_128bits_update(&m_state, &len, sizeof len);  // length-delimited: "ab"+"c" != "a"+"bc"
-    XXH3_128bits_update(&m_state, p, n);
+    num(n);
+    m_buffer.append(static_cast<const char*>(p), n);
   }
   void str(const std::string& s) { bytes(s.data(), s.size()); }
-  void num(std::uint64_t v) { XXH3_128bits_update(&m_state, &v, sizeof v); }
+  void num(std::uint64_t v) {
+    char b[sizeof v];
+    std::memcpy(b, &v, sizeof v);
+    m_buffer.append(b, sizeof v);
+  }
   RequestHash finish() {
-    XXH128_hash_t h = XXH3_128bits_digest(&m_state);
+    const cache::Hash128 h = cache::xxh3_128(m_buffer.data(), m_buffer.size());
     return {h.low64, h.high64};
   }
 
 private:
-  XXH3_state_t m_state;
+  std::string m_buffer;
 };
 
 }  // namespace

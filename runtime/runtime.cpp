@@ -61,7 +61,8 @@ std::vector<std::pair<std::string, std::string>> decode_lowered_names(const std:
 
 RuntimeConfig RuntimeConfig::from_environment() {
   RuntimeConfig c;
-  if (const char* v = std::getenv("KJIT_CACHE_DIR"); v && *v) c.cache_dir = v;
+  // KJIT_CACHE_DIR is read by the Runtime itself when cache_dir is empty (cache::default_cache_dir),
+  // as a string: a fresh process's first request then builds no std::filesystem::path.
   if (const char* v = std::getenv("KJIT_CACHE_MAX_SIZE"); v && *v) {
     auto size = cache::parse_size(v);
     if (!size) {
@@ -83,7 +84,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
 
 struct Runtime::Impl {
   RuntimeConfig config;
-  std::filesystem::path cache_dir;
+  std::string cache_dir;                // a string: the hit path touches no std::filesystem
   std::unique_ptr<cache::Store> store;  // null when the cache is disabled
   std::atomic<bool> warned_store{false};
   runtime::PchDirectories pch;  // used when config.precompiled_headers
@@ -102,7 +103,7 @@ struct Runtime::Impl {
       store_failures{0};
 
   explicit Impl(RuntimeConfig c) : config(std::move(c)) {
-    cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir;
+    cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
     if (!config.cache_disabled) {
       store = std::make_unique<cache::Store>(cache::StoreConfig{cache_dir, config.cache_max_size});
     }
@@ -251,7 +252,7 @@ struct Runtime::Impl {
         ++store_failures;
         if (!warned_store.exchange(true)) {
           log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
-                                          "and not kept", cache_dir.string(), p.message));
+                                          "and not kept", cache_dir, p.message));
         }
       }
     }
@@ -283,7 +284,7 @@ struct Runtime::Impl {
     auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {
       ++disk_hits;
-      return *hit;
+      return std::move(*hit);
     }
     // In this process: the first thread compiles, the others wait for its result.
     std::promise<CompileResult> promise;
@@ -339,7 +340,7 @@ struct Runtime::Impl {
         ++waits;
         store->stats().waits.fetch_add(1, std::memory_order_relaxed);
         hit->outcome = Outcome::waited;
-        return *hit;
+        return std::move(*hit);
       }
       // The re-check under the lock is part of the same request: one miss, not two.
       store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
@@ -402,7 +403,7 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
       return m;
     }
   }
-  Module loaded(result, dev);
+  Module loaded(std::move(result), dev);
   std::unique_lock lock(im.registry_mutex);
   auto [it, inserted] = im.by_key.emplace(key, loaded);
   im.by_request.emplace(rh, it->second);

@@ -47,7 +47,7 @@ public:
   Cache(Cache&&) noexcept;
   Cache& operator=(Cache&&) noexcept;
 
-  const std::filesystem::path& dir() const;
+  std::filesystem::path dir() const;
   CacheStats stats();
   std::vector<CacheEntryInfo> list() const;
   // Reads and checks every entry; damaged ones are removed and listed.

@@ -26,7 +26,7 @@ public:
   Module() = default;
   // Loads `result` on `device`; throws CudaError (with the program, key and arch) when the
   // driver refuses the image.
-  Module(const CompileResult& result, Device device);
+  Module(CompileResult result, Device device);
 
   // A typed kernel: `name` is the kernel's name as written (extern "C"), a name expression
   // given to Program::instantiate, or a mangled name.

@@ -25,7 +25,7 @@
 namespace kjit {
 
 struct RuntimeConfig {
-  std::filesystem::path cache_dir;              // empty: the default cache dir
+  std::filesystem::path cache_dir;              // empty: KJIT_CACHE_DIR, else the default cache dir
   std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
   bool cache_disabled = false;                  // no reads, no writes
   bool always_compile = false;                  // compile, then write
