@@ -2,33 +2,26 @@
 
 #include "cache/hash.hpp"
 
-#include <cstring>
 
 namespace kjit::runtime {
 namespace {
 
-// Length-delimited fields in one buffer ("ab"+"c" != "a"+"bc"), hashed once with the same
-// XXH3-128 as the cache key (one copy of xxHash's code runs on a fresh process's first request).
+// Length-delimited fields ("ab"+"c" != "a"+"bc"), streamed into XXH3-128 without copying.
 class Streamer {
 public:
-  Streamer() { m_buffer.reserve(1024); }
   void bytes(const void* p, std::size_t n) {
     num(n);
-    m_buffer.append(static_cast<const char*>(p), n);
+    m_hash.update(p, n);
   }
   void str(const std::string& s) { bytes(s.data(), s.size()); }
-  void num(std::uint64_t v) {
-    char b[sizeof v];
-    std::memcpy(b, &v, sizeof v);
-    m_buffer.append(b, sizeof v);
-  }
+  void num(std::uint64_t v) { m_hash.update(&v, sizeof v); }
   RequestHash finish() {
-    const cache::Hash128 h = cache::xxh3_128(m_buffer.data(), m_buffer.size());
+    const cache::Hash128 h = m_hash.digest();
     return {h.low64, h.high64};
   }
 
 private:
-  std::string m_buffer;
+  cache::Hash128Stream m_hash;
 };
 
 }  // namespace
