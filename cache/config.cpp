@@ -21,13 +21,6 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
-// "a" + "b" and "a/" + "b" both give "a/b".
-std::string join(std::string base, std::string_view tail) {
-  if (base.empty() || base.back() != '/') base.push_back('/');
-  base += tail;
-  return base;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -76,14 +69,20 @@ std::optional<std::pair<long double, std::string>> split_number(std::string_view
 
 }  // namespace
 
+std::string join_path(std::string base, std::string_view tail) {
+  if (!base.empty() && base.back() != '/') base.push_back('/');
+  base += tail;
+  return base;
+}
+
 std::string default_cache_dir() {
   // Plain strings: this runs on a fresh process's first request, where std::filesystem's first
   // use costs tens of microseconds.
   if (auto dir = env("KJIT_CACHE_DIR")) return *dir;
-  if (auto xdg = env("XDG_CACHE_HOME"); xdg && xdg->front() == '/') return join(*xdg, "kjit");
-  if (auto home = env("HOME")) return join(*home, ".cache/kjit");
+  if (auto xdg = env("XDG_CACHE_HOME"); xdg && xdg->front() == '/') return join_path(*xdg, "kjit");
+  if (auto home = env("HOME")) return join_path(*home, ".cache/kjit");
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir) {
-    return join(pw->pw_dir, ".cache/kjit");
+    return join_path(pw->pw_dir, ".cache/kjit");
   }
   std::error_code ec;
   std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);

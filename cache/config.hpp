@@ -17,6 +17,9 @@ namespace kjit::cache {
 // <temp dir>/kjit-cache-<uid>.
 std::string default_cache_dir();
 
+// "a" + "b" and "a/" + "b" both give "a/b": paths as strings, for the hit path (see Store::get).
+std::string join_path(std::string base, std::string_view tail);
+
 // "1048576", "100k", "512M", "2G", "1.5GiB", "3 TB": a number (fractions allowed) with an
 // optional unit, case-insensitive. Units are powers of 1024 whatever the spelling
 // (k = K = KB = KiB = 1024). nullopt for anything else, negatives, or values over 2^64 - 1.

@@ -189,12 +189,7 @@ bool read_all(int fd, std::string& out, std::size_t size) {
 
 Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
 
-std::string Store::sub(std::string_view name) const {
-  std::string out = m_config.dir;
-  if (!out.empty() && out.back() != '/') out.push_back('/');
-  out += name;
-  return out;
-}
+std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
 
 std::string Store::entry_file(const Key& key) const {
   // <dir>/<2 hex>/<30 hex>.kjit, built in one string.
