@@ -81,7 +81,6 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double b = now_us();
     auto archs = kjit::runtime::NvrtcCompiler::supported_archs();
     double c = now_us();
-    double d = now_us();
     kjit::cache::Store store(kjit::cache::StoreConfig{cache_dir, 2ull << 30});  // a string: no std::filesystem
     double e = now_us();
     kjit::Program prog("disk_hit.cu", k_source);
@@ -115,7 +114,7 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double fs = now_us() - t1;
     std::fprintf(stderr, "parts device %.1f nvrtc-archs %.1f store %.1f flags %.1f key %.1f get %.1f "
                  "sections %.1f module %.1f getfn %.1f param0 %.1f param1 %.1f | first std::filesystem call %.1f "
-                 "(%d %zu %d)\n", b - a, c - b, e - d, f - e, g - f, h - g, i - h, j - i, k - j, l - k, t1 - l, fs,
+                 "(%d %zu %d)\n", b - a, c - b, e - c, f - e, g - f, h - g, i - h, j - i, k - j, l - k, t1 - l, fs,
                  exists, archs.size(), got.entry ? 1 : 0);
   } else if (mode == "detail") {
     // Where a fresh process's hit goes: runtime, key + read, module load, kernel handle.
