@@ -79,7 +79,7 @@ std::string serialize(const Entry& entry) {
   return out;
 }
 
-ParseResult parse(std::string_view bytes) {
+[[gnu::hot]] ParseResult parse(std::string_view bytes) {
   auto fail = [](std::string why) { return ParseResult{std::nullopt, std::move(why)}; };
   if (bytes.empty()) return fail("empty file");
   if (bytes.size() < k_header_size + k_checksum_size) {

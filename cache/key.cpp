@@ -39,7 +39,7 @@ bool printable(std::string_view s) {
 
 }  // namespace
 
-std::string Key::hex() const {
+[[gnu::hot]] std::string Key::hex() const {
   std::string out(32, '0');
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     out[2 * i] = k_hex_digits[bytes[i] >> 4];
@@ -68,11 +68,11 @@ std::size_t KeyHash::operator()(const Key& k) const noexcept {
 
 // Every field is fed as: 'F' u64(label size) label type-tag u64(value size) value. Sizes make
 // the encoding prefix-free, so no two different field sequences feed the same bytes.
-Hasher::Hasher(std::uint32_t key_format_version, Fields fields) : m_keep_fields(fields == Fields::keep) {
+[[gnu::hot]] Hasher::Hasher(std::uint32_t key_format_version, Fields fields) : m_keep_fields(fields == Fields::keep) {
   field("key-format", std::uint64_t{key_format_version});
 }
 
-Hasher& Hasher::field(std::string_view label, std::string_view value) {
+[[gnu::hot]] Hasher& Hasher::field(std::string_view label, std::string_view value) {
   m_buffer.push_back('F');
   append_u64(m_buffer, label.size());
   append_bytes(m_buffer, label);
@@ -90,7 +90,7 @@ Hasher& Hasher::field(std::string_view label, std::string_view value) {
   return *this;
 }
 
-Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
+[[gnu::hot]] Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
   m_buffer.push_back('F');
   append_u64(m_buffer, label.size());
   append_bytes(m_buffer, label);
@@ -108,7 +108,7 @@ std::string Hasher::describe() const {
   return out;
 }
 
-Key Hasher::finish() const {
+[[gnu::hot]] Key Hasher::finish() const {
   // XXH3-128's canonical form: high 64 bits, then low, each big-endian.
   const Hash128 h = xxh3_128(m_buffer.data(), m_buffer.size());
   Key key;

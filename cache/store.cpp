@@ -169,7 +169,7 @@ Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
   return ev;
 }
 
-bool read_all(int fd, std::string& out, std::size_t size) {
+[[gnu::hot]] bool read_all(int fd, std::string& out, std::size_t size) {
   out.resize(size);
   std::size_t done = 0;
   while (done < size) {
@@ -187,11 +187,11 @@ bool read_all(int fd, std::string& out, std::size_t size) {
 
 }  // namespace
 
-Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
+[[gnu::hot]] Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
 
-std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
+[[gnu::hot]] std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
 
-std::string Store::entry_file(const Key& key) const {
+[[gnu::hot]] std::string Store::entry_file(const Key& key) const {
   // <dir>/<2 hex>/<30 hex>.kjit, built in one string.
   const std::string hex = key.hex();
   std::string out = sub(std::string_view(hex).substr(0, 2));
@@ -206,7 +206,7 @@ std::filesystem::path Store::entry_path(const Key& key) const { return entry_fil
 std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks/" + key.hex() + ".lock"); }
 
 // The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem.
-GetResult Store::get(const Key& key) {
+[[gnu::hot]] GetResult Store::get(const Key& key) {
   GetResult result;
   const std::string path = entry_file(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -104,8 +104,8 @@ BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOpti
     }
     CUgraph graph = nullptr;
     check(api.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture",
-          fmt::format("capturing {} calls of the timed work into a CUDA graph (the work must only enqueue "
-                      "asynchronous operations on the stream it is given)", calls));
+          "capturing {} calls of the timed work into a CUDA graph (the work must only enqueue "
+                      "asynchronous operations on the stream it is given)", calls);
     CUgraphExec exec = nullptr;
     CUresult r = api.cuGraphInstantiateWithFlags(&exec, graph, 0);
     api.cuGraphDestroy(graph);

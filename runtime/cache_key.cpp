@@ -5,7 +5,7 @@
 
 namespace kjit::runtime {
 
-CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
+[[gnu::hot]] CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
                            const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
                            const std::filesystem::path& source_dir, cache::Hasher::Fields fields) {
   static const std::string nvrtc = NvrtcCompiler::version();

@@ -64,7 +64,7 @@ Arch Arch::parse(std::string_view text) {
   return result;
 }
 
-std::string Arch::str() const {
+[[gnu::hot]] std::string Arch::str() const {
   switch (m_kind) {
   case Kind::native: return "native";
   // No fmt here: this is on a fresh process's first request, where fmt's code is cold.
@@ -74,7 +74,7 @@ std::string Arch::str() const {
   return "?";
 }
 
-CompileOptions normalized(const CompileOptions& options) {
+[[gnu::hot]] CompileOptions normalized(const CompileOptions& options) {
   CompileOptions out = options;
   out.flags.clear();
   const auto& flags = options.flags;

@@ -20,8 +20,9 @@ using runtime::driver;
 constexpr int k_max_devices = 64;
 std::array<std::atomic<CUcontext>, k_max_devices> g_contexts{};
 std::mutex g_context_mutex;
+std::array<std::atomic<int>, k_max_devices> g_compute_capability{};  // 0 until read
 
-CUcontext primary_context(int ordinal) {
+[[gnu::hot]] CUcontext primary_context(int ordinal) {
   if (ordinal < 0 || ordinal >= k_max_devices) {
     throw UsageError(fmt::format("selecting CUDA device {}: kjit supports ordinals 0..{}", ordinal, k_max_devices - 1));
   }
@@ -32,20 +33,20 @@ CUcontext primary_context(int ordinal) {
   if (ctx) return ctx;
   const auto& api = driver();
   CUdevice dev{};
-  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", ordinal));
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", "selecting CUDA device {}", ordinal);
   check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain",
-        fmt::format("creating the primary context of CUDA device {}", ordinal));
+        "creating the primary context of CUDA device {}", ordinal);
   g_contexts[ordinal].store(ctx, std::memory_order_release);
   return ctx;  // retained for the life of the process
 }
 
-int attribute(int ordinal, CUdevice_attribute attr, const char* what) {
+[[gnu::hot]] int attribute(int ordinal, CUdevice_attribute attr, const char* what) {
   const auto& api = driver();
   CUdevice dev{};
-  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", ordinal));
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet", "selecting CUDA device {}", ordinal);
   int value = 0;
   check(api.cuDeviceGetAttribute(&value, attr, dev), "cuDeviceGetAttribute",
-        fmt::format("reading {} of CUDA device {}", what, ordinal));
+        "reading {} of CUDA device {}", what, ordinal);
   return value;
 }
 
@@ -57,7 +58,7 @@ void ensure_current(const Device& device) {
   api.cuCtxGetCurrent(&current);
   if (current != ctx) {
     check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent",
-          fmt::format("making CUDA device {} current", device.ordinal()));
+          "making CUDA device {} current", device.ordinal());
   }
   runtime::t_current_context = ctx;
 }
@@ -80,7 +81,7 @@ int device_count() {
   return n;
 }
 
-Device Device::current() {
+[[gnu::hot]] Device Device::current() {
   const auto& api = driver();
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
@@ -104,25 +105,32 @@ Device Device::get(int ordinal) {
 std::string Device::name() const {
   const auto& api = driver();
   CUdevice dev{};
-  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", m_ordinal));
+  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", "selecting CUDA device {}", m_ordinal);
   char buf[256] = {};
   check(api.cuDeviceGetName(buf, sizeof buf, dev), "cuDeviceGetName",
-        fmt::format("reading the name of CUDA device {}", m_ordinal));
+        "reading the name of CUDA device {}", m_ordinal);
   return buf;
 }
 
-int Device::compute_capability() const {
-  return attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability") * 10 +
-         attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability");
+[[gnu::hot]] int Device::compute_capability() const {
+  // A device's compute capability never changes: read once per ordinal (a request asks a few times).
+  const bool cacheable = m_ordinal >= 0 && m_ordinal < k_max_devices;
+  if (cacheable) {
+    if (int cc = g_compute_capability[m_ordinal].load(std::memory_order_relaxed)) return cc;
+  }
+  int cc = attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability") * 10 +
+           attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability");
+  if (cacheable) g_compute_capability[m_ordinal].store(cc, std::memory_order_relaxed);
+  return cc;
 }
 
 std::uint64_t Device::total_memory() const {
   const auto& api = driver();
   CUdevice dev{};
-  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", fmt::format("selecting CUDA device {}", m_ordinal));
+  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", "selecting CUDA device {}", m_ordinal);
   size_t bytes = 0;
   check(api.cuDeviceTotalMem(&bytes, dev), "cuDeviceTotalMem",
-        fmt::format("reading the memory size of CUDA device {}", m_ordinal));
+        "reading the memory size of CUDA device {}", m_ordinal);
   return bytes;
 }
 
@@ -145,13 +153,13 @@ CUctx_st* Device::context() const { return primary_context(m_ordinal); }
 
 void Device::synchronize() const {
   ensure_current(*this);
-  check(driver().cuCtxSynchronize(), "cuCtxSynchronize", fmt::format("synchronizing CUDA device {}", m_ordinal));
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize", "synchronizing CUDA device {}", m_ordinal);
 }
 
 Stream::Stream(Device device) : m_device(device) {
   ensure_current(device);
   check(driver().cuStreamCreate(&m_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
-        fmt::format("creating a stream on CUDA device {}", device.ordinal()));
+        "creating a stream on CUDA device {}", device.ordinal());
 }
 Stream::~Stream() {
   if (m_stream) {
@@ -169,13 +177,13 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 }
 void Stream::synchronize() const {
   check(driver().cuStreamSynchronize(m_stream), "cuStreamSynchronize",
-        fmt::format("synchronizing a stream on CUDA device {}", m_device.ordinal()));
+        "synchronizing a stream on CUDA device {}", m_device.ordinal());
 }
 
 Event::Event(Device device) {
   ensure_current(device);
   check(driver().cuEventCreate(&m_event, CU_EVENT_DEFAULT), "cuEventCreate",
-        fmt::format("creating an event on CUDA device {}", device.ordinal()));
+        "creating an event on CUDA device {}", device.ordinal());
 }
 Event::~Event() {
   if (m_event) {
@@ -209,7 +217,7 @@ std::uint64_t mem_alloc(std::size_t bytes, const Device& device) {
   ensure_current(device);
   CUdeviceptr p = 0;
   check(driver().cuMemAlloc(&p, bytes), "cuMemAlloc",
-        fmt::format("allocating {} bytes on CUDA device {}", bytes, device.ordinal()));
+        "allocating {} bytes on CUDA device {}", bytes, device.ordinal());
   return p;
 }
 
@@ -226,25 +234,25 @@ void mem_free(std::uint64_t ptr, int ordinal) noexcept {
 void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, const Device& device) {
   ensure_current(device);
   check(driver().cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD",
-        fmt::format("copying {} bytes to CUDA device {}", bytes, device.ordinal()));
+        "copying {} bytes to CUDA device {}", bytes, device.ordinal());
 }
 
 void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, const Device& device) {
   ensure_current(device);
   check(driver().cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH",
-        fmt::format("copying {} bytes from CUDA device {}", bytes, device.ordinal()));
+        "copying {} bytes from CUDA device {}", bytes, device.ordinal());
 }
 
 void mem_set_d8(std::uint64_t dst, unsigned char value, std::size_t bytes, const Device& device) {
   ensure_current(device);
   check(driver().cuMemsetD8(dst, value, bytes), "cuMemsetD8",
-        fmt::format("setting {} bytes on CUDA device {}", bytes, device.ordinal()));
+        "setting {} bytes on CUDA device {}", bytes, device.ordinal());
 }
 
 void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, const Device& device, CUstream_st* stream) {
   ensure_current(device);
   check(driver().cuMemcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync",
-        fmt::format("copying {} bytes within CUDA device {}", bytes, device.ordinal()));
+        "copying {} bytes within CUDA device {}", bytes, device.ordinal());
 }
 
 void throw_size_mismatch(std::size_t host, std::size_t device, std::size_t element) {

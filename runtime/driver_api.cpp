@@ -62,7 +62,7 @@ Loader* g_loader = nullptr;
 const DriverApi* g_loaded = nullptr;
 std::once_flag g_once;
 
-Loader& loader() {
+[[gnu::hot]] Loader& loader() {
   std::call_once(g_once, [] {
     g_loader = new Loader();  // never destroyed: kernels may be unloaded during static destruction
     if (g_loader->ok) g_loaded = &g_loader->api;
@@ -74,13 +74,13 @@ Loader& loader() {
 
 thread_local CUcontext t_current_context = nullptr;
 
-const DriverApi* try_driver(std::string* reason) noexcept {
+[[gnu::hot]] const DriverApi* try_driver(std::string* reason) noexcept {
   Loader& l = loader();
   if (!l.ok && reason) *reason = l.error;
   return l.ok ? &l.api : nullptr;
 }
 
-const DriverApi& driver() {
+[[gnu::hot]] const DriverApi& driver() {
   std::string reason;
   if (const DriverApi* api = try_driver(&reason)) return *api;
   throw DriverNotFoundError(fmt::format(

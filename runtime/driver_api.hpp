@@ -7,8 +7,11 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kjit::runtime {
 
@@ -58,6 +61,12 @@ std::string describe(CUresult result);
 // Throws CudaError "<what>: <call> failed: CUDA_ERROR_X: text" when result is not success.
 inline void check(CUresult result, const char* call, std::string_view what) {
   if (result != CUDA_SUCCESS) [[unlikely]] throw_cuda_error(result, call, what);
+}
+// The same with <what> formatted only on failure: a success formats nothing.
+template <class... Args>
+  requires(sizeof...(Args) > 0)
+inline void check(CUresult result, const char* call, fmt::format_string<Args...> what, Args&&... args) {
+  if (result != CUDA_SUCCESS) [[unlikely]] throw_cuda_error(result, call, fmt::format(what, std::forward<Args>(args)...));
 }
 
 }  // namespace kjit::runtime

@@ -2,6 +2,7 @@
 #include <kjit/error.hpp>
 #include <kjit/module.hpp>
 
+#include "runtime/cubin_info.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/nvtx.hpp"
 #include "runtime/unique_handle.hpp"
@@ -32,7 +33,7 @@ std::string demangle(const char* name) {
   return status == 0 && d ? std::string(d.get()) : std::string(name);
 }
 
-void make_current(CUcontext ctx, const runtime::DriverApi& api) {
+[[gnu::hot]] void make_current(CUcontext ctx, const runtime::DriverApi& api) {
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
   if (current != ctx) check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "making a kernel's context current");
@@ -58,6 +59,7 @@ struct ModuleState {
   Device device;
   CUcontext context = nullptr;
   ModuleHandle module;
+  bool from_cubin = false;  // the driver loaded result.cubin (not PTX)
   mutable std::mutex mutex;  // guards `kernels` (lookups only; never the launch path)
   mutable std::map<std::string, std::unique_ptr<KernelState>, std::less<>> kernels;
 
@@ -65,11 +67,11 @@ struct ModuleState {
     const auto& api = driver();
     unsigned int count = 0;
     check(api.cuModuleGetFunctionCount(&count, module.get()), "cuModuleGetFunctionCount",
-          fmt::format("listing the kernels of program {}", result.program_name));
+          "listing the kernels of program {}", result.program_name);
     std::vector<CUfunction> fns(count);
     if (count) {
       check(api.cuModuleEnumerateFunctions(fns.data(), count, module.get()), "cuModuleEnumerateFunctions",
-            fmt::format("listing the kernels of program {}", result.program_name));
+            "listing the kernels of program {}", result.program_name);
     }
     std::vector<std::string> names;
     for (CUfunction f : fns) {
@@ -81,7 +83,7 @@ struct ModuleState {
   }
 };
 
-std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& owner, std::string_view name) {
+[[gnu::hot]] std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& owner, std::string_view name) {
   const ModuleState& m = *owner;
   std::lock_guard lock(m.mutex);
   if (auto it = m.kernels.find(name); it != m.kernels.end()) return {owner, it->second.get()};
@@ -102,7 +104,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
                                  symbol.find('<') != std::string::npos
                                      ? " (a template needs Program::instantiate(\"name<args>\"))" : ""));
   }
-  check(r, "cuModuleGetFunction", fmt::format("looking up kernel \"{}\" in program {}", name, m.result.program_name));
+  check(r, "cuModuleGetFunction", "looking up kernel \"{}\" in program {}", name, m.result.program_name);
 
   auto state = std::make_unique<KernelState>();
   state->function = f;
@@ -113,10 +115,16 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   if (runtime::nvtx::enabled()) {
     state->nvtx_name = runtime::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   }
-  for (std::size_t i = 0;; ++i) {
-    std::size_t offset = 0, size = 0;
-    if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
-    state->param_sizes.push_back(size);
+  // The sizes come from the cubin kjit loaded when it can read them there: asking the driver
+  // means a failing call past the last parameter, which costs more than the rest of the lookup.
+  if (auto sizes = m.from_cubin ? runtime::cubin_param_sizes(m.result.cubin, symbol) : std::nullopt) {
+    state->param_sizes = std::move(*sizes);
+  } else {
+    for (std::size_t i = 0;; ++i) {
+      std::size_t offset = 0, size = 0;
+      if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+      state->param_sizes.push_back(size);
+    }
   }
   // Attributes are read when needed (an error message, attributes()): every query is a driver
   // call on the way to the first launch. Up to 48 KB of dynamic shared memory needs no opt-in.
@@ -126,7 +134,15 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   return {owner, raw};  // aliasing: keeps the module loaded while a kernel handle lives
 }
 
-void check_signature(const KernelState& k, const std::size_t* sizes, std::size_t count,
+[[gnu::hot]] std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& owner, std::string_view name,
+                                          const std::size_t* sizes, std::size_t count,
+                                          const char* const* type_names) {
+  auto state = kernel_state(owner, name);
+  check_signature(*state, sizes, count, type_names);
+  return state;
+}
+
+[[gnu::hot]] void check_signature(const KernelState& k, const std::size_t* sizes, std::size_t count,
                      const char* const* type_names) {
   bool same = count == k.param_sizes.size();
   for (std::size_t i = 0; same && i < count; ++i) same = sizes[i] == k.param_sizes[i];
@@ -235,7 +251,7 @@ KernelAttributes attributes(const KernelState& k) {
   auto get = [&](CUfunction_attribute a) {
     int v = 0;
     check(api.cuFuncGetAttribute(&v, a, k.function), "cuFuncGetAttribute",
-          fmt::format("reading the attributes of kernel {}", k.name));
+          "reading the attributes of kernel {}", k.name);
     return v;
   };
   KernelAttributes out;
@@ -256,7 +272,7 @@ int max_active_blocks_per_sm(const KernelState& k, int block_size, std::size_t d
   int n = 0;
   check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, k.function, block_size, dynamic_shared),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        fmt::format("computing the occupancy of kernel {} at {} threads per block", k.name, block_size));
+        "computing the occupancy of kernel {} at {} threads per block", k.name, block_size);
   return n;
 }
 
@@ -265,13 +281,13 @@ int suggested_block_size(const KernelState& k, std::size_t dynamic_shared) {
   make_current(k.context, api);
   int min_grid = 0, block = 0;
   check(api.cuOccupancyMaxPotentialBlockSize(&min_grid, &block, k.function, nullptr, dynamic_shared, 0),
-        "cuOccupancyMaxPotentialBlockSize", fmt::format("suggesting a block size for kernel {}", k.name));
+        "cuOccupancyMaxPotentialBlockSize", "suggesting a block size for kernel {}", k.name);
   return block;
 }
 
 }  // namespace detail
 
-Module::Module(CompileResult compiled, Device device) {
+[[gnu::hot]] Module::Module(CompileResult compiled, Device device) {
   const auto& api = driver();
   auto state = std::make_shared<detail::ModuleState>();
   state->result = std::move(compiled);
@@ -298,6 +314,7 @@ Module::Module(CompileResult compiled, Device device) {
                                           device.ordinal(), cc));
   }
   state->module = ModuleHandle(m);
+  state->from_cubin = use_cubin;
   m_state = std::move(state);
 }
 

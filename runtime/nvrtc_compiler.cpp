@@ -67,13 +67,13 @@ const std::vector<std::filesystem::path>& NvrtcCompiler::toolkit_include_dirs() 
   return dirs;
 }
 
-std::string NvrtcCompiler::version() {
+[[gnu::hot]] std::string NvrtcCompiler::version() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
-  return fmt::format("{}.{}", major, minor);
+  return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
 }
 
-std::vector<int> NvrtcCompiler::supported_archs() {
+[[gnu::hot]] std::vector<int> NvrtcCompiler::supported_archs() {
   int n = 0;
   if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
   std::vector<int> archs(static_cast<std::size_t>(n));

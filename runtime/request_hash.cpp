@@ -26,7 +26,7 @@ private:
 
 }  // namespace
 
-RequestHash request_hash(const Program& program, const CompileOptions& options, int device) {
+[[gnu::hot]] RequestHash request_hash(const Program& program, const CompileOptions& options, int device) {
   Streamer s;
   s.num(static_cast<std::uint64_t>(device));
   s.str(program.name());

@@ -59,7 +59,7 @@ std::vector<std::pair<std::string, std::string>> decode_lowered_names(const std:
 
 }  // namespace
 
-RuntimeConfig RuntimeConfig::from_environment() {
+[[gnu::hot]] RuntimeConfig RuntimeConfig::from_environment() {
   RuntimeConfig c;
   // KJIT_CACHE_DIR is read by the Runtime itself when cache_dir is empty (cache::default_cache_dir),
   // as a string: a fresh process's first request then builds no std::filesystem::path.
@@ -102,7 +102,7 @@ struct Runtime::Impl {
   std::atomic<std::uint64_t> registry_hits{0}, disk_hits{0}, misses{0}, compiles{0}, waits{0}, damaged{0},
       store_failures{0};
 
-  explicit Impl(RuntimeConfig c) : config(std::move(c)) {
+  [[gnu::hot]] explicit Impl(RuntimeConfig c) : config(std::move(c)) {
     cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
     if (!config.cache_disabled) {
       store = std::make_unique<cache::Store>(cache::StoreConfig{cache_dir, config.cache_max_size});
@@ -122,7 +122,7 @@ struct Runtime::Impl {
     }
   }
 
-  Arch resolve(const Arch& arch, std::optional<Device> device) const {
+  [[gnu::hot]] Arch resolve(const Arch& arch, std::optional<Device> device) const {
     if (!arch.is_native()) {
       const auto& supported = nvrtc_archs();
       if (arch.number() < supported.front() || (arch.is_real() && std::find(supported.begin(), supported.end(),
@@ -149,7 +149,7 @@ struct Runtime::Impl {
   }
 
   // NVRTC's real archs, ascending (never empty).
-  static const std::vector<int>& nvrtc_archs() {
+  [[gnu::hot]] static const std::vector<int>& nvrtc_archs() {
     static const std::vector<int> archs = [] {
       auto a = runtime::NvrtcCompiler::supported_archs();
       std::sort(a.begin(), a.end());
@@ -160,7 +160,7 @@ struct Runtime::Impl {
   }
 
   // Moves the sections out of a checked entry (the first of each kind counts).
-  CompileResult from_entry(cache::Entry&& e, const Program& program, const Arch& arch,
+  [[gnu::hot]] CompileResult from_entry(cache::Entry&& e, const Program& program, const Arch& arch,
                            const std::vector<std::string>& flags, const cache::Key& key) const {
     CompileResult r;
     r.program_name = program.name();
@@ -203,7 +203,7 @@ struct Runtime::Impl {
     return e;
   }
 
-  std::optional<CompileResult> lookup(const cache::Key& key, const Program& program, const Arch& arch,
+  [[gnu::hot]] std::optional<CompileResult> lookup(const cache::Key& key, const Program& program, const Arch& arch,
                                       const std::vector<std::string>& flags) {
     if (!store || config.always_compile) return std::nullopt;
     cache::GetResult g = store->get(key);
@@ -273,13 +273,13 @@ struct Runtime::Impl {
   }
 
   // `options` are already normalized().
-  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
+  [[gnu::hot]] CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
     CompileResult r = obtain_undumped(program, options, arch);
     dump(program, r);
     return r;
   }
 
-  CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch) {
+  [[gnu::hot]] CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch) {
     std::vector<std::string> flags = runtime::marshal(options, arch);
     auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
     if (auto hit = lookup(key.key, program, arch, flags)) {
@@ -364,7 +364,8 @@ Runtime& Runtime::global() {
   return *runtime;
 }
 
-Runtime::Runtime(RuntimeConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}
+[[gnu::hot]] Runtime::Runtime() : Runtime(RuntimeConfig::from_environment()) {}
+[[gnu::hot]] Runtime::Runtime(RuntimeConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}
 Runtime::~Runtime() {
   try {
     flush_stats();
@@ -378,7 +379,7 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
   return m_impl->obtain(program, o, arch);
 }
 
-Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
+[[gnu::hot]] Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
   Impl& im = *m_impl;
   Device dev = device ? *device : Device::current();
   runtime::RequestHash rh = runtime::request_hash(program, options, dev.ordinal());

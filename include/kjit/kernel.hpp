@@ -61,7 +61,7 @@ struct KernelState {
   int device = 0;
   std::string name;
   std::string module_name;
-  std::vector<std::size_t> param_sizes;   // from cuFuncGetParamInfo
+  std::vector<std::size_t> param_sizes;   // from the cubin's .nv.info, else cuFuncGetParamInfo
   void* nvtx_name = nullptr;              // the NVTX string launches are marked with
   std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
 };
@@ -76,13 +76,26 @@ int max_active_blocks_per_sm(const KernelState& kernel, int block_size, std::siz
 int suggested_block_size(const KernelState& kernel, std::size_t dynamic_shared);
 
 template <class T>
-const char* type_name() {
+constexpr const char* type_name() {
 #if defined(__GNUC__)
   return __PRETTY_FUNCTION__;
 #else
   return typeid(T).name();
 #endif
 }
+
+// A signature's declared parameter sizes and type names, as constants (no run-time init).
+template <class Signature>
+struct SignatureInfo;
+template <class... Params>
+struct SignatureInfo<void(Params...)> {
+  static constexpr std::size_t count = sizeof...(Params);
+  static constexpr std::size_t sizes[] = {sizeof(std::decay_t<Params>)..., 0};
+  static constexpr const char* names[] = {type_name<Params>()..., nullptr};
+};
+
+// A kernel state whose signature was already checked (Module::kernel).
+struct Checked {};
 
 }  // namespace detail
 
@@ -98,10 +111,10 @@ public:
   Kernel() = default;
   // Made by Module::kernel<>(); checks the declared list against the real one.
   explicit Kernel(std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {
-    static constexpr std::size_t sizes[] = {sizeof(std::decay_t<Params>)..., 0};
-    static const char* const names[] = {detail::type_name<Params>()..., nullptr};
-    detail::check_signature(*m_state, sizes, sizeof...(Params), names);
+    using Info = detail::SignatureInfo<void(Params...)>;
+    detail::check_signature(*m_state, Info::sizes, Info::count, Info::names);
   }
+  Kernel(detail::Checked, std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {}
 
   // Arguments convert to the declared types here, at compile time.
   void launch(const LaunchConfig& config, std::type_identity_t<Params>... args) const {

@@ -19,6 +19,10 @@ namespace detail {
 struct ModuleState;
 // The kernel's state; the pointer keeps the module loaded.
 std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& module, std::string_view name);
+// The same, then check_signature: one call for Module::kernel<>().
+std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& module, std::string_view name,
+                                          const std::size_t* sizes, std::size_t count,
+                                          const char* const* type_names);
 }  // namespace detail
 
 class Module {
@@ -32,7 +36,9 @@ public:
   // given to Program::instantiate, or a mangled name.
   template <class Signature>
   Kernel<Signature> kernel(std::string_view name) const {
-    return Kernel<Signature>(detail::kernel_state(m_state, name));
+    using Info = detail::SignatureInfo<Signature>;
+    return Kernel<Signature>(detail::Checked{},
+                             detail::kernel_state(m_state, name, Info::sizes, Info::count, Info::names));
   }
   std::vector<std::string> kernel_names() const;
   // The driver's attributes of one kernel (registers, shared/local/const memory, max threads

@@ -54,7 +54,9 @@ struct RuntimeStats {
 class Runtime {
 public:
   static Runtime& global();
-  explicit Runtime(RuntimeConfig config = RuntimeConfig::from_environment());
+  // RuntimeConfig::from_environment().
+  Runtime();
+  explicit Runtime(RuntimeConfig config);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

@@ -301,3 +301,43 @@ TEST_SUITE("gpu") {
     CHECK(out[7] == x[7] + 2.0f * y[7]);
   }
 }
+
+#include "runtime/cubin_info.hpp"
+#include "support/random_signatures.hpp"
+
+TEST_SUITE("gpu") {
+  TEST_CASE("parameter sizes read from the cubin equal the driver's for random signatures") {
+    // kjit reads kernel parameter sizes from the cubin's .nv.info (runtime/cubin_info.hpp) instead
+    // of asking the driver; here both must agree with each other and with the declared types.
+    KJIT_REQUIRE_GPU();
+    const auto& api = kjit::runtime::driver();
+    kjit::Device dev = kjit::Device::get(0);
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    for (unsigned seed : {21u, 22u, 23u}) {
+      auto sigs = kjit::test::random_signatures(seed, 24);
+      auto m = rt.load(sigs.program("random_sigs.cu"), {}, dev);
+      const auto& r = m.compile_result();
+      REQUIRE(r.has_cubin());
+      CUmodule mod = nullptr;
+      REQUIRE(api.cuModuleLoadData(&mod, r.cubin.data()) == CUDA_SUCCESS);
+      for (const auto& k : sigs.kernels) {
+        CAPTURE(k.name);
+        const std::string symbol = r.lowered_name(k.name).value_or(k.name);
+        CUfunction f = nullptr;
+        REQUIRE(api.cuModuleGetFunction(&f, mod, symbol.c_str()) == CUDA_SUCCESS);
+        std::vector<std::size_t> from_driver;
+        for (std::size_t i = 0;; ++i) {
+          std::size_t offset = 0, size = 0;
+          if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+          from_driver.push_back(size);
+        }
+        auto from_cubin = kjit::runtime::cubin_param_sizes(r.cubin, symbol);
+        REQUIRE(from_cubin.has_value());
+        CHECK(*from_cubin == from_driver);
+        CHECK(from_driver == k.sizes);
+      }
+      api.cuModuleUnload(mod);
+    }
+  }
+}
