@@ -21,8 +21,9 @@ bool read_at(std::string_view bytes, std::uint64_t offset, T& out) {
   return true;
 }
 
-// The bytes of the section named `name`, or an empty view.
-[[gnu::hot]] std::string_view find_section(std::string_view image, std::string_view name) {
+// The bytes of the section named `prefix` + `symbol`, or an empty view.
+[[gnu::hot]] std::string_view find_section(std::string_view image, std::string_view prefix,
+                                           std::string_view symbol) {
   Elf64_Ehdr eh;
   if (!read_at(image, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
@@ -40,7 +41,9 @@ bool read_at(std::string_view bytes, std::uint64_t offset, T& out) {
     Elf64_Shdr sh;
     if (!section(i, sh) || sh.sh_name >= names.size()) continue;
     std::string_view n = names.substr(sh.sh_name);
-    if (n.size() > name.size() && n[name.size()] == '\0' && n.substr(0, name.size()) == name) {
+    const std::size_t size = prefix.size() + symbol.size();
+    if (n.size() > size && n[size] == '\0' && n.substr(0, prefix.size()) == prefix &&
+        n.substr(prefix.size(), symbol.size()) == symbol) {
       return image.substr(sh.sh_offset, sh.sh_size);
     }
   }
@@ -51,12 +54,7 @@ bool read_at(std::string_view bytes, std::uint64_t offset, T& out) {
 
 [[gnu::hot]] std::optional<std::vector<std::size_t>> cubin_param_sizes(std::string_view image, std::string_view symbol) {
   if (symbol.empty()) return std::nullopt;
-  char name[512];
-  constexpr std::string_view prefix = ".nv.info.";
-  if (prefix.size() + symbol.size() >= sizeof name) return std::nullopt;
-  std::memcpy(name, prefix.data(), prefix.size());
-  std::memcpy(name + prefix.size(), symbol.data(), symbol.size());
-  const std::string_view info = find_section(image, std::string_view(name, prefix.size() + symbol.size()));
+  const std::string_view info = find_section(image, ".nv.info.", symbol);
   if (info.empty()) return std::nullopt;
 
   struct Param {

@@ -47,6 +47,16 @@ TEST_SUITE("runtime::cubin_param_sizes") {
     }
   }
 
+  TEST_CASE("runtime::cubin_param_sizes: a kernel name of 700 characters reads back too") {
+    const std::string name = "k" + std::string(700, 'x');
+    auto r = compile_for(kjit::Program("long.cu", "extern \"C\" __global__ void " + name +
+                                                      "(double a, const char* b, short c) { }\n"),
+                         "sm_90");
+    auto sizes = kjit::runtime::cubin_param_sizes(r.cubin, name);
+    REQUIRE(sizes.has_value());
+    CHECK(*sizes == std::vector<std::size_t>{8, 8, 2});
+  }
+
   TEST_CASE("runtime::cubin_param_sizes: an unknown symbol or an image that is not a cubin gives nullopt") {
     auto sigs = kjit::test::random_signatures(5, 6);
     auto r = compile_for(sigs.program("s.cu"), "sm_90");
