@@ -79,8 +79,13 @@ std::string serialize(const Entry& entry) {
   return out;
 }
 
-[[gnu::hot]] ParseResult parse(std::string_view bytes) {
-  auto fail = [](std::string why) { return ParseResult{std::nullopt, std::move(why)}; };
+[[gnu::hot]] InPlaceParse parse_in_place(std::string_view bytes) {
+  InPlaceParse out;
+  auto fail = [&out](std::string why) {
+    out.sections.clear();
+    out.error = std::move(why);
+    return std::move(out);
+  };
   if (bytes.empty()) return fail("empty file");
   if (bytes.size() < k_header_size + k_checksum_size) {
     return fail(fmt::format("truncated: {} bytes, less than the {}-byte header and checksum", bytes.size(),
@@ -108,8 +113,7 @@ std::string serialize(const Entry& entry) {
 
   // The checksum matched, but a writer with a bug could still have produced nonsense: every
   // section is bounds-checked all the same.
-  Entry entry;
-  entry.sections.reserve(section_count);
+  out.sections.reserve(section_count);
   std::size_t pos = k_header_size;
   for (std::uint64_t i = 0; i < section_count; ++i) {
     if (checked - pos < k_section_header_size) return fail(fmt::format("section {} header out of bounds", i));
@@ -118,10 +122,21 @@ std::string serialize(const Entry& entry) {
     pos += k_section_header_size;
     if (!known_kind(kind)) return fail(fmt::format("section {} has unknown kind {}", i, kind));
     if (size > checked - pos) return fail(fmt::format("section {} of {} bytes out of bounds", i, size));
-    entry.sections.emplace_back(static_cast<SectionKind>(kind), std::string(bytes.substr(pos, size)));
+    out.sections.push_back({static_cast<SectionKind>(kind), pos, static_cast<std::size_t>(size)});
     pos += size;
   }
   if (pos != checked) return fail(fmt::format("{} unaccounted payload bytes after the last section", checked - pos));
+  return out;
+}
+
+ParseResult parse(std::string_view bytes) {
+  InPlaceParse in_place = parse_in_place(bytes);
+  if (!in_place.error.empty()) return ParseResult{std::nullopt, std::move(in_place.error)};
+  Entry entry;
+  entry.sections.reserve(in_place.sections.size());
+  for (const SectionRef& s : in_place.sections) {
+    entry.sections.emplace_back(s.kind, std::string(bytes.substr(s.offset, s.size)));
+  }
   return ParseResult{std::move(entry), {}};
 }
 

@@ -41,4 +41,18 @@ struct ParseResult {
 };
 ParseResult parse(std::string_view bytes);
 
+// Where one section lies in an entry's bytes.
+struct SectionRef {
+  SectionKind kind;
+  std::size_t offset;
+  std::size_t size;
+};
+// parse() without copying: the same checks, the sections as offsets into `bytes`, in file
+// order. `error` is empty when the bytes are a whole, checked entry.
+struct InPlaceParse {
+  std::vector<SectionRef> sections;
+  std::string error;
+};
+InPlaceParse parse_in_place(std::string_view bytes);
+
 }  // namespace kjit::cache

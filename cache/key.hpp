@@ -3,6 +3,8 @@
 // "-I -O2" and "-I-O2" differ and a format change misses cleanly. Nothing here throws.
 #pragma once
 
+#include "cache/hash.hpp"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,7 +52,9 @@ public:
   std::string describe() const;
 
 private:
-  std::vector<std::uint8_t> m_buffer;  // everything fed so far (delimiters included)
+  void feed_header(std::string_view label, char type, std::uint64_t size);
+
+  Hash128Stream m_hash;  // everything fed so far (delimiters included), streamed: nothing copied
   std::vector<KeyField> m_fields;
   bool m_keep_fields = true;
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits>
@@ -205,8 +206,12 @@ std::filesystem::path Store::entry_path(const Key& key) const { return entry_fil
 
 std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks/" + key.hex() + ".lock"); }
 
-// The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem.
-[[gnu::hot]] GetResult Store::get(const Key& key) {
+[[gnu::hot]] GetResult Store::get(const Key& key) { return read_entry(key, false); }
+[[gnu::hot]] GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
+
+// The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem,
+// and with `in_place` no copy of any section.
+[[gnu::hot]] GetResult Store::read_entry(const Key& key, bool in_place) {
   GetResult result;
   const std::string path = entry_file(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -227,8 +232,8 @@ std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks
     result.message = fmt::format("reading cache entry {}: {}", path, std::strerror(err));
     return result;
   }
-  ParseResult parsed = parse(bytes);
-  if (!parsed.entry) {
+  InPlaceParse parsed = parse_in_place(bytes);
+  if (!parsed.error.empty()) {
     ::close(fd);
     m_stats.misses.fetch_add(1, std::memory_order_relaxed);
     m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
@@ -237,15 +242,29 @@ std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks
     result.message = fmt::format("cache entry {} is damaged ({}); removed it", path, parsed.error);
     return result;
   }
-  // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched.
-  // Fails harmlessly on a read-only cache.
-  const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-  ::futimens(fd, times);
+  // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched,
+  // skipped while the recorded one is recent. Fails harmlessly on a read-only cache.
+  struct timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  if (now.tv_sec - st.st_mtim.tv_sec >= k_last_use_resolution.count()) {
+    const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    ::futimens(fd, times);
+  }
   ::close(fd);
   m_stats.hits.fetch_add(1, std::memory_order_relaxed);
   m_stats.bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
   result.outcome = GetResult::Outcome::hit;
-  result.entry = std::move(parsed.entry);
+  if (in_place) {
+    result.sections = std::move(parsed.sections);
+    result.bytes = std::move(bytes);
+  } else {
+    Entry entry;
+    entry.sections.reserve(parsed.sections.size());
+    for (const SectionRef& sec : parsed.sections) {
+      entry.sections.emplace_back(sec.kind, bytes.substr(sec.offset, sec.size));
+    }
+    result.entry = std::move(entry);
+  }
   return result;
 }
 

@@ -5,7 +5,7 @@
 //
 // Layout of a cache directory:
 //   CACHEDIR.TAG            written on the first put
-//   <2 hex>/<30 hex>.kjit   entries; mtime = last use (set on every hit), never atime
+//   <2 hex>/<30 hex>.kjit   entries; mtime = last use (see k_last_use_resolution), never atime
 //   <2 hex>/.tmp.*          temporaries being written (stale ones are removed by prune/clear)
 //   locks/<32 hex>.lock     per-key flock files, removed by their holder on release
 //   usage                   running total of entries and bytes (UsageCounter)
@@ -38,8 +38,12 @@ struct StoreConfig {
 
 struct GetResult {
   enum class Outcome { hit, miss, damaged, error } outcome = Outcome::miss;
-  std::optional<Entry> entry;  // set on hit
+  std::optional<Entry> entry;  // set on a hit of get()
   std::string message;         // for damaged and error: what went wrong, on which file
+  // Set on a hit of get_in_place() instead of entry: the whole checked entry file and where
+  // each section lies in it (nothing copied).
+  std::string bytes;
+  std::vector<SectionRef> sections;
 };
 
 struct PutResult {
@@ -77,8 +81,11 @@ public:
   std::filesystem::path lock_path(const Key& key) const;
 
   // Reads and checks the entry; a damaged one is removed and reported as damaged (the caller
-  // treats it as a miss). On a hit, records the last use (not through atime).
+  // treats it as a miss). On a hit, records the last use in the entry's mtime (never atime)
+  // unless the recorded last use is younger than k_last_use_resolution.
   GetResult get(const Key& key);
+  // get() that leaves the sections in place: GetResult::bytes and ::sections instead of entry.
+  GetResult get_in_place(const Key& key);
   // Publishes atomically; when the store goes over max_size, evicts least recently used.
   // Leaves no partial file behind on any failure.
   PutResult put(const Key& key, const Entry& entry);
@@ -117,6 +124,9 @@ public:
 
   // Automatic eviction brings the store down to this fraction of max_size (in percent).
   static constexpr std::uint64_t k_evict_to_percent = 90;
+  // A hit rewrites an entry's last use only when the recorded one is older than this, as
+  // relatime does for atime: most hits then cost no write, and LRU order is exact to within it.
+  static constexpr std::chrono::seconds k_last_use_resolution{60};
   // Temporaries older than this belong to killed writers.
   static constexpr std::chrono::minutes k_stale_temp_age{5};
 
@@ -127,6 +137,7 @@ public:
 private:
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
+  GetResult read_entry(const Key& key, bool in_place);
   void remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();
   std::string sub(std::string_view name) const;  // <dir>/<name>

@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 #include <mutex>
@@ -43,15 +44,15 @@ std::string encode_lowered_names(const std::vector<std::pair<std::string, std::s
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> decode_lowered_names(const std::string& bytes) {
+std::vector<std::pair<std::string, std::string>> decode_lowered_names(std::string_view bytes) {
   std::vector<std::pair<std::string, std::string>> out;
   std::size_t pos = 0;
   while (pos < bytes.size()) {
     std::size_t a = bytes.find('\0', pos);
-    if (a == std::string::npos) break;
+    if (a == std::string_view::npos) break;
     std::size_t b = bytes.find('\0', a + 1);
-    if (b == std::string::npos) break;
-    out.emplace_back(bytes.substr(pos, a - pos), bytes.substr(a + 1, b - a - 1));
+    if (b == std::string_view::npos) break;
+    out.emplace_back(std::string(bytes.substr(pos, a - pos)), std::string(bytes.substr(a + 1, b - a - 1)));
     pos = b + 1;
   }
   return out;
@@ -159,25 +160,38 @@ struct Runtime::Impl {
     return archs;
   }
 
-  // Moves the sections out of a checked entry (the first of each kind counts).
-  [[gnu::hot]] CompileResult from_entry(cache::Entry&& e, const Program& program, const Arch& arch,
-                           const std::vector<std::string>& flags, const cache::Key& key) const {
+  // The result from a checked entry read in place (the first section of each kind counts):
+  // the small sections are copied out, and the entry's buffer itself becomes the cubin, so a hit
+  // copies no cubin and allocates no second buffer for it.
+  [[gnu::hot]] CompileResult from_entry(cache::GetResult&& g, const Program& program, const Arch& arch,
+                                        std::vector<std::string>&& flags, const cache::Key& key) const {
     CompileResult r;
     r.program_name = program.name();
     r.arch = arch;
-    r.options = flags;
+    r.options = std::move(flags);
+    const cache::SectionRef* cubin = nullptr;
     bool seen[6] = {};
-    for (auto& [kind, bytes] : e.sections) {
-      auto k = static_cast<std::size_t>(kind);
+    const std::string_view bytes = g.bytes;
+    for (const cache::SectionRef& s : g.sections) {
+      auto k = static_cast<std::size_t>(s.kind);
       if (k >= 6 || seen[k]) continue;
       seen[k] = true;
-      switch (kind) {
-      case cache::SectionKind::ptx: r.ptx = std::move(bytes); break;
-      case cache::SectionKind::cubin: r.cubin = std::move(bytes); break;
-      case cache::SectionKind::log: r.log = std::move(bytes); break;
-      case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(bytes); break;
+      const std::string_view view = bytes.substr(s.offset, s.size);
+      switch (s.kind) {
+      case cache::SectionKind::ptx: r.ptx = view; break;
+      case cache::SectionKind::cubin: cubin = &s; break;
+      case cache::SectionKind::log: r.log = view; break;
+      case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
       case cache::SectionKind::meta: break;
       }
+    }
+    if (cubin != nullptr) {
+      std::string image = std::move(g.bytes);
+      std::memmove(image.data(), image.data() + cubin->offset, cubin->size);
+      image.resize(cubin->size);
+      // A cubin much smaller than its entry (a large PTX beside it) gets a buffer of its own.
+      if (image.capacity() > 2 * image.size() + 65536) image.shrink_to_fit();
+      r.cubin = std::move(image);
     }
     r.key = key.hex();
     r.outcome = Outcome::hit;
@@ -206,9 +220,10 @@ struct Runtime::Impl {
   [[gnu::hot]] std::optional<CompileResult> lookup(const cache::Key& key, const Program& program, const Arch& arch,
                                       const std::vector<std::string>& flags) {
     if (!store || config.always_compile) return std::nullopt;
-    cache::GetResult g = store->get(key);
+    cache::GetResult g = store->get_in_place(key);
     switch (g.outcome) {
-    case cache::GetResult::Outcome::hit: return from_entry(std::move(*g.entry), program, arch, flags, key);
+    case cache::GetResult::Outcome::hit:
+      return from_entry(std::move(g), program, arch, std::vector<std::string>(flags), key);
     case cache::GetResult::Outcome::damaged:
       ++damaged;
       log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is recompiled: {}",

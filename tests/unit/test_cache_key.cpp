@@ -1,8 +1,11 @@
+#include "cache/hash.hpp"
 #include "cache/key.hpp"
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <set>
+#include <string>
 
 using kjit::cache::Hasher;
 using kjit::cache::Key;
@@ -107,5 +110,66 @@ TEST_SUITE("Key") {
     std::set<std::size_t> hashes;
     for (int i = 0; i < 1000; ++i) hashes.insert(kjit::cache::KeyHash{}(Hasher(1).field("i", std::uint64_t(i)).finish()));
     CHECK(hashes.size() == 1000);
+  }
+
+  // The documented encoding, built by hand: 'F' u64(label size) label type u64(value size) value,
+  // integers little-endian. The key is XXH3-128 over all of it, so caches written by any kjit
+  // with this key format stay valid whatever the Hasher does internally.
+  TEST_CASE("the key is XXH3-128 of the documented field encoding, for random fields") {
+    auto u64 = [](std::string& out, std::uint64_t v) {
+      for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    auto encode = [&](std::string& out, std::string_view label, char type, std::string_view value) {
+      out.push_back('F');
+      u64(out, label.size());
+      out.append(label);
+      out.push_back(type);
+      u64(out, value.size());
+      out.append(value);
+    };
+    std::mt19937_64 rng(20261122);
+    auto random_text = [&](std::size_t max) {
+      std::string s(rng() % (max + 1), '\0');
+      for (char& c : s) c = static_cast<char>(rng());
+      return s;
+    };
+    for (int round = 0; round < 200; ++round) {
+      const auto version = static_cast<std::uint32_t>(rng() % 5 + 1);
+      Hasher h(version, round % 2 ? Hasher::Fields::keep : Hasher::Fields::drop);
+      std::string bytes;
+      std::string v8;
+      u64(v8, version);
+      encode(bytes, "key-format", 'u', v8);
+      const int fields = static_cast<int>(rng() % 12);
+      for (int f = 0; f < fields; ++f) {
+        // Labels past 64 bytes and values past XXH3's internal buffer take other paths.
+        const std::string label = random_text(rng() % 4 == 0 ? 200 : 20);
+        if (rng() % 3 == 0) {
+          const std::uint64_t n = rng();
+          std::string nv;
+          u64(nv, n);
+          encode(bytes, label, 'u', nv);
+          h.field(label, n);
+        } else {
+          const std::string value = random_text(rng() % 4 == 0 ? 5000 : 300);
+          encode(bytes, label, 's', value);
+          h.field(label, value);
+        }
+      }
+      const kjit::cache::Hash128 expect = kjit::cache::xxh3_128(bytes.data(), bytes.size());
+      const Key k = h.finish();
+      Key want;
+      for (int i = 0; i < 8; ++i) {
+        want.bytes[i] = static_cast<std::uint8_t>(expect.high64 >> (56 - 8 * i));
+        want.bytes[8 + i] = static_cast<std::uint8_t>(expect.low64 >> (56 - 8 * i));
+      }
+      REQUIRE(k == want);
+    }
+  }
+
+  TEST_CASE("a fixed field list keeps its key across kjit versions") {
+    // Pinned when the Hasher began streaming (2026-11-22): the same value as before.
+    const Key k = Hasher(1).field("source", "__global__ void k() {}").field("option-count", std::uint64_t{2}).finish();
+    CHECK(k.hex() == "b373677862582d6381eb3a7a85fd22f2");
   }
 }

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <cstdio>
 #include <grp.h>
 #include <set>
 #include <sched.h>
@@ -163,6 +164,73 @@ TEST_SUITE("Store") {
     const auto info = store.list();
     REQUIRE(info.size() == 1);
     CHECK(info[0].last_use > std::chrono::system_clock::now() - 1h);
+  }
+
+  TEST_CASE("a hit leaves a last use younger than the resolution alone and refreshes an older one") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(5);
+    REQUIRE(store.put(key, test_entry(key, 100)).stored);
+    const auto path = store.entry_path(key);
+    const auto now = std::chrono::system_clock::now();
+    set_mtime(path, now - Store::k_last_use_resolution + 15s);
+    const auto recent = mtime_ns(path);
+    REQUIRE(store.get(key).outcome == Outcome::hit);
+    REQUIRE(store.get_in_place(key).outcome == Outcome::hit);
+    CHECK(mtime_ns(path) == recent);
+    set_mtime(path, now - Store::k_last_use_resolution - 5s);
+    const auto old = mtime_ns(path);
+    REQUIRE(store.get_in_place(key).outcome == Outcome::hit);
+    CHECK(mtime_ns(path) >= old + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       Store::k_last_use_resolution).count());
+  }
+
+  TEST_CASE("get_in_place gives the sections of get, as offsets into the file's bytes") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    for (std::uint64_t i = 0; i < 20; ++i) {
+      const Key key = test_key(1000 + i);
+      Entry e = test_entry(key, 1 + (i * 7919) % 20000);
+      if (i % 3 == 0) e.set(SectionKind::lowered_names, kjit::test::key_bytes(key, i * 13));
+      REQUIRE(store.put(key, e).stored);
+      const GetResult in_place = store.get_in_place(key);
+      REQUIRE(in_place.outcome == Outcome::hit);
+      CHECK_FALSE(in_place.entry);
+      CHECK(in_place.bytes == serialize(e));
+      REQUIRE(in_place.sections.size() == e.sections.size());
+      for (std::size_t s = 0; s < e.sections.size(); ++s) {
+        CHECK(in_place.sections[s].kind == e.sections[s].first);
+        CHECK(std::string_view(in_place.bytes).substr(in_place.sections[s].offset, in_place.sections[s].size) ==
+              e.sections[s].second);
+      }
+      const GetResult copied = store.get(key);
+      REQUIRE(copied.entry);
+      CHECK(copied.entry->sections == e.sections);
+      CHECK(copied.bytes.empty());
+    }
+  }
+
+  TEST_CASE("get_in_place reports a damaged entry, removes it, and returns no bytes") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(77);
+    REQUIRE(store.put(key, test_entry(key, 3000)).stored);
+    const auto path = store.entry_path(key);
+    {
+      std::string bytes = serialize(test_entry(key, 3000));
+      bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+      FILE* f = std::fopen(path.c_str(), "wb");
+      REQUIRE(f);
+      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      std::fclose(f);
+    }
+    const GetResult g = store.get_in_place(key);
+    CHECK(g.outcome == Outcome::damaged);
+    CHECK(g.bytes.empty());
+    CHECK(g.sections.empty());
+    CHECK(g.message.find("checksum") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK(store.get_in_place(key).outcome == Outcome::miss);
   }
 
   TEST_CASE("list, usage and replacing an entry") {

@@ -169,6 +169,12 @@ extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* out) {
     CHECK(second.cubin == first.cubin);
     CHECK(second.ptx == first.ptx);
     CHECK(second.key == first.key);
+    // The hit builds its result from the entry read in place: every part survives.
+    CHECK(second.log == first.log);
+    CHECK(second.options == first.options);
+    CHECK(second.lowered_names == first.lowered_names);
+    CHECK(second.program_name == first.program_name);
+    CHECK(second.arch == first.arch);
 
     auto always = c;
     always.always_compile = true;
