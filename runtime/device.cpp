@@ -82,13 +82,9 @@ int device_count() {
 }
 
 [[gnu::hot]] Device Device::current() {
-  const auto& api = driver();
-  CUcontext current = nullptr;
-  api.cuCtxGetCurrent(&current);
-  if (current) {
-    CUdevice dev{};
-    if (api.cuCtxGetDevice(&dev) == CUDA_SUCCESS) return Device(static_cast<int>(dev));
-  }
+  // One driver call: cuCtxGetDevice fails when no context is current.
+  CUdevice dev{};
+  if (driver().cuCtxGetDevice(&dev) == CUDA_SUCCESS) return Device(static_cast<int>(dev));
   return get(0);
 }
 
@@ -118,8 +114,15 @@ std::string Device::name() const {
   if (cacheable) {
     if (int cc = g_compute_capability[m_ordinal].load(std::memory_order_relaxed)) return cc;
   }
-  int cc = attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability") * 10 +
-           attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability");
+  const auto& api = driver();
+  CUdevice dev{};
+  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", "selecting CUDA device {}", m_ordinal);
+  int major = 0, minor = 0;
+  check(api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute",
+        "reading the compute capability of CUDA device {}", m_ordinal);
+  check(api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute",
+        "reading the compute capability of CUDA device {}", m_ordinal);
+  const int cc = major * 10 + minor;
   if (cacheable) g_compute_capability[m_ordinal].store(cc, std::memory_order_relaxed);
   return cc;
 }

@@ -149,6 +149,13 @@ struct Runtime::Impl {
     return Arch::compute(best);
   }
 
+  // The arch a request resolves to when NVRTC supports it, without asking NVRTC: good enough to
+  // look for a cache entry, which exists only if this NVRTC (its version is in the key) compiled
+  // for that arch. A miss then resolves properly.
+  [[gnu::hot]] static Arch resolve_unchecked(const Arch& arch, const Device& device) {
+    return arch.is_native() ? Arch::sm(device.compute_capability()) : arch;
+  }
+
   // NVRTC's real archs, ascending (never empty).
   [[gnu::hot]] static const std::vector<int>& nvrtc_archs() {
     static const std::vector<int> archs = [] {
@@ -288,18 +295,36 @@ struct Runtime::Impl {
   }
 
   // `options` are already normalized().
-  [[gnu::hot]] CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
-    CompileResult r = obtain_undumped(program, options, arch);
+  [[gnu::hot]] CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch,
+                                    bool looked_up = false) {
+    CompileResult r = obtain_undumped(program, options, arch, looked_up);
     dump(program, r);
     return r;
   }
 
-  [[gnu::hot]] CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch) {
+  // A disk hit for `arch` (not checked against NVRTC), or nullopt; a miss is counted once.
+  [[gnu::hot]] std::optional<CompileResult> disk_hit(const Program& program, const CompileOptions& options,
+                                                     const Arch& arch) {
     std::vector<std::string> flags = runtime::marshal(options, arch);
     auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
-    if (auto hit = lookup(key.key, program, arch, flags)) {
+    auto hit = lookup(key.key, program, arch, flags);
+    if (hit) {
       ++disk_hits;
-      return std::move(*hit);
+      dump(program, *hit);
+    }
+    return hit;
+  }
+
+  // `looked_up`: the disk cache already missed for this arch (disk_hit); skip that lookup.
+  [[gnu::hot]] CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch,
+                                             bool looked_up = false) {
+    std::vector<std::string> flags = runtime::marshal(options, arch);
+    auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
+    if (!looked_up) {
+      if (auto hit = lookup(key.key, program, arch, flags)) {
+        ++disk_hits;
+        return std::move(*hit);
+      }
     }
     // In this process: the first thread compiles, the others wait for its result.
     std::promise<CompileResult> promise;
@@ -406,8 +431,18 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
     }
   }
   CompileOptions o = normalized(options);
-  Arch arch = im.resolve(o.arch, dev);
-  CompileResult result = im.obtain(program, o, arch);
+  // A disk hit first, for the arch the request resolves to when NVRTC supports it: a hit needs
+  // no question to NVRTC. A miss resolves the arch properly (and may throw for an arch NVRTC
+  // does not support).
+  const Arch guess = Impl::resolve_unchecked(o.arch, dev);
+  std::optional<CompileResult> hit = im.disk_hit(program, o, guess);
+  CompileResult result;
+  if (hit) {
+    result = std::move(*hit);
+  } else {
+    const Arch arch = im.resolve(o.arch, dev);
+    result = im.obtain(program, o, arch, /*looked_up=*/arch == guess && im.store && !im.config.always_compile);
+  }
   auto key = std::make_pair(result.key, dev.ordinal());
   {
     std::shared_lock lock(im.registry_mutex);
