@@ -114,15 +114,8 @@ std::string Device::name() const {
   if (cacheable) {
     if (int cc = g_compute_capability[m_ordinal].load(std::memory_order_relaxed)) return cc;
   }
-  const auto& api = driver();
-  CUdevice dev{};
-  check(api.cuDeviceGet(&dev, m_ordinal), "cuDeviceGet", "selecting CUDA device {}", m_ordinal);
-  int major = 0, minor = 0;
-  check(api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute",
-        "reading the compute capability of CUDA device {}", m_ordinal);
-  check(api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute",
-        "reading the compute capability of CUDA device {}", m_ordinal);
-  const int cc = major * 10 + minor;
+  int cc = attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability") * 10 +
+           attribute(m_ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability");
   if (cacheable) g_compute_capability[m_ordinal].store(cc, std::memory_order_relaxed);
   return cc;
 }

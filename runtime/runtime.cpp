@@ -441,7 +441,10 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
     result = std::move(*hit);
   } else {
     const Arch arch = im.resolve(o.arch, dev);
-    result = im.obtain(program, o, arch, /*looked_up=*/arch == guess && im.store && !im.config.always_compile);
+    const bool looked_up = im.store && !im.config.always_compile;
+    // A device newer than NVRTC: the guess was no request of its own, so its miss does not count.
+    if (looked_up && arch != guess) im.store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+    result = im.obtain(program, o, arch, looked_up && arch == guess);
   }
   auto key = std::make_pair(result.key, dev.ordinal());
   {
