@@ -294,47 +294,48 @@ struct Runtime::Impl {
     }
   }
 
+  // A request's compile flags and cache key for one arch.
+  struct Prepared {
+    std::vector<std::string> flags;
+    runtime::CacheKey key;
+  };
+
   // `options` are already normalized().
-  [[gnu::hot]] CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch,
-                                    bool looked_up = false) {
-    CompileResult r = obtain_undumped(program, options, arch, looked_up);
+  [[gnu::hot]] static Prepared prepare(const Program& program, const CompileOptions& options, const Arch& arch) {
+    std::vector<std::string> flags = runtime::marshal(options, arch);
+    runtime::CacheKey key =
+        runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
+    return Prepared{std::move(flags), std::move(key)};
+  }
+
+  // The disk cache's entry for a prepared request, or nullopt (the store counts the miss).
+  [[gnu::hot]] std::optional<CompileResult> disk_hit(const Program& program, const Arch& arch, const Prepared& p) {
+    auto hit = lookup(p.key.key, program, arch, p.flags);
+    if (hit) ++disk_hits;
+    return hit;
+  }
+
+  // The disk cache, then a compile that happens once per key across threads and processes.
+  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
+    Prepared p = prepare(program, options, arch);
+    std::optional<CompileResult> hit = disk_hit(program, arch, p);
+    CompileResult r = hit ? std::move(*hit) : compile_once(program, arch, p);
     dump(program, r);
     return r;
   }
 
-  // A disk hit for `arch` (not checked against NVRTC), or nullopt; a miss is counted once.
-  [[gnu::hot]] std::optional<CompileResult> disk_hit(const Program& program, const CompileOptions& options,
-                                                     const Arch& arch) {
-    std::vector<std::string> flags = runtime::marshal(options, arch);
-    auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
-    auto hit = lookup(key.key, program, arch, flags);
-    if (hit) {
-      ++disk_hits;
-      dump(program, *hit);
-    }
-    return hit;
-  }
-
-  // `looked_up`: the disk cache already missed for this arch (disk_hit); skip that lookup.
-  [[gnu::hot]] CompileResult obtain_undumped(const Program& program, const CompileOptions& options, const Arch& arch,
-                                             bool looked_up = false) {
-    std::vector<std::string> flags = runtime::marshal(options, arch);
-    auto key = runtime::CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
-    if (!looked_up) {
-      if (auto hit = lookup(key.key, program, arch, flags)) {
-        ++disk_hits;
-        return std::move(*hit);
-      }
-    }
-    // In this process: the first thread compiles, the others wait for its result.
+  // After a disk miss: in this process, the first thread compiles and the others wait for its
+  // result; across processes, the cache lock does the same.
+  CompileResult compile_once(const Program& program, const Arch& arch, const Prepared& p) {
+    const cache::Key& key = p.key.key;
     std::promise<CompileResult> promise;
     std::shared_future<CompileResult> future;
     {
       std::lock_guard lock(inflight_mutex);
-      if (auto it = inflight.find(key.key); it != inflight.end()) {
+      if (auto it = inflight.find(key); it != inflight.end()) {
         future = it->second;
       } else {
-        inflight.emplace(key.key, promise.get_future().share());
+        inflight.emplace(key, promise.get_future().share());
       }
     }
     if (future.valid()) {
@@ -344,15 +345,15 @@ struct Runtime::Impl {
       return r;
     }
     try {
-      CompileResult r = obtain_across_processes(program, flags, arch, key.key);
+      CompileResult r = obtain_across_processes(program, p.flags, arch, key);
       promise.set_value(r);
       std::lock_guard lock(inflight_mutex);
-      inflight.erase(key.key);
+      inflight.erase(key);
       return r;
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard lock(inflight_mutex);
-      inflight.erase(key.key);
+      inflight.erase(key);
       throw;
     }
   }
@@ -431,20 +432,25 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
     }
   }
   CompileOptions o = normalized(options);
-  // A disk hit first, for the arch the request resolves to when NVRTC supports it: a hit needs
-  // no question to NVRTC. A miss resolves the arch properly (and may throw for an arch NVRTC
-  // does not support).
+  // The disk cache first, under the arch the request resolves to when NVRTC supports it: a hit
+  // asks NVRTC nothing. An entry for that arch exists only if this NVRTC (its version is in the
+  // key) compiled for it. A miss resolves the arch properly, which may throw for an arch NVRTC
+  // does not support.
   const Arch guess = Impl::resolve_unchecked(o.arch, dev);
-  std::optional<CompileResult> hit = im.disk_hit(program, o, guess);
+  const Impl::Prepared p = Impl::prepare(program, o, guess);
+  std::optional<CompileResult> hit = im.disk_hit(program, guess, p);
   CompileResult result;
   if (hit) {
     result = std::move(*hit);
+    im.dump(program, result);
+  } else if (const Arch arch = im.resolve(o.arch, dev); arch == guess) {
+    result = im.compile_once(program, arch, p);
+    im.dump(program, result);
   } else {
-    const Arch arch = im.resolve(o.arch, dev);
-    const bool looked_up = im.store && !im.config.always_compile;
-    // A device newer than NVRTC: the guess was no request of its own, so its miss does not count.
-    if (looked_up && arch != guess) im.store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
-    result = im.obtain(program, o, arch, looked_up && arch == guess);
+    // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own,
+    // so its miss does not count.
+    if (im.store && !im.config.always_compile) im.store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+    result = im.obtain(program, o, arch);
   }
   auto key = std::make_pair(result.key, dev.ordinal());
   {
