@@ -73,6 +73,15 @@ const std::vector<std::filesystem::path>& NvrtcCompiler::toolkit_include_dirs() 
   return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
 }
 
+bool NvrtcCompiler::has_own_cache() {
+  static const bool own = [] {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major > 12 || (major == 12 && minor >= 9);
+  }();
+  return own;
+}
+
 [[gnu::hot]] std::vector<int> NvrtcCompiler::supported_archs() {
   int n = 0;
   if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
@@ -123,6 +132,11 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
   for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
+  // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
+  // (registers, spills, -Xptxas=-v) is missing from the log, compile times are not compile
+  // times, and every compile takes room in the driver's JIT cache besides.
+  if (has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) all.push_back("--no-cache");
   const bool pch = !pch_dir.empty();
   if (pch) {
     all.push_back("--pch");

@@ -32,6 +32,9 @@ public:
                              const Arch& resolved, const std::filesystem::path& pch_dir = {});
   // "13.0"
   static std::string version();
+  // Whether this NVRTC (12.9+) has a compile cache of its own; compile() turns it off
+  // (--no-cache), so that every compile runs ptxas and its log says so.
+  static bool has_own_cache();
   // Real archs NVRTC can compile to (75, 80, ..., 120).
   static std::vector<int> supported_archs();
   // The toolkit's include dirs (CUDA headers and CCCL), found once.

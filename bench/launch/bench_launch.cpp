@@ -48,7 +48,9 @@ double raw_cold_load_us(const std::string& src, int cc) {
   nvrtcProgram prog;
   check_nvrtc(nvrtcCreateProgram(&prog, src.c_str(), "bench.cu", 0, nullptr, nullptr));
   std::string arch = "--gpu-architecture=sm_" + std::to_string(cc);
+  // --no-cache: the same work as kjit's compile, which turns NVRTC's own cache (12.9+) off.
   std::vector<std::string> args = {arch, "--std=c++17"};
+  if (kjit::runtime::NvrtcCompiler::has_own_cache()) args.push_back("--no-cache");
   for (const auto& d : kjit::runtime::NvrtcCompiler::toolkit_include_dirs()) args.push_back("--include-path=" + d.string());
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());

@@ -72,9 +72,8 @@ void make_manifest(const std::filesystem::path& dir, int files, int per_file, bo
       variants += std::string(v ? "," : "") + R"({"name": "v)" + std::to_string(v) + R"(", "defines": ["KJIT_BENCH_V=)" +
                   std::to_string(v) + R"("]})";
     }
-    // --no-cache: NVRTC 12.9+ keeps its own compile cache where a driver is installed (it made
-    // every run after the first a cache hit on the GPU machine); each run must really compile.
-    entries += std::string(f ? "," : "") + R"({"file": ")" + name + R"(", "options": {"flags": ["--no-cache"]}, )" +
+    // Each run really compiles: kjit turns NVRTC's own cache (12.9+) off by itself.
+    entries += std::string(f ? "," : "") + R"({"file": ")" + name + R"(", )" +
                R"("variants": [)" + variants + "]}";
   }
   write(dir / "kjit.json", R"({"kjit_manifest": 1, "kernels": [)" + entries + "]}");

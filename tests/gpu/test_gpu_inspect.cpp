@@ -4,6 +4,9 @@
 
 #include <kjit/inspect.hpp>
 
+#include <random>
+#include <string>
+
 TEST_SUITE("gpu") {
   TEST_CASE("resource usage takes max threads per block from the driver") {
     KJIT_REQUIRE_GPU();
@@ -21,6 +24,21 @@ extern "C" __global__ void free_kernel(float* x) { x[threadIdx.x] += 1.0f; }
     CHECK(bounded->max_threads_per_block == 256);
     CHECK(free_kernel->max_threads_per_block == 1024);
     CHECK(bounded->registers > 0);
+  }
+
+  TEST_CASE("a repeated compile still carries ptxas's report where NVRTC could serve it from its own cache") {
+    // With a driver installed, NVRTC 12.9+ caches compiles in the driver's compute cache and on
+    // its hits ptxas does not run: the second compile's log would have no report.
+    KJIT_REQUIRE_GPU();
+    kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
+    const std::string src = "extern \"C\" __global__ void scaled(float* x) { x[threadIdx.x] *= " +
+                            std::to_string(std::random_device{}() % 100000) + ".5f; }";
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(round);
+      auto r = rt.compile(kjit::Program("scaled.cu", src), kjit::CompileOptions{.flags = {"-Xptxas=-v"}});
+      CHECK(r.outcome == kjit::Outcome::compiled);
+      CHECK(r.log.find("Compiling entry function 'scaled'") != std::string::npos);
+    }
   }
 
   TEST_CASE("SASS of a real cubin when the toolkit's disassembler is there") {

@@ -2,7 +2,11 @@
 
 #include <kjit/inspect.hpp>
 
+#include "runtime/nvrtc_compiler.hpp"
+
 #include <doctest/doctest.h>
+
+#include <cstdio>
 
 namespace ins = kjit::inspect;
 
@@ -80,6 +84,24 @@ ptxas info    : Function properties for _Z1hf
     for (const ins::CountDelta& c : f.summary.resources) spill_delta |= c.key == "spill_stores" && c.a == 0 && c.b > 0;
     CHECK(spill_delta);
     CHECK(d.to_text().find("spill_stores") != std::string::npos);
+  }
+
+  TEST_CASE("inspect::ResourceUsage: every compile carries ptxas's report, also with --no-cache given twice") {
+    // NVRTC 12.9+ would serve a repeated compile from its own cache where a driver is installed,
+    // without ptxas's report; kjit turns that cache off and must not pass the flag twice.
+    kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
+    const kjit::Program p("k.cu", kjit::test::k_gelu_source);
+    for (const auto& flags : {std::vector<std::string>{}, std::vector<std::string>{"--no-cache"}}) {
+      for (int round = 0; round < 2; ++round) {
+        CAPTURE(round);
+        const auto u = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = flags});
+        REQUIRE(ins::find_usage(u, "gelu"));
+        CHECK(ins::find_usage(u, "gelu")->registers > 0);
+      }
+    }
+    int major = 0, minor = 0;
+    REQUIRE(std::sscanf(kjit::nvrtc_version().c_str(), "%d.%d", &major, &minor) == 2);
+    CHECK(kjit::runtime::NvrtcCompiler::has_own_cache() == (major > 12 || (major == 12 && minor >= 9)));
   }
 
   TEST_CASE("inspect::ResourceUsage: a virtual arch is refused: ptxas does not run") {
