@@ -51,7 +51,8 @@ std::vector<std::pair<std::string, bool>> IncludeScanner::include_lines(const st
   return out;
 }
 
-std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const std::filesystem::path& source_dir) const {
+std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const std::filesystem::path& source_dir,
+                                                std::vector<std::filesystem::path>* absent) const {
   std::vector<ScannedHeader> found;
   std::set<std::filesystem::path> seen;
   struct Pending {
@@ -69,7 +70,10 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
       for (const auto& d : m_include_dirs) candidates.push_back(d / spelling);
       std::error_code ec;
       for (const auto& c : candidates) {
-        if (!std::filesystem::is_regular_file(c, ec)) continue;
+        if (!std::filesystem::is_regular_file(c, ec)) {
+          if (absent && std::find(absent->begin(), absent->end(), c) == absent->end()) absent->push_back(c);
+          continue;
+        }
         auto canonical = std::filesystem::weakly_canonical(c, ec);
         if (ec) canonical = c;
         if (!seen.insert(canonical).second) break;

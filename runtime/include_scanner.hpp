@@ -25,8 +25,11 @@ public:
   IncludeScanner(std::vector<std::filesystem::path> include_dirs, std::vector<std::string> in_memory);
 
   // Every user header reachable from `source` (whose own directory is `source_dir`, or empty),
-  // each once, in the order first reached.
-  std::vector<ScannedHeader> scan(const std::string& source, const std::filesystem::path& source_dir) const;
+  // each once, in the order first reached. `absent`, when given, gets every place looked at
+  // before the header was found (or, for one not found, every place looked at): a file that
+  // appears there later would shadow what NVRTC reads now (hot reload watches them).
+  std::vector<ScannedHeader> scan(const std::string& source, const std::filesystem::path& source_dir,
+                                  std::vector<std::filesystem::path>* absent = nullptr) const;
 
   // The targets of the #include lines of `text`: (spelling, quoted).
   static std::vector<std::pair<std::string, bool>> include_lines(const std::string& text);

@@ -171,6 +171,13 @@ struct KernelLoader::Impl {
     p->generation = ++generations;
     if (hot) {
       p->watched.push_back({where.path, stat_of(where.path), source_hash});
+      // Places that would shadow what was found, were a file to appear there: the kernel file
+      // in an earlier search root, a header earlier along its include path. Watched as absent.
+      std::vector<std::filesystem::path> absent;
+      for (const auto& root : search_path) {
+        if (root == where.root) break;
+        absent.push_back(root / where.relative);
+      }
       auto manifest_path = where.root / Manifest::k_file_name;
       p->watched.push_back({manifest_path, stat_of(manifest_path), content_hash(read_whole(manifest_path))});
       // The headers NVRTC reads, found as the cache key finds them.
@@ -179,9 +186,10 @@ struct KernelLoader::Impl {
       dirs.insert(dirs.end(), prog.include_path().begin(), prog.include_path().end());
       std::vector<std::string> in_memory;
       runtime::IncludeScanner scanner(std::move(dirs), std::move(in_memory));
-      for (auto& h : scanner.scan(prog.source(), prog.directory())) {
+      for (auto& h : scanner.scan(prog.source(), prog.directory(), &absent)) {
         p->watched.push_back({h.path, stat_of(h.path), cache::xxh3_64(h.content.data(), h.content.size())});
       }
+      for (auto& a : absent) p->watched.push_back({a, stat_of(a), 0});
     }
     return p;
   }

@@ -5,6 +5,7 @@
 #include "support/temp_dir.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 namespace {
@@ -53,5 +54,27 @@ TEST_SUITE("gpu") {
     kjit::test::write_file(dir / "k/fill.cu", edited);
     CHECK(first_value(hot, "b2") == 25);
     CHECK(hot.load("fill.cu", "b2").compile_result().program_name == "fill.cu");
+  }
+
+  TEST_CASE("loader: hot reload launches from a new file that shadows the header or kernel file it read") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    std::filesystem::create_directories(dir / "first");  // searched before k/, empty for now
+    kjit::test::write_file(dir / "k/fill.cu", k_fill);
+    kjit::test::write_file(dir / "second/value.cuh", "#define VALUE 1\n#define BLOCK 4\n");
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::KernelLoader hot({.folders = {dir / "first", dir / "k", dir / "second"}, .use_environment = false,
+                            .use_installed = false, .hot_reload = true}, rt);
+    CHECK(first_value(hot, "") == 4);
+    // A value.cuh next to fill.cu comes before the one in second/ (quoted includes look there first).
+    kjit::test::write_file(dir / "k/value.cuh", "#define VALUE 2\n#define BLOCK 4\n");
+    CHECK(first_value(hot, "") == 8);
+    // A fill.cu in first/ comes before k/fill.cu; its "value.cuh" is k/'s (first/ has none, and
+    // the search path comes next: first/, k/, second/).
+    std::string shadow = k_fill;
+    shadow.replace(shadow.find("+ i;"), 4, "+ 100 + i;");
+    kjit::test::write_file(dir / "first/fill.cu", shadow);
+    CHECK(first_value(hot, "") == 2 * 4 + 100);
+    CHECK(hot.load("fill.cu").compile_result().program_name == "fill.cu");
   }
 }

@@ -196,6 +196,33 @@ TEST_SUITE("KernelLoader") {
     CHECK(d.key != c.key);
   }
 
+  TEST_CASE("KernelLoader: hot reload sees a new file that shadows the header or kernel file it read") {
+    // k/hot.cu includes "value.cuh", found in the second search root; a value.cuh made next to
+    // hot.cu, and then a hot.cu in an earlier search root, take over, as they do for NVRTC.
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k/hot.cu", "#include \"value.cuh\"\nextern \"C\" __global__ void hot(int* x) "
+                                             "{ x[0] = VALUE; }\n");
+    kjit::test::write_file(dir / "second/value.cuh", "#define VALUE 111\n");
+    std::filesystem::create_directories(dir / "first");  // on the search path, empty for now
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::KernelLoader hot({.folders = {dir / "first", dir / "k", dir / "second"}, .use_environment = false,
+                            .use_installed = false, .hot_reload = true}, rt);
+    auto a = hot.compile("hot.cu", "", k_sm90);
+    CHECK(a.ptx.find("111") != std::string::npos);
+    CHECK(hot.compile("hot.cu", "", k_sm90).key == a.key);
+
+    kjit::test::write_file(dir / "k/value.cuh", "#define VALUE 222\n");  // next to hot.cu: searched first
+    auto b = hot.compile("hot.cu", "", k_sm90);
+    CHECK(b.key != a.key);
+    CHECK(b.ptx.find("222") != std::string::npos);
+
+    kjit::test::write_file(dir / "first/hot.cu", "extern \"C\" __global__ void hot(int* x) { x[0] = 333; }\n");
+    auto c = hot.compile("hot.cu", "", k_sm90);
+    CHECK(c.key != b.key);
+    CHECK(c.ptx.find("333") != std::string::npos);
+    CHECK(hot.compile("hot.cu", "", k_sm90).key == c.key);  // and settles there
+  }
+
   TEST_CASE("KernelLoader: KJIT_HOT_RELOAD turns hot reload on") {
     ScopedEnv env("KJIT_HOT_RELOAD", "1");
     kjit::test::TempDir dir;
