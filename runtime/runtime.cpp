@@ -316,10 +316,13 @@ struct Runtime::Impl {
   }
 
   // The disk cache, then a compile that happens once per key across threads and processes.
-  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
-    Prepared p = prepare(program, options, arch);
+  CompileResult fetch(const Program& program, const Arch& arch, const Prepared& p) {
     std::optional<CompileResult> hit = disk_hit(program, arch, p);
-    CompileResult r = hit ? std::move(*hit) : compile_once(program, arch, p);
+    return hit ? std::move(*hit) : compile_once(program, arch, p);
+  }
+
+  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch) {
+    CompileResult r = fetch(program, arch, prepare(program, options, arch));
     dump(program, r);
     return r;
   }
@@ -442,16 +445,15 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
   CompileResult result;
   if (hit) {
     result = std::move(*hit);
-    im.dump(program, result);
   } else if (const Arch arch = im.resolve(o.arch, dev); arch == guess) {
     result = im.compile_once(program, arch, p);
-    im.dump(program, result);
   } else {
     // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own,
     // so its miss does not count.
     if (im.store && !im.config.always_compile) im.store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
-    result = im.obtain(program, o, arch);
+    result = im.fetch(program, arch, Impl::prepare(program, o, arch));
   }
+  im.dump(program, result);
   auto key = std::make_pair(result.key, dev.ordinal());
   {
     std::shared_lock lock(im.registry_mutex);
