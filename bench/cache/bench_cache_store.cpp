@@ -3,6 +3,7 @@
 //     a plain open + read + close of the same entry file (what a hit cannot beat);
 //   - prune of a store of 100,000 entries: a scan that removes nothing, and removing all of them.
 // CPU only; links cache/ alone. Usage: bench_cache_store [--dir DIR] [--entry-bytes N] [--quick]
+// (DIR: an existing folder, default the temporary folder; the bench works in a new folder inside it.)
 #include "cache/store.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
@@ -93,7 +95,8 @@ int main(int argc, char** argv) {
   }
   std::string pattern = (base / "kjit-bench-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    fmt::print(stderr, "cannot create a folder under {}\n", base.string());
+    fmt::print(stderr, "bench_cache_store: creating a temporary folder in {}: {} (--dir takes an existing "
+               "folder)\n", base.string(), std::strerror(errno));
     return 2;
   }
   const std::filesystem::path root = pattern;
