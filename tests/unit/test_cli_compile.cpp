@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -77,9 +78,9 @@ TEST_SUITE("cli") {
     kjit::test::TempDir dir;
     std::string files;
     for (int i = 0; i < 20; ++i) {
-      auto f = dir / ("k" + std::to_string(i) + ".cu");
+      auto f = dir / fmt::format("k{}.cu", i);
       kjit::test::write_file(f, kernel_source(i));
-      files += " " + f.string();
+      files += fmt::format(" {}", f.string());
     }
     std::string cache = (dir / "cache").string();
     std::vector<FILE*> procs;

@@ -3,6 +3,7 @@
 #include <kjit/inspect.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <regex>
@@ -29,9 +30,9 @@ std::string renumber(const std::string& ptx) {
     out.append(ptx, last, static_cast<std::size_t>(m.position(0)) - last);
     last = static_cast<std::size_t>(m.position(0) + m.length(0));
     if (m[1].matched && declared.count(m[1])) {
-      out += "%" + m[1].str() + std::to_string(declared[m[1]] + 10 - std::stoi(m[2]));
+      out += fmt::format("%{}{}", m[1].str(), declared[m[1]] + 10 - std::stoi(m[2]));
     } else if (m[3].matched && declared.count(m[3])) {
-      out += "%" + m[3].str() + "<" + std::to_string(std::stoi(m[4]) + 10) + ">";
+      out += fmt::format("%{}<{}>", m[3].str(), std::stoi(m[4]) + 10);
     } else if (m[5].matched) {
       out += "$L__BB" + m[5].str() + "_" + std::to_string(std::stoi(m[6]) * 3 + 11);
     } else {

@@ -6,6 +6,7 @@
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <mutex>
 
@@ -16,7 +17,7 @@ namespace {
 std::filesystem::path small_manifest(const kjit::test::TempDir& dir, int n) {
   std::string entries;
   for (int i = 0; i < n; ++i) {
-    auto name = "k" + std::to_string(i) + ".cu";
+    auto name = fmt::format("k{}.cu", i);
     kjit::test::write_file(dir / ("k/" + name), "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= " +
                                                     std::to_string(i + 2) + ".0f * V; }\n");
     entries += std::string(i ? "," : "") + R"({"file": ")" + name +
