@@ -15,7 +15,12 @@ find_package(Threads REQUIRED)
 
 add_library(kjit_dep_cuda INTERFACE)
 add_library(kjit::dep::cuda ALIAS kjit_dep_cuda)
-target_link_libraries(kjit_dep_cuda INTERFACE CUDA::nvrtc ${CMAKE_DL_LIBS})
+# NVRTC by its library file, not CUDA::nvrtc: that target lists CUDA::cuda_driver (the link stub),
+# which libnvrtc itself does not need. A linker that keeps every library it is given (the default
+# outside Debian and Ubuntu, and on Debian with -fsanitize) would then record libcuda.so.1 in every
+# test, tool and benchmark, and none of them would start on a machine without a driver.
+get_target_property(KJIT_NVRTC_LIBRARY CUDA::nvrtc IMPORTED_LOCATION)
+target_link_libraries(kjit_dep_cuda INTERFACE ${KJIT_NVRTC_LIBRARY} ${CMAKE_DL_LIBS})
 target_include_directories(kjit_dep_cuda SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
 
 add_library(kjit_dep_fmt INTERFACE)
