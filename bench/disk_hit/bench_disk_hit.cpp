@@ -19,8 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -50,14 +52,17 @@ extern "C" __global__ void square(const float* x, float* y, int n) {
 }
 )";
 
-// POSIX read of a whole file (the raw floor's read).
+// POSIX read of a whole file (the raw floor's read); says on stderr what failed.
 bool read_posix(const std::string& path, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st{};
-  if (fd < 0 || ::fstat(fd, &st) != 0) return false;
-  out.resize(static_cast<std::size_t>(st.st_size));
-  const bool ok = ::read(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
-  ::close(fd);
+  bool ok = fd >= 0 && ::fstat(fd, &st) == 0;
+  if (ok) {
+    out.resize(static_cast<std::size_t>(st.st_size));
+    ok = ::read(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
+  }
+  if (!ok) std::fprintf(stderr, "bench_disk_hit: reading %s: %s\n", path.c_str(), std::strerror(errno));
+  if (fd >= 0) ::close(fd);
   return ok;
 }
 
