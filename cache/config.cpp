@@ -69,13 +69,13 @@ std::optional<std::pair<long double, std::string>> split_number(std::string_view
 
 }  // namespace
 
-[[gnu::hot]] std::string join_path(std::string base, std::string_view tail) {
+std::string join_path(std::string base, std::string_view tail) {
   if (!base.empty() && base.back() != '/') base.push_back('/');
   base += tail;
   return base;
 }
 
-[[gnu::hot]] std::string default_cache_dir() {
+std::string default_cache_dir() {
   // Plain strings: this runs on a fresh process's first request, where std::filesystem's first
   // use costs tens of microseconds.
   if (auto dir = env("KJIT_CACHE_DIR")) return *dir;

@@ -79,7 +79,7 @@ std::string serialize(const Entry& entry) {
   return out;
 }
 
-[[gnu::hot]] InPlaceParse parse_in_place(std::string_view bytes) {
+InPlaceParse parse_in_place(std::string_view bytes) {
   InPlaceParse out;
   auto fail = [&out](std::string why) {
     out.sections.clear();

@@ -4,7 +4,7 @@
 
 namespace kjit::cache {
 
-[[gnu::hot]] Hash128 xxh3_128(const void* data, std::size_t size) noexcept {
+Hash128 xxh3_128(const void* data, std::size_t size) noexcept {
   const XXH128_hash_t h = XXH3_128bits(data, size);
   return {h.low64, h.high64};
 }
@@ -17,13 +17,13 @@ XXH3_state_t* state(unsigned char* storage) { return reinterpret_cast<XXH3_state
 const XXH3_state_t* state(const unsigned char* storage) { return reinterpret_cast<const XXH3_state_t*>(storage); }
 }  // namespace
 
-[[gnu::hot]] Hash128Stream::Hash128Stream() noexcept { XXH3_128bits_reset(state(m_state)); }
+Hash128Stream::Hash128Stream() noexcept { XXH3_128bits_reset(state(m_state)); }
 
-[[gnu::hot]] void Hash128Stream::update(const void* data, std::size_t size) noexcept {
+void Hash128Stream::update(const void* data, std::size_t size) noexcept {
   XXH3_128bits_update(state(m_state), data, size);
 }
 
-[[gnu::hot]] Hash128 Hash128Stream::digest() const noexcept {
+Hash128 Hash128Stream::digest() const noexcept {
   const XXH128_hash_t h = XXH3_128bits_digest(state(m_state));
   return {h.low64, h.high64};
 }

@@ -36,7 +36,7 @@ bool printable(std::string_view s) {
 
 }  // namespace
 
-[[gnu::hot]] std::string Key::hex() const {
+std::string Key::hex() const {
   std::string out(32, '0');
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     out[2 * i] = k_hex_digits[bytes[i] >> 4];
@@ -65,13 +65,13 @@ std::size_t KeyHash::operator()(const Key& k) const noexcept {
 
 // Every field is fed as: 'F' u64(label size) label type-tag u64(value size) value. Sizes make
 // the encoding prefix-free, so no two different field sequences feed the same bytes.
-[[gnu::hot]] Hasher::Hasher(std::uint32_t key_format_version, Fields fields) : m_keep_fields(fields == Fields::keep) {
+Hasher::Hasher(std::uint32_t key_format_version, Fields fields) : m_keep_fields(fields == Fields::keep) {
   field("key-format", std::uint64_t{key_format_version});
 }
 
 // 'F' u64(label size) label type u64(value size): one update for labels up to 64 bytes (all of
 // kjit's), three otherwise.
-[[gnu::hot]] void Hasher::feed_header(std::string_view label, char type, std::uint64_t size) {
+void Hasher::feed_header(std::string_view label, char type, std::uint64_t size) {
   unsigned char head[9 + 64 + 9];
   head[0] = 'F';
   put_u64(head + 1, label.size());
@@ -89,7 +89,7 @@ std::size_t KeyHash::operator()(const Key& k) const noexcept {
   m_hash.update(head, n + 9);
 }
 
-[[gnu::hot]] Hasher& Hasher::field(std::string_view label, std::string_view value) {
+Hasher& Hasher::field(std::string_view label, std::string_view value) {
   feed_header(label, 's', value.size());
   m_hash.update(value.data(), value.size());
   if (!m_keep_fields) return *this;
@@ -103,7 +103,7 @@ std::size_t KeyHash::operator()(const Key& k) const noexcept {
   return *this;
 }
 
-[[gnu::hot]] Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
+Hasher& Hasher::field(std::string_view label, std::uint64_t value) {
   feed_header(label, 'u', 8);
   unsigned char v[8];
   put_u64(v, value);
@@ -119,7 +119,7 @@ std::string Hasher::describe() const {
   return out;
 }
 
-[[gnu::hot]] Key Hasher::finish() const {
+Key Hasher::finish() const {
   // XXH3-128's canonical form: high 64 bits, then low, each big-endian.
   const Hash128 h = m_hash.digest();
   Key key;

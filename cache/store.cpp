@@ -170,7 +170,7 @@ Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
   return ev;
 }
 
-[[gnu::hot]] bool read_all(int fd, std::string& out, std::size_t size) {
+bool read_all(int fd, std::string& out, std::size_t size) {
   out.resize(size);
   std::size_t done = 0;
   while (done < size) {
@@ -188,11 +188,11 @@ Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
 
 }  // namespace
 
-[[gnu::hot]] Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
+Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
 
-[[gnu::hot]] std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
+std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
 
-[[gnu::hot]] std::string Store::entry_file(const Key& key) const {
+std::string Store::entry_file(const Key& key) const {
   // <dir>/<2 hex>/<30 hex>.kjit, built in one string.
   const std::string hex = key.hex();
   std::string out = sub(std::string_view(hex).substr(0, 2));
@@ -206,12 +206,12 @@ std::filesystem::path Store::entry_path(const Key& key) const { return entry_fil
 
 std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks/" + key.hex() + ".lock"); }
 
-[[gnu::hot]] GetResult Store::get(const Key& key) { return read_entry(key, false); }
-[[gnu::hot]] GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
+GetResult Store::get(const Key& key) { return read_entry(key, false); }
+GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
 
 // The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem,
 // and with `in_place` no copy of any section.
-[[gnu::hot]] GetResult Store::read_entry(const Key& key, bool in_place) {
+GetResult Store::read_entry(const Key& key, bool in_place) {
   GetResult result;
   const std::string path = entry_file(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

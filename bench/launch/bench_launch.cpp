@@ -6,8 +6,8 @@
 #include <kjit/kjit.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/driver_api.hpp"
-#include "runtime/nvrtc_compiler.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "runtime/compile/nvrtc_compiler.hpp"
 
 #include <nvrtc.h>
 
@@ -43,15 +43,15 @@ void check_nvrtc(nvrtcResult r) {
 
 // The floor: NVRTC to a cubin for the device, then cuModuleLoadData.
 double raw_cold_load_us(const std::string& src, int cc) {
-  const auto& api = kjit::runtime::driver();
+  const auto& api = kjit::driver::get();
   double t0 = now_us();
   nvrtcProgram prog;
   check_nvrtc(nvrtcCreateProgram(&prog, src.c_str(), "bench.cu", 0, nullptr, nullptr));
   std::string arch = "--gpu-architecture=sm_" + std::to_string(cc);
   // --no-cache: the same work as kjit's compile, which turns NVRTC's own cache (12.9+) off.
   std::vector<std::string> args = {arch, "--std=c++17"};
-  if (kjit::runtime::NvrtcCompiler::has_own_cache()) args.push_back("--no-cache");
-  for (const auto& d : kjit::runtime::NvrtcCompiler::toolkit_include_dirs()) args.push_back("--include-path=" + d.string());
+  if (kjit::compile::NvrtcCompiler::has_own_cache()) args.push_back("--no-cache");
+  for (const auto& d : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) args.push_back("--include-path=" + d.string());
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
   check_nvrtc(nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data()));
@@ -61,7 +61,7 @@ double raw_cold_load_us(const std::string& src, int cc) {
   check_nvrtc(nvrtcGetCUBIN(prog, cubin.data()));
   nvrtcDestroyProgram(&prog);
   CUmodule m;
-  kjit::runtime::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+  kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
   double t1 = now_us();
   api.cuModuleUnload(m);
   return t1 - t0;
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     std::printf("bench_launch: no CUDA device (%s); nothing measured\n", kjit::driver_unavailable_reason().c_str());
     return 0;
   }
-  const auto& api = kjit::runtime::driver();
+  const auto& api = kjit::driver::get();
   kjit::Device dev = kjit::Device::get(0);
   dev.make_current();
   int cc = dev.compute_capability();

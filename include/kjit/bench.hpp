@@ -12,6 +12,8 @@
 // driver call fails and UsageError for options that make no sense.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/device.hpp>
 
 #include <functional>
@@ -41,10 +43,10 @@ struct BenchResult {
 };
 
 // `device`: where the timing stream, events and flush buffer live (default: the current one).
-BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOptions& options = {},
+KJIT_API BenchResult bench(const std::function<void(CUstream_st*)>& work, const BenchOptions& options = {},
                   std::optional<Device> device = std::nullopt);
 
 // The q-quantile (0..1) of `values` with linear interpolation, as numpy and torch.quantile.
-double quantile(std::vector<double> values, double q);
+KJIT_API double quantile(std::vector<double> values, double q);
 
 }  // namespace kjit

@@ -3,6 +3,8 @@
 // to warm, inspect or trim a cache. Throws UsageError for a malformed size or duration.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -39,7 +41,7 @@ struct CacheVerifyResult {
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // removed: path, why
 };
 
-class Cache {
+class KJIT_API Cache {
 public:
   // `dir` empty: the default cache dir (KJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/kjit).
   explicit Cache(std::filesystem::path dir = {}, std::uint64_t max_size = 2ull << 30);
@@ -64,8 +66,8 @@ private:
 };
 
 // "2G", "512M", "1.5GiB", "1048576": bytes. Throws UsageError naming `what` otherwise.
-std::uint64_t parse_size(std::string_view text, std::string_view what);
+KJIT_API std::uint64_t parse_size(std::string_view text, std::string_view what);
 // "30s", "10m", "2h", "7d", "2w". Throws UsageError naming `what` otherwise.
-std::chrono::seconds parse_duration(std::string_view text, std::string_view what);
+KJIT_API std::chrono::seconds parse_duration(std::string_view text, std::string_view what);
 
 }  // namespace kjit

@@ -4,6 +4,8 @@
 // Arch::parse and canonical_flags throw kjit::UsageError for input they cannot understand.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,7 +14,7 @@
 
 namespace kjit {
 
-class Arch {
+class KJIT_API Arch {
 public:
   // The arch of the device a module is loaded on (resolved when compiling).
   static Arch native() { return Arch(Kind::native, 0); }
@@ -70,12 +72,12 @@ struct CompileOptions {
 // ("-use_fast_math", "-DX", "-I dir", "-std=c++20", "-arch=sm_90", "-maxrregcount=32",
 // "-lineinfo", "-G"); -O1..-O3 are accepted and dropped (NVRTC always optimizes device code).
 // Toolkit include dirs are not part of it: they are added when compiling.
-std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
+KJIT_API std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
 
 }  // namespace kjit
 
 namespace kjit {
 // The options with every understood raw flag folded into its typed field (arch included) and
 // the rest kept in order. canonical_flags() normalizes first; exposed for tools and tests.
-CompileOptions normalized(const CompileOptions& options);
+KJIT_API CompileOptions normalized(const CompileOptions& options);
 }  // namespace kjit

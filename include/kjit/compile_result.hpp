@@ -3,6 +3,8 @@
 // the cache key and how the result was obtained. Plain data; nothing here throws.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 
 #include <optional>
@@ -16,14 +18,14 @@ namespace kjit {
 // How a result was obtained: from the disk cache, compiled here, or compiled by another
 // thread or process that this one waited for.
 enum class Outcome { hit, compiled, waited };
-std::string_view to_string(Outcome outcome);
+KJIT_API std::string_view to_string(Outcome outcome);
 
 // What a compile did with NVRTC's precompiled headers (RuntimeConfig::precompiled_headers):
 // none (off, a cache hit, or nothing to precompile), created one, or used one.
 enum class PchUse { none, created, used };
-std::string_view to_string(PchUse pch);
+KJIT_API std::string_view to_string(PchUse pch);
 
-class CompileResult {
+class KJIT_API CompileResult {
 public:
   std::string program_name;
   Arch arch = Arch::native();          // the resolved arch (never native)

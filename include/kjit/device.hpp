@@ -4,6 +4,8 @@
 // driver and CudaError when a driver call fails.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,13 +20,13 @@ struct CUctx_st;
 namespace kjit {
 
 // True when libcuda.so.1 could be opened and initialized (never throws).
-bool driver_available();
+KJIT_API bool driver_available();
 // Why the driver is not available ("" when it is).
-std::string driver_unavailable_reason();
+KJIT_API std::string driver_unavailable_reason();
 // Number of CUDA devices; 0 without a driver.
-int device_count();
+KJIT_API int device_count();
 
-class Device {
+class KJIT_API Device {
 public:
   Device() = default;  // ordinal 0
   // The device kjit uses when none is named: ordinal 0, or the current context's device.
@@ -51,7 +53,7 @@ private:
   int m_ordinal = 0;
 };
 
-class Stream {
+class KJIT_API Stream {
 public:
   // A new non-blocking stream on the device.
   explicit Stream(Device device = Device::current());
@@ -70,7 +72,7 @@ private:
   CUstream_st* m_stream = nullptr;
 };
 
-class Event {
+class KJIT_API Event {
 public:
   explicit Event(Device device = Device::current());
   ~Event();
@@ -89,15 +91,49 @@ private:
   CUevent_st* m_event = nullptr;
 };
 
-namespace detail {
-std::uint64_t mem_alloc(std::size_t bytes, const Device& device);
-void mem_free(std::uint64_t ptr, int ordinal) noexcept;
-void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, const Device& device);
-void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, const Device& device);
-[[noreturn]] void throw_size_mismatch(std::size_t host, std::size_t device, std::size_t element);
-void mem_set_d8(std::uint64_t dst, unsigned char value, std::size_t bytes, const Device& device);
-void copy_on_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, const Device& device, CUstream_st* stream);
-}  // namespace detail
+// Untyped device memory: `bytes` bytes on one device, freed with the object. Copies check that
+// both sides have the same number of elements (UsageError otherwise).
+class KJIT_API DeviceMemory {
+public:
+  DeviceMemory() = default;
+  DeviceMemory(std::size_t bytes, Device device);
+  ~DeviceMemory() { reset(); }
+  DeviceMemory(DeviceMemory&& o) noexcept : m_device(o.m_device), m_bytes(o.m_bytes), m_ptr(o.m_ptr) {
+    o.m_ptr = 0;
+    o.m_bytes = 0;
+  }
+  DeviceMemory& operator=(DeviceMemory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_device = o.m_device;
+      m_bytes = o.m_bytes;
+      m_ptr = o.m_ptr;
+      o.m_ptr = 0;
+      o.m_bytes = 0;
+    }
+    return *this;
+  }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+  std::uint64_t address() const noexcept { return m_ptr; }
+  std::size_t bytes() const noexcept { return m_bytes; }
+  Device device() const noexcept { return m_device; }
+
+  // `count` elements of `element_size` bytes each from or to the host; count * element_size
+  // must be bytes().
+  void copy_from_host(const void* source, std::size_t count, std::size_t element_size);
+  void copy_to_host(void* destination, std::size_t count, std::size_t element_size) const;
+  // Enqueues a device-to-device copy of `source` (same size) on `stream`.
+  void copy_from(const DeviceMemory& source, CUstream_st* stream = nullptr);
+  void fill_bytes(unsigned char value);
+
+private:
+  void reset() noexcept;
+  Device m_device{};
+  std::size_t m_bytes = 0;
+  std::uint64_t m_ptr = 0;
+};
 
 // Device memory for `count` elements of T on one device.
 template <class T>
@@ -105,67 +141,42 @@ class DeviceBuffer {
 public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count, Device device = Device::current())
-      : m_device(device), m_count(count), m_ptr(count ? detail::mem_alloc(count * sizeof(T), device) : 0) {}
+      : m_memory(count * sizeof(T), device), m_count(count) {}
   explicit DeviceBuffer(std::span<const T> host, Device device = Device::current())
       : DeviceBuffer(host.size(), device) {
     copy_from(host);
   }
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : m_device(o.m_device), m_count(o.m_count), m_ptr(o.m_ptr) {
-    o.m_ptr = 0;
-    o.m_count = 0;
-  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : m_memory(std::move(o.m_memory)), m_count(o.m_count) { o.m_count = 0; }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      reset();
-      m_device = o.m_device;
+      m_memory = std::move(o.m_memory);
       m_count = o.m_count;
-      m_ptr = o.m_ptr;
-      o.m_ptr = 0;
       o.m_count = 0;
     }
     return *this;
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  T* data() const noexcept { return reinterpret_cast<T*>(static_cast<std::uintptr_t>(m_ptr)); }
+  T* data() const noexcept { return reinterpret_cast<T*>(static_cast<std::uintptr_t>(m_memory.address())); }
   std::size_t size() const noexcept { return m_count; }
-  std::size_t bytes() const noexcept { return m_count * sizeof(T); }
-  Device device() const noexcept { return m_device; }
+  std::size_t bytes() const noexcept { return m_memory.bytes(); }
+  Device device() const noexcept { return m_memory.device(); }
+  const DeviceMemory& memory() const noexcept { return m_memory; }
 
-  void copy_from(std::span<const T> host) {
-    check_size(host.size());
-    detail::copy_to_device(m_ptr, host.data(), host.size() * sizeof(T), m_device);
-  }
-  void copy_to(std::span<T> host) const {
-    check_size(host.size());
-    detail::copy_to_host(host.data(), m_ptr, host.size() * sizeof(T), m_device);
-  }
+  void copy_from(std::span<const T> host) { m_memory.copy_from_host(host.data(), host.size(), sizeof(T)); }
+  void copy_to(std::span<T> host) const { m_memory.copy_to_host(host.data(), host.size(), sizeof(T)); }
   // Enqueues a device-to-device copy of `source` (same size) on `stream`.
-  void copy_from(const DeviceBuffer& source, CUstream_st* stream = nullptr) {
-    check_size(source.size());
-    detail::copy_on_device(m_ptr, source.m_ptr, bytes(), m_device, stream);
-  }
+  void copy_from(const DeviceBuffer& source, CUstream_st* stream = nullptr) { m_memory.copy_from(source.m_memory, stream); }
   std::vector<T> to_host() const {
     std::vector<T> out(m_count);
     copy_to(out);
     return out;
   }
   // Sets every byte to `value` (tests poison outputs with 0xFF, a NaN pattern for floats).
-  void fill_bytes(unsigned char value) { detail::mem_set_d8(m_ptr, value, bytes(), m_device); }
+  void fill_bytes(unsigned char value) { m_memory.fill_bytes(value); }
 
 private:
-  void check_size(std::size_t n) const {
-    if (n != m_count) detail::throw_size_mismatch(n, m_count, sizeof(T));
-  }
-  void reset() noexcept {
-    if (m_ptr) detail::mem_free(m_ptr, m_device.ordinal());
-    m_ptr = 0;
-  }
-  Device m_device{};
+  DeviceMemory m_memory;
   std::size_t m_count = 0;
-  std::uint64_t m_ptr = 0;
 };
 
 }  // namespace kjit

@@ -11,18 +11,20 @@
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kjit {
 
-class Error : public std::runtime_error {
+class KJIT_API Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
 
-class CudaError : public Error {
+class KJIT_API CudaError : public Error {
 public:
   CudaError(int result, std::string result_name, std::string call, const std::string& message)
       : Error(message), m_result(result), m_result_name(std::move(result_name)), m_call(std::move(call)) {}
@@ -36,12 +38,12 @@ private:
   std::string m_call;
 };
 
-class DriverNotFoundError : public Error {
+class KJIT_API DriverNotFoundError : public Error {
 public:
   using Error::Error;
 };
 
-class NvrtcError : public Error {
+class KJIT_API NvrtcError : public Error {
 public:
   NvrtcError(int result, const std::string& message) : Error(message), m_result(result) {}
   int result() const noexcept { return m_result; }  // the nvrtcResult
@@ -50,7 +52,7 @@ private:
   int m_result;
 };
 
-class CompileError : public Error {
+class KJIT_API CompileError : public Error {
 public:
   CompileError(std::string program, std::vector<std::string> options, std::string log,
                std::string excerpt, const std::string& message)
@@ -69,12 +71,12 @@ private:
   std::string m_excerpt;
 };
 
-class UsageError : public Error {
+class KJIT_API UsageError : public Error {
 public:
   using Error::Error;
 };
 
-class IoError : public Error {
+class KJIT_API IoError : public Error {
 public:
   using Error::Error;
 };

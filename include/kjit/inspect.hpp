@@ -7,6 +7,8 @@
 // UsageError when no disassembler is installed, and write_dump() throws IoError.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/program.hpp>
@@ -68,19 +70,19 @@ struct PtxModule {
 };
 
 // Splits PTX text into its functions and module-level statements. Never throws.
-PtxModule parse_ptx(std::string_view ptx);
+KJIT_API PtxModule parse_ptx(std::string_view ptx);
 
 // The canonical text of a module: no comments, no debug sections / `.loc` / `.file`, no
 // labels that nothing jumps to, whitespace collapsed, and virtual registers (%r, %f, %rd, %p,
 // ... per declared class, in order of first appearance) and labels ($L0, $L1, ...) renumbered
 // within each function, so that two builds that differ only in numbering give equal text.
-PtxModule normalized(const PtxModule& module);
-std::string normalize(std::string_view ptx);
+KJIT_API PtxModule normalized(const PtxModule& module);
+KJIT_API std::string normalize(std::string_view ptx);
 // PTX text of a module (one statement per line; what normalize() returns).
-std::string to_ptx(const PtxModule& module);
+KJIT_API std::string to_ptx(const PtxModule& module);
 // The module-level statements and the one function named `name` of a PTX text, as PTX.
 // Throws UsageError listing the kernels there are when there is no such function.
-std::string function_ptx(std::string_view ptx, std::string_view name);
+KJIT_API std::string function_ptx(std::string_view ptx, std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Resource usage
@@ -106,18 +108,18 @@ struct ResourceUsage {
 };
 
 // Every function ptxas described in a compile log, in order. Never throws.
-std::vector<ResourceUsage> parse_ptxas_log(std::string_view log);
+KJIT_API std::vector<ResourceUsage> parse_ptxas_log(std::string_view log);
 // The usage ptxas reported for one function in `log`, or nullopt.
-std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage, std::string_view function);
+KJIT_API std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage, std::string_view function);
 
 // Compiles `program` with "-Xptxas=-v" added (through `runtime`, so the cache applies) and
 // parses the log. The arch must be real (sm_XX) or native. Throws like Runtime::compile and
 // UsageError for a virtual arch.
-std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& program, const CompileOptions& options);
+KJIT_API std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& program, const CompileOptions& options);
 
 // A fixed-width table (function, regs, spills, stack, smem, cmem, lmem) or JSON.
-std::string resources_table(const std::vector<ResourceUsage>& usage);
-std::string resources_json(const std::vector<ResourceUsage>& usage);
+KJIT_API std::string resources_table(const std::vector<ResourceUsage>& usage);
+KJIT_API std::string resources_json(const std::vector<ResourceUsage>& usage);
 
 // ---------------------------------------------------------------------------------------------
 // Summary
@@ -139,12 +141,12 @@ struct KernelSummary {
 };
 
 // "ld.global.f32" -> "ld"; "@%p1 bra" is not an opcode (pass the opcode alone).
-std::string base_opcode(std::string_view opcode);
+KJIT_API std::string base_opcode(std::string_view opcode);
 
 // Summaries of every function defined in `ptx`; resources attached from a ptxas log when
 // given (as from CompileResult::log with -Xptxas=-v).
-std::vector<KernelSummary> summarize(std::string_view ptx, std::string_view ptxas_log = {});
-KernelSummary summarize(const PtxFunction& function);
+KJIT_API std::vector<KernelSummary> summarize(std::string_view ptx, std::string_view ptxas_log = {});
+KJIT_API KernelSummary summarize(const PtxFunction& function);
 
 enum class Grouping { opcode, base_opcode };
 
@@ -169,7 +171,7 @@ struct SummaryDelta {
   const CountDelta* find_opcode(std::string_view key) const;
 };
 
-SummaryDelta compare(const KernelSummary& a, const KernelSummary& b, Grouping grouping = Grouping::opcode);
+KJIT_API SummaryDelta compare(const KernelSummary& a, const KernelSummary& b, Grouping grouping = Grouping::opcode);
 
 // ---------------------------------------------------------------------------------------------
 // Diff
@@ -211,23 +213,23 @@ struct DiffResult {
   std::string to_json() const;
 };
 
-DiffResult diff(std::string_view a_ptx, std::string_view b_ptx, const DiffOptions& options = {});
+KJIT_API DiffResult diff(std::string_view a_ptx, std::string_view b_ptx, const DiffOptions& options = {});
 // As above, with ptxas resource usage taken from each result's log when it has it.
-DiffResult diff(const CompileResult& a, const CompileResult& b, const DiffOptions& options = {});
+KJIT_API DiffResult diff(const CompileResult& a, const CompileResult& b, const DiffOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // SASS
 
 // nvdisasm or cuobjdump, searched in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, the
 // toolkit kjit was built with, then PATH; nullopt when neither is there.
-std::optional<std::filesystem::path> find_disassembler();
+KJIT_API std::optional<std::filesystem::path> find_disassembler();
 // Why SASS is unavailable ("" when find_disassembler() finds one).
-std::string disassembler_unavailable_reason();
+KJIT_API std::string disassembler_unavailable_reason();
 
 // SASS of a cubin (all functions, or one when `function` is not empty). Throws UsageError
 // when there is no cubin or no disassembler, and IoError when the tool fails.
-std::string sass(std::string_view cubin, std::string_view function = {});
-std::string sass(const CompileResult& result, std::string_view function = {});
+KJIT_API std::string sass(std::string_view cubin, std::string_view function = {});
+KJIT_API std::string sass(const CompileResult& result, std::string_view function = {});
 
 // ---------------------------------------------------------------------------------------------
 // Dump
@@ -239,9 +241,9 @@ enum class DumpSass { if_available, no };
 // kernel.cubin (when there is one), compile.log, lowered_names.txt, resources.txt/.json
 // (when the log has ptxas output), kernel.sass or sass-unavailable.txt. Files already there
 // are replaced. Returns the folder. Throws IoError naming the file it could not write.
-std::filesystem::path write_dump(const std::filesystem::path& dump_root, const Program& program,
+KJIT_API std::filesystem::path write_dump(const std::filesystem::path& dump_root, const Program& program,
                                  const CompileResult& result, DumpSass dump_sass = DumpSass::if_available);
 // The folder name write_dump uses.
-std::string dump_folder_name(const Program& program, const CompileResult& result);
+KJIT_API std::string dump_folder_name(const Program& program, const CompileResult& result);
 
 }  // namespace kjit::inspect

@@ -6,10 +6,11 @@
 // allocation, no lock, no system call. It throws CudaError when the driver refuses.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/error.hpp>
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,7 +20,6 @@
 
 struct CUfunc_st;
 struct CUstream_st;
-struct CUctx_st;
 
 namespace kjit {
 
@@ -54,26 +54,9 @@ struct KernelAttributes {
 
 namespace detail {
 
-// State of one kernel in a loaded module, shared by every handle to it.
-struct KernelState {
-  CUfunc_st* function = nullptr;
-  CUctx_st* context = nullptr;
-  int device = 0;
-  std::string name;
-  std::string module_name;
-  std::vector<std::size_t> param_sizes;   // from the cubin's .nv.info, else cuFuncGetParamInfo
-  void* nvtx_name = nullptr;              // the NVTX string launches are marked with
-  std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
-};
-
-// Launch through the driver: checks nothing that needs a lock or memory.
-void launch(KernelState& kernel, const LaunchConfig& config, void** args);
-// Compares the declared parameter sizes with the kernel's; throws UsageError with both lists.
-void check_signature(const KernelState& kernel, const std::size_t* sizes, std::size_t count,
-                     const char* const* type_names);
-KernelAttributes attributes(const KernelState& kernel);
-int max_active_blocks_per_sm(const KernelState& kernel, int block_size, std::size_t dynamic_shared);
-int suggested_block_size(const KernelState& kernel, std::size_t dynamic_shared);
+// The state of one kernel in a loaded module, shared by every handle to it (opaque: defined in
+// the library).
+struct KernelState;
 
 template <class T>
 constexpr const char* type_name() {
@@ -94,54 +77,60 @@ struct SignatureInfo<void(Params...)> {
   static constexpr const char* names[] = {type_name<Params>()..., nullptr};
 };
 
-// A kernel state whose signature was already checked (Module::kernel).
-struct Checked {};
-
 }  // namespace detail
+
+// One kernel of a loaded module, untyped: what every Kernel<Signature> is. launch_raw takes the
+// driver's array of argument pointers as it is (no check); prefer the typed Kernel<>.
+class KJIT_API KernelHandle {
+public:
+  KernelHandle() = default;
+
+  // Launch through the driver: no allocation, no lock, no system call.
+  void launch_raw(const LaunchConfig& config, void** args) const;
+  KernelAttributes attributes() const;
+  int max_active_blocks_per_sm(int block_size, std::size_t dynamic_shared = 0) const;
+  int suggested_block_size(std::size_t dynamic_shared = 0) const;
+  const std::string& name() const;
+  CUfunc_st* handle() const;
+  explicit operator bool() const { return static_cast<bool>(m_state); }
+
+protected:
+  friend class Module;
+  explicit KernelHandle(std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {}
+  // Compares the declared parameter sizes with the kernel's; throws UsageError with both lists.
+  void check_signature(const std::size_t* sizes, std::size_t count, const char* const* type_names) const;
+
+  std::shared_ptr<detail::KernelState> m_state;
+};
 
 template <class Signature>
 class Kernel;
 
 template <class... Params>
-class Kernel<void(Params...)> {
+class Kernel<void(Params...)> : public KernelHandle {
   static_assert((std::is_trivially_copyable_v<std::decay_t<Params>> && ...),
                 "kernel parameters must be trivially copyable");
 
 public:
   Kernel() = default;
-  // Made by Module::kernel<>(); checks the declared list against the real one.
-  explicit Kernel(std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {
+  // Checks the declared list against the kernel's real one (Module::kernel<>() makes these).
+  explicit Kernel(KernelHandle kernel) : KernelHandle(std::move(kernel)) {
     using Info = detail::SignatureInfo<void(Params...)>;
-    detail::check_signature(*m_state, Info::sizes, Info::count, Info::names);
+    check_signature(Info::sizes, Info::count, Info::names);
   }
-  Kernel(detail::Checked, std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {}
 
   // Arguments convert to the declared types here, at compile time.
   void launch(const LaunchConfig& config, std::type_identity_t<Params>... args) const {
     if constexpr (sizeof...(Params) == 0) {
-      detail::launch(*m_state, config, nullptr);
+      launch_raw(config, nullptr);
     } else {
       void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))...};
-      detail::launch(*m_state, config, pointers);
+      launch_raw(config, pointers);
     }
   }
   void operator()(const LaunchConfig& config, std::type_identity_t<Params>... args) const {
     launch(config, args...);
   }
-
-  KernelAttributes attributes() const { return detail::attributes(*m_state); }
-  int max_active_blocks_per_sm(int block_size, std::size_t dynamic_shared = 0) const {
-    return detail::max_active_blocks_per_sm(*m_state, block_size, dynamic_shared);
-  }
-  int suggested_block_size(std::size_t dynamic_shared = 0) const {
-    return detail::suggested_block_size(*m_state, dynamic_shared);
-  }
-  const std::string& name() const { return m_state->name; }
-  CUfunc_st* handle() const { return m_state->function; }
-  explicit operator bool() const { return static_cast<bool>(m_state); }
-
-private:
-  std::shared_ptr<detail::KernelState> m_state;
 };
 
 }  // namespace kjit

@@ -11,6 +11,8 @@
 // UsageError for a shape it cannot run (rows or cols < 1).
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/device.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/kernel.hpp>
@@ -25,7 +27,7 @@
 namespace kjit::kernels {
 
 template <class T>
-class Kernels {
+class KJIT_API Kernels {
 public:
   explicit Kernels(Device device = Device::current(), Runtime& runtime = Runtime::global());
 
@@ -75,9 +77,12 @@ private:
 
 // The device type name NVRTC knows each element type by: "float", "__half", "__nv_bfloat16".
 template <class T> const char* device_type_name();
+template <> KJIT_API const char* device_type_name<float>();
+template <> KJIT_API const char* device_type_name<half>();
+template <> KJIT_API const char* device_type_name<bfloat16>();
 
-extern template class Kernels<float>;
-extern template class Kernels<half>;
-extern template class Kernels<bfloat16>;
+extern template class KJIT_API Kernels<float>;
+extern template class KJIT_API Kernels<half>;
+extern template class KJIT_API Kernels<bfloat16>;
 
 }  // namespace kjit::kernels

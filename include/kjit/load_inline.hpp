@@ -3,6 +3,8 @@
 // Throws like Runtime::load, and UsageError naming a missing function and those present.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/module.hpp>
 
 #include <filesystem>
@@ -20,6 +22,6 @@ struct LoadInlineOptions {
   bool verbose = false;                        // log the outcome (hit/compiled) at info
 };
 
-Module load_inline(const LoadInlineOptions& options);
+KJIT_API Module load_inline(const LoadInlineOptions& options);
 
 }  // namespace kjit

@@ -16,6 +16,8 @@
 // an unknown variant (listing the known ones) or a bad manifest, and what Runtime throws.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
@@ -41,7 +43,7 @@ struct LoaderOptions {
   CompileOptions options;                      // under every manifest's options (arch: for load())
 };
 
-class KernelLoader {
+class KJIT_API KernelLoader {
 public:
   explicit KernelLoader(LoaderOptions options = {}, Runtime& runtime = Runtime::global());
   ~KernelLoader();
@@ -77,9 +79,8 @@ public:
   // configured install or source folder), or empty when none exists.
   static std::filesystem::path installed_kernels_dir();
 
-  struct Impl;
-
 private:
+  struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
 

@@ -21,6 +21,8 @@
 // one default variant named "". include_dirs are relative to the manifest's folder.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 
 #include <filesystem>
@@ -63,7 +65,7 @@ struct ManifestKernel {
   std::vector<std::string> name_expressions_for(const ManifestVariant& variant) const;
 };
 
-class Manifest {
+class KJIT_API Manifest {
 public:
   static constexpr std::string_view k_file_name = "kjit.json";
 

@@ -4,6 +4,8 @@
 // listing the names the module has.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
 #include <kjit/kernel.hpp>
@@ -17,15 +19,9 @@ namespace kjit {
 
 namespace detail {
 struct ModuleState;
-// The kernel's state; the pointer keeps the module loaded.
-std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& module, std::string_view name);
-// The same, then check_signature: one call for Module::kernel<>().
-std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& module, std::string_view name,
-                                          const std::size_t* sizes, std::size_t count,
-                                          const char* const* type_names);
 }  // namespace detail
 
-class Module {
+class KJIT_API Module {
 public:
   Module() = default;
   // Loads `result` on `device`; throws CudaError (with the program, key and arch) when the
@@ -36,10 +32,10 @@ public:
   // given to Program::instantiate, or a mangled name.
   template <class Signature>
   Kernel<Signature> kernel(std::string_view name) const {
-    using Info = detail::SignatureInfo<Signature>;
-    return Kernel<Signature>(detail::Checked{},
-                             detail::kernel_state(m_state, name, Info::sizes, Info::count, Info::names));
+    return Kernel<Signature>(kernel_handle(name));
   }
+  // The kernel untyped (no signature check): launch_raw takes the argument pointers as they are.
+  KernelHandle kernel_handle(std::string_view name) const;
   std::vector<std::string> kernel_names() const;
   // The driver's attributes of one kernel (registers, shared/local/const memory, max threads
   // per block) without a typed handle. Throws UsageError for a missing name.

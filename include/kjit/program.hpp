@@ -3,6 +3,8 @@
 // "scale<float>") that NVRTC instantiates and whose lowered (mangled) names the result keeps.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -10,7 +12,7 @@
 
 namespace kjit {
 
-class Program {
+class KJIT_API Program {
 public:
   Program(std::string name, std::string source) : m_name(std::move(name)), m_source(std::move(source)) {}
 
@@ -59,6 +61,6 @@ private:
 
 // Reads a .cu file into a Program named by the path as given, with its folder as directory().
 // Throws IoError when the file cannot be read.
-Program read_program(const std::filesystem::path& file);
+KJIT_API Program read_program(const std::filesystem::path& file);
 
 }  // namespace kjit

@@ -5,6 +5,8 @@
 // CompileError, CudaError, DriverNotFoundError, UsageError.
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
@@ -24,7 +26,7 @@
 
 namespace kjit {
 
-struct RuntimeConfig {
+struct KJIT_API RuntimeConfig {
   std::filesystem::path cache_dir;              // empty: KJIT_CACHE_DIR, else the default cache dir
   std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
   bool cache_disabled = false;                  // no reads, no writes
@@ -51,7 +53,7 @@ struct RuntimeStats {
                 damaged = 0, evictions = 0, store_failures = 0;
 };
 
-class Runtime {
+class KJIT_API Runtime {
 public:
   static Runtime& global();
   // RuntimeConfig::from_environment().
@@ -89,15 +91,14 @@ public:
   // stderr) at info, whatever the configured level.
   void report(std::string_view message) const;
 
-  struct Impl;
-
 private:
+  struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
 
 // The NVRTC version as "13.0", and the real archs it can compile for (75, 80, ...).
-std::string nvrtc_version();
-std::vector<int> supported_archs();
-std::string_view version();  // kjit's own
+KJIT_API std::string nvrtc_version();
+KJIT_API std::vector<int> supported_archs();
+KJIT_API std::string_view version();  // kjit's own
 
 }  // namespace kjit

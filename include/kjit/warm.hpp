@@ -7,6 +7,8 @@
 // (UsageError), or native without a GPU (UsageError saying to name the archs).
 #pragma once
 
+#include <kjit/export.hpp>
+
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/runtime.hpp>
@@ -29,7 +31,7 @@ struct WarmOptions {
 };
 
 enum class WarmStatus { compiled, cached, failed };
-std::string_view to_string(WarmStatus status);
+KJIT_API std::string_view to_string(WarmStatus status);
 
 struct WarmItem {
   std::filesystem::path manifest;

@@ -247,7 +247,7 @@ TEST_SUITE("gpu") {
   }
 }
 
-#include "runtime/driver_api.hpp"
+#include "runtime/driver/driver_api.hpp"
 
 TEST_SUITE("gpu") {
   TEST_CASE("a launch after someone else changed the current context switches back and succeeds") {
@@ -260,7 +260,7 @@ TEST_SUITE("gpu") {
     kjit::DeviceBuffer<float> d{std::span<const float>(in)};
     k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
     // Behind kjit's back: no context current at all.
-    REQUIRE(kjit::runtime::driver().cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
+    REQUIRE(kjit::driver::get().cuCtxSetCurrent(nullptr) == CUDA_SUCCESS);
     k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
     CHECK(d.to_host()[0] == 625.0f);
   }
@@ -302,7 +302,7 @@ TEST_SUITE("gpu") {
   }
 }
 
-#include "runtime/cubin_info.hpp"
+#include "runtime/driver/cubin_info.hpp"
 #include "support/random_signatures.hpp"
 
 TEST_SUITE("gpu") {
@@ -310,7 +310,7 @@ TEST_SUITE("gpu") {
     // kjit reads kernel parameter sizes from the cubin's .nv.info (runtime/cubin_info.hpp) instead
     // of asking the driver; here both must agree with each other and with the declared types.
     KJIT_REQUIRE_GPU();
-    const auto& api = kjit::runtime::driver();
+    const auto& api = kjit::driver::get();
     kjit::Device dev = kjit::Device::get(0);
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
@@ -332,7 +332,7 @@ TEST_SUITE("gpu") {
           if (api.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
           from_driver.push_back(size);
         }
-        auto from_cubin = kjit::runtime::cubin_param_sizes(r.cubin, symbol);
+        auto from_cubin = kjit::driver::cubin_param_sizes(r.cubin, symbol);
         REQUIRE(from_cubin.has_value());
         CHECK(*from_cubin == from_driver);
         CHECK(from_driver == k.sizes);

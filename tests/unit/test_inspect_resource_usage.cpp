@@ -2,7 +2,7 @@
 
 #include <kjit/inspect.hpp>
 
-#include "runtime/nvrtc_compiler.hpp"
+#include "runtime/compile/nvrtc_compiler.hpp"
 
 #include <doctest/doctest.h>
 
@@ -101,7 +101,7 @@ ptxas info    : Function properties for _Z1hf
     }
     int major = 0, minor = 0;
     REQUIRE(std::sscanf(kjit::nvrtc_version().c_str(), "%d.%d", &major, &minor) == 2);
-    CHECK(kjit::runtime::NvrtcCompiler::has_own_cache() == (major > 12 || (major == 12 && minor >= 9)));
+    CHECK(kjit::compile::NvrtcCompiler::has_own_cache() == (major > 12 || (major == 12 && minor >= 9)));
   }
 
   TEST_CASE("inspect::ResourceUsage: a virtual arch is refused: ptxas does not run") {

@@ -1,6 +1,6 @@
-// runtime::cubin_param_sizes: parameter sizes read from NVRTC's own cubins, for random
+// driver::cubin_param_sizes: parameter sizes read from NVRTC's own cubins, for random
 // signatures and several archs; anything that is not such a cubin gives nullopt, never a crash.
-#include "runtime/cubin_info.hpp"
+#include "runtime/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
 #include "support/random_signatures.hpp"
 #include "support/temp_dir.hpp"
@@ -27,8 +27,8 @@ std::string symbol_of(const kjit::CompileResult& r, const std::string& name) {
 
 }  // namespace
 
-TEST_SUITE("runtime::cubin_param_sizes") {
-  TEST_CASE("runtime::cubin_param_sizes: random signatures read back exactly on sm_90 and sm_80 and sm_120") {
+TEST_SUITE("driver::cubin_param_sizes") {
+  TEST_CASE("driver::cubin_param_sizes: random signatures read back exactly on sm_90 and sm_80 and sm_120") {
     for (const char* arch : {"sm_90", "sm_80", "sm_120"}) {
       for (unsigned seed : {11u, 12u}) {
         auto sigs = kjit::test::random_signatures(seed * 7919u + arch[3], 24);
@@ -39,7 +39,7 @@ TEST_SUITE("runtime::cubin_param_sizes") {
           CAPTURE(arch_name);
           CAPTURE(k.sizes.size());
           CAPTURE(k.name);
-          auto sizes = kjit::runtime::cubin_param_sizes(r.cubin, symbol_of(r, k.name));
+          auto sizes = kjit::driver::cubin_param_sizes(r.cubin, symbol_of(r, k.name));
           REQUIRE(sizes.has_value());
           CHECK(*sizes == k.sizes);
         }
@@ -47,30 +47,30 @@ TEST_SUITE("runtime::cubin_param_sizes") {
     }
   }
 
-  TEST_CASE("runtime::cubin_param_sizes: a kernel name of 700 characters reads back too") {
+  TEST_CASE("driver::cubin_param_sizes: a kernel name of 700 characters reads back too") {
     const std::string name = "k" + std::string(700, 'x');
     auto r = compile_for(kjit::Program("long.cu", "extern \"C\" __global__ void " + name +
                                                       "(double a, const char* b, short c) { }\n"),
                          "sm_90");
-    auto sizes = kjit::runtime::cubin_param_sizes(r.cubin, name);
+    auto sizes = kjit::driver::cubin_param_sizes(r.cubin, name);
     REQUIRE(sizes.has_value());
     CHECK(*sizes == std::vector<std::size_t>{8, 8, 2});
   }
 
-  TEST_CASE("runtime::cubin_param_sizes: an unknown symbol or an image that is not a cubin gives nullopt") {
+  TEST_CASE("driver::cubin_param_sizes: an unknown symbol or an image that is not a cubin gives nullopt") {
     auto sigs = kjit::test::random_signatures(5, 6);
     auto r = compile_for(sigs.program("s.cu"), "sm_90");
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes(r.cubin, "no_such_kernel"));
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes(r.cubin, ""));
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes(r.ptx, symbol_of(r, sigs.kernels[0].name)));
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes("", "k0"));
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes(std::string(300, '\x7f'), "k0"));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes(r.cubin, "no_such_kernel"));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes(r.cubin, ""));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes(r.ptx, symbol_of(r, sigs.kernels[0].name)));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes("", "k0"));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes(std::string(300, '\x7f'), "k0"));
     // A name that is only a prefix of a real section's name.
     const std::string sym = symbol_of(r, sigs.kernels[0].name);
-    CHECK_FALSE(kjit::runtime::cubin_param_sizes(r.cubin, sym.substr(0, sym.size() - 1)));
+    CHECK_FALSE(kjit::driver::cubin_param_sizes(r.cubin, sym.substr(0, sym.size() - 1)));
   }
 
-  TEST_CASE("runtime::cubin_param_sizes: truncated and scrambled cubins never read out of bounds") {
+  TEST_CASE("driver::cubin_param_sizes: truncated and scrambled cubins never read out of bounds") {
     // Runs under the sanitizer builds too. Every answer must be nullopt or a list of nonzero sizes.
     auto sigs = kjit::test::random_signatures(9, 8);
     auto r = compile_for(sigs.program("s.cu"), "sm_90");
@@ -86,7 +86,7 @@ TEST_SUITE("runtime::cubin_param_sizes") {
         }
       }
       const auto& k = sigs.kernels[gen() % sigs.kernels.size()];
-      if (auto sizes = kjit::runtime::cubin_param_sizes(image, symbol_of(r, k.name))) {
+      if (auto sizes = kjit::driver::cubin_param_sizes(image, symbol_of(r, k.name))) {
         ++answered;
         for (std::size_t s : *sizes) CHECK(s > 0);
       }

@@ -1,7 +1,7 @@
 // PchDirectories: a process's precompiled-header folder does not outlive it, whether the object
 // is destroyed, never destroyed (exit()), or the process is killed outright. Real processes
 // (fork) and real SIGKILL.
-#include "runtime/pch_directories.hpp"
+#include "runtime/compile/pch_directories.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -19,7 +19,7 @@
 #include <string>
 
 namespace fs = std::filesystem;
-using kjit::runtime::PchDirectories;
+using kjit::compile::PchDirectories;
 
 namespace {
 
@@ -73,8 +73,8 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
-TEST_SUITE("runtime::PchDirectories") {
-  TEST_CASE("runtime::PchDirectories: a killed process's folder goes at the next folder made, a live one's stays") {
+TEST_SUITE("compile::PchDirectories") {
+  TEST_CASE("compile::PchDirectories: a killed process's folder goes at the next folder made, a live one's stays") {
     kjit::test::TempDir base;
     fs::path killed_root, live_root;
     int killed_fd = -1, live_fd = -1;
@@ -104,7 +104,7 @@ TEST_SUITE("runtime::PchDirectories") {
     CHECK(pch_folders(base.path()).empty());  // destroyed: removed
   }
 
-  TEST_CASE("runtime::PchDirectories: exit() without destroying removes the folder, and a forked child's exit leaves its parent's") {
+  TEST_CASE("compile::PchDirectories: exit() without destroying removes the folder, and a forked child's exit leaves its parent's") {
     kjit::test::TempDir base;
     std::fflush(nullptr);
     const pid_t pid = ::fork();
@@ -132,7 +132,7 @@ TEST_SUITE("runtime::PchDirectories") {
     CHECK(fs::exists(lease.dir()));
   }
 
-  TEST_CASE("runtime::PchDirectories: a folder without a lock file is left alone unless it is an hour old") {
+  TEST_CASE("compile::PchDirectories: a folder without a lock file is left alone unless it is an hour old") {
     kjit::test::TempDir base;
     const fs::path young = base / "kjit-pch-young1", old = base / "kjit-pch-old123", other = base / "unrelated";
     for (const auto& d : {young, old, other}) fs::create_directories(d / "0");

@@ -1,0 +1,258 @@
+#include "runtime/compile/nvrtc_compiler.hpp"
+
+#include <kjit/error.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nvrtc.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <sstream>
+
+namespace kjit::compile {
+namespace {
+
+void check_nvrtc(nvrtcResult r, const char* call, const std::string& program) {
+  if (r != NVRTC_SUCCESS) [[unlikely]] {
+    throw NvrtcError(static_cast<int>(r), fmt::format("compiling program {} with NVRTC: {} failed: {}", program,
+                                                      call, nvrtcGetErrorString(r)));
+  }
+}
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram* p) const {
+    nvrtcDestroyProgram(p);
+    delete p;
+  }
+};
+
+std::vector<std::filesystem::path> find_toolkit_include_dirs() {
+  std::vector<std::filesystem::path> candidates;
+  for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* v = std::getenv(var); v && *v) candidates.push_back(std::filesystem::path(v) / "include");
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname) {
+    auto lib = std::filesystem::path(info.dli_fname).parent_path();
+    candidates.push_back(lib.parent_path() / "include");               // <cuda>/lib64/libnvrtc.so
+    candidates.push_back(lib.parent_path().parent_path() / "include");  // <cuda>/targets/x/lib
+  }
+  candidates.emplace_back(KJIT_CUDA_INCLUDE_DIR);
+  candidates.emplace_back("/usr/local/cuda/include");
+  std::error_code ec;
+  for (const auto& dir : candidates) {
+    if (std::filesystem::exists(dir / "cuda_runtime.h", ec) || std::filesystem::exists(dir / "cuda_fp16.h", ec)) {
+      std::vector<std::filesystem::path> dirs;
+      if (std::filesystem::exists(dir / "cccl", ec)) dirs.push_back(dir / "cccl");
+      dirs.push_back(dir);
+      return dirs;
+    }
+  }
+  return {};  // NVRTC's built-in headers still work
+}
+
+}  // namespace
+
+const std::vector<std::filesystem::path>& NvrtcCompiler::toolkit_include_dirs() {
+  static const std::vector<std::filesystem::path> dirs = find_toolkit_include_dirs();
+  return dirs;
+}
+
+std::string NvrtcCompiler::version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
+}
+
+bool NvrtcCompiler::has_own_cache() {
+  static const bool own = [] {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major > 12 || (major == 12 && minor >= 9);
+  }();
+  return own;
+}
+
+std::vector<int> NvrtcCompiler::supported_archs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
+namespace {
+
+// The PCH heap is process-wide and nvrtcSetPCHHeapSize frees it: compiles that may use it hold
+// this shared, a resize holds it exclusively.
+std::shared_mutex g_pch_heap_mutex;
+
+// Drops NVRTC's PCH messages ("<name>": creating/using precompiled header file "...") from the
+// log and says which of the two happened.
+PchUse strip_pch_messages(std::string& log) {
+  PchUse use = PchUse::none;
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    std::size_t next = end == std::string::npos ? log.size() : end + 1;
+    std::string_view line(log.data() + pos, next - pos);
+    if (line.find("precompiled header file \"") != std::string_view::npos && !line.empty() && line[0] == '"') {
+      if (line.find("\": creating precompiled header") != std::string_view::npos) use = PchUse::created;
+      else if (line.find("\": using precompiled header") != std::string_view::npos && use == PchUse::none) use = PchUse::used;
+    } else {
+      kept.append(line);
+    }
+    pos = next;
+  }
+  log = std::move(kept);
+  return use;
+}
+
+}  // namespace
+
+NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
+                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
+  const std::string& name = program.name();
+  std::vector<const char*> header_sources, header_names;
+  for (const auto& [hname, content] : program.headers()) {
+    header_names.push_back(hname.c_str());
+    header_sources.push_back(content.c_str());
+  }
+  std::vector<std::string> all = arguments;
+  if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
+  for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
+  for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
+  // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
+  // (registers, spills, -Xptxas=-v) is missing from the log, compile times are not compile
+  // times, and every compile takes room in the driver's JIT cache besides.
+  if (has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) all.push_back("--no-cache");
+  const bool pch = !pch_dir.empty();
+  if (pch) {
+    all.push_back("--pch");
+    all.push_back("--pch-dir=" + pch_dir.string());
+    all.push_back("--pch-messages=true");
+    // PCH noise: "the command line options do not match those used when precompiled header
+    // file ... was created" (629) and "not compatible with precompiled header file" (630).
+    all.push_back("--diag-suppress=629,630");
+  }
+  std::vector<const char*> argv;
+  for (const auto& a : all) argv.push_back(a.c_str());
+
+  for (int attempt = 0;; ++attempt) {
+    auto prog = std::unique_ptr<nvrtcProgram, ProgramDeleter>(new nvrtcProgram{});
+    check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
+                                   static_cast<int>(header_sources.size()), header_sources.data(),
+                                   header_names.data()),
+                "nvrtcCreateProgram", name);
+    for (const auto& expr : program.name_expressions()) {
+      check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+    }
+
+    std::shared_lock<std::shared_mutex> heap_lock;
+    if (pch) heap_lock = std::shared_lock(g_pch_heap_mutex);
+    auto start = std::chrono::steady_clock::now();
+    nvrtcResult r = nvrtcCompileProgram(*prog, static_cast<int>(argv.size()), argv.data());
+    auto stop = std::chrono::steady_clock::now();
+    if (pch) heap_lock.unlock();
+
+    if (pch && attempt == 0 && r == NVRTC_SUCCESS &&
+        nvrtcGetPCHCreateStatus(*prog) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+      std::size_t required = 0;
+      if (nvrtcGetPCHHeapSizeRequired(*prog, &required) == NVRTC_SUCCESS && required > 0) {
+        std::unique_lock resize(g_pch_heap_mutex);
+        std::size_t current = 0;
+        nvrtcGetPCHHeapSize(&current);
+        if (current < required) check_nvrtc(nvrtcSetPCHHeapSize(required), "nvrtcSetPCHHeapSize", name);
+        continue;  // retried once: this time the PCH fits
+      }
+    }
+
+    NvrtcOutput out;
+    CompileResult& result = out.result;
+    result.program_name = name;
+    result.arch = resolved;
+    result.options = arguments;
+    result.compile_ms = std::chrono::duration<double, std::milli>(stop - start).count();
+
+    std::size_t log_size = 0;
+    check_nvrtc(nvrtcGetProgramLogSize(*prog, &log_size), "nvrtcGetProgramLogSize", name);
+    if (log_size > 1) {
+      result.log.resize(log_size);
+      check_nvrtc(nvrtcGetProgramLog(*prog, result.log.data()), "nvrtcGetProgramLog", name);
+      result.log.resize(log_size - 1);  // the terminating NUL
+    }
+    if (pch) result.pch = strip_pch_messages(result.log);
+    if (r == NVRTC_ERROR_COMPILATION) {
+      out.succeeded = false;
+      return out;
+    }
+    check_nvrtc(r, "nvrtcCompileProgram", name);
+
+    std::size_t ptx_size = 0;
+    check_nvrtc(nvrtcGetPTXSize(*prog, &ptx_size), "nvrtcGetPTXSize", name);
+    result.ptx.resize(ptx_size);
+    check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
+    if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
+
+    if (resolved.is_real()) {
+      std::size_t cubin_size = 0;
+      check_nvrtc(nvrtcGetCUBINSize(*prog, &cubin_size), "nvrtcGetCUBINSize", name);
+      result.cubin.resize(cubin_size);
+      check_nvrtc(nvrtcGetCUBIN(*prog, result.cubin.data()), "nvrtcGetCUBIN", name);
+    }
+    for (const auto& expr : program.name_expressions()) {
+      const char* lowered = nullptr;
+      check_nvrtc(nvrtcGetLoweredName(*prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
+      result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+    }
+    out.succeeded = true;
+    return out;
+  }
+}
+
+std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log) {
+  // Lines the log names: "<program_name>(LINE): error: ..."
+  std::set<int> named;
+  std::string needle = program_name + "(";
+  for (std::size_t pos = log.find(needle); pos != std::string::npos; pos = log.find(needle, pos + 1)) {
+    if (pos > 0 && log[pos - 1] != '\n') continue;
+    std::size_t p = pos + needle.size();
+    int line = 0;
+    while (p < log.size() && std::isdigit(static_cast<unsigned char>(log[p]))) line = line * 10 + (log[p++] - '0');
+    if (p < log.size() && log[p] == ')' && line > 0) named.insert(line);
+  }
+  if (named.empty()) return {};
+  std::vector<std::string_view> lines;
+  std::string_view s = source;
+  while (!s.empty()) {
+    auto nl = s.find('\n');
+    lines.push_back(s.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    s.remove_prefix(nl + 1);
+  }
+  std::set<int> shown;
+  for (int l : named) {
+    for (int k = std::max(1, l - 2); k <= std::min<int>(static_cast<int>(lines.size()), l + 2); ++k) shown.insert(k);
+  }
+  std::string out;
+  int previous = 0;
+  for (int k : shown) {
+    if (previous && k != previous + 1) out += "   ...\n";
+    out += fmt::format("{} {:>4} | {}\n", named.count(k) ? ">" : " ", k, lines[static_cast<std::size_t>(k - 1)]);
+    previous = k;
+  }
+  return out;
+}
+
+}  // namespace kjit::compile

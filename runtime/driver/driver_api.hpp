@@ -1,0 +1,76 @@
+// kjit::driver::DriverApi: the CUDA driver entry points kjit uses, resolved at run time.
+// libcuda.so.1 is opened on first use (dlopen), cuGetProcAddress gives each entry point at the
+// driver API version kjit was built with; nothing links libcuda. driver::get() throws
+// DriverNotFoundError when there is no usable driver; check() turns a CUresult into CudaError.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace kjit::driver {
+
+// Each entry point kjit calls (and no other: a driver lacking one disables kjit), with the ABI version whose signature kjit calls. The version is explicit:
+// cuGetProcAddress at CUDA_VERSION would hand out newer ABIs with other signatures (CUDA 13's
+// cuCtxSynchronize and cuCtxGetDevice take a context) than the prototypes in cuda.h.
+#define KJIT_DRIVER_FUNCTIONS(X)                                                                      \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)       \
+  X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000) X(cuDeviceGetName, 2000)                             \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)           \
+  X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000)                          \
+  X(cuCtxSynchronize, 2000) X(cuModuleLoadDataEx, 2010) X(cuModuleLoadData, 2000)                    \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetFunctionCount, 12040)             \
+  X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuFuncGetParamInfo, 12040)         \
+  X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                    \
+  X(cuLaunchKernelEx, 11060) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxPotentialBlockSize, 6050)    \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                      \
+  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000)  \
+  X(cuEventElapsedTime, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020)           \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020)      \
+  X(cuMemsetD32Async, 3020) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)             \
+  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphExecDestroy, 10000)          \
+  X(cuGraphDestroy, 10000)
+
+struct DriverApi {
+#define KJIT_DECLARE_DRIVER_FN(name, version) PFN_##name##_v##version name = nullptr;
+  KJIT_DRIVER_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
+#undef KJIT_DECLARE_DRIVER_FN
+  int driver_version = 0;  // from cuDriverGetVersion, e.g. 13000
+};
+
+// The context kjit last made or saw current on this thread (a cache of cuCtxGetCurrent for
+// the launch path; a launch that fails re-checks the real one).
+extern thread_local CUcontext t_current_context;
+// Makes `context` current on this thread (asking the driver which one is) and notes it in
+// t_current_context. Throws CudaError.
+void make_current(CUcontext context, const DriverApi& api);
+
+// The loaded driver; throws DriverNotFoundError (with the compile-only hint) when absent.
+const DriverApi& get();
+// The loaded driver or nullptr, without trying to load it (for the launch path, after a load).
+const DriverApi* loaded_driver() noexcept;
+// nullptr and a reason when the driver cannot be loaded (never throws).
+const DriverApi* try_driver(std::string* reason = nullptr) noexcept;
+
+// "CUDA_ERROR_INVALID_VALUE: invalid argument" for a result (works without a driver).
+std::string describe(CUresult result);
+[[noreturn]] void throw_cuda_error(CUresult result, const char* call, std::string_view what);
+// Throws CudaError "<what>: <call> failed: CUDA_ERROR_X: text" when result is not success.
+inline void check(CUresult result, const char* call, std::string_view what) {
+  if (result != CUDA_SUCCESS) [[unlikely]] throw_cuda_error(result, call, what);
+}
+// The same with <what> formatted only on failure: a success formats nothing.
+template <class... Args>
+  requires(sizeof...(Args) > 0)
+inline void check(CUresult result, const char* call, fmt::format_string<Args...> what, Args&&... args) {
+  if (result != CUDA_SUCCESS) [[unlikely]] throw_cuda_error(result, call, fmt::format(what, std::forward<Args>(args)...));
+}
+
+}  // namespace kjit::driver
+

@@ -1,0 +1,26 @@
+// kjit::detail::KernelState: one kernel of a loaded module, shared by every KernelHandle to it
+// (opaque in the public headers). Made by Module's lookup (module.cpp), read by the launch path
+// (kernel_handle.cpp).
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kjit::detail {
+
+struct KernelState {
+  CUfunction function = nullptr;
+  CUcontext context = nullptr;
+  int device = 0;
+  std::string name;
+  std::string module_name;
+  std::vector<std::size_t> param_sizes;  // from the cubin's .nv.info, else cuFuncGetParamInfo
+  void* nvtx_name = nullptr;             // the NVTX string launches are marked with
+  std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
+};
+
+}  // namespace kjit::detail

@@ -1,0 +1,33 @@
+// kjit::loader::make_kernel_request: the one place a kernel file of a search root becomes the
+// (Program, CompileOptions) that is compiled. The source loader's lookups and `kjit warm` both
+// call it, so their cache keys are the same by construction. Throws UsageError for an unknown
+// variant.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/manifest.hpp>
+#include <kjit/program.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::loader {
+
+struct KernelRequest {
+  Program program;
+  CompileOptions options;
+  std::string variant;  // the variant's real name ("" for the default of a kernel without variants)
+};
+
+// `relative`: the file's path under `root` (the Program's name); `entry`: its manifest entry
+// or null (default options); `search_path`: every search root, in order (quoted includes
+// resolve in the including file's folder, then the entry's include dirs, then these);
+// `base`: the caller's options, under the manifest's (its arch is kept).
+KernelRequest make_kernel_request(const std::filesystem::path& root, const std::string& relative, std::string source,
+                                  const ManifestKernel* entry, std::string_view variant,
+                                  const std::vector<std::filesystem::path>& search_path,
+                                  const CompileOptions& base);
+
+}  // namespace kjit::loader

@@ -1,0 +1,33 @@
+// kjit::request::CacheKey: the cache key of a compile request, from its inputs only: key-format
+// version, kjit version, NVRTC version, target (arch and output kind), the canonical option
+// list, program name, source, every in-memory header, the content of every user header
+// reachable by #include, and the name expressions. Nothing else (not the cache path, not
+// timestamps, not the environment). Never throws.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/program.hpp>
+
+#include "cache/key.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kjit::request {
+
+inline constexpr std::uint32_t k_key_format_version = 1;
+
+struct CacheKey {
+  cache::Key key;
+  std::vector<cache::KeyField> fields;  // for `kjit cache explain` (Fields::keep only)
+
+  // `source_dir`: the directory of the program's file when it came from one (quoted includes
+  // resolve there first), else empty.
+  static CacheKey compute(const Program& program, const std::vector<std::string>& canonical_flags,
+                          const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
+                          const std::filesystem::path& source_dir,
+                          cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
+};
+
+}  // namespace kjit::request

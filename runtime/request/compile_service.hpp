@@ -1,0 +1,86 @@
+// kjit::request::CompileService: a prepared request's compile result from the disk cache, or
+// from NVRTC once per key: in this process the first thread compiles and the others wait for its
+// result; across processes the store's per-key lock does the same. It owns the disk store (none
+// when the cache is disabled) and the precompiled-header folders. Observers (dumps) see every
+// result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/compile_result.hpp>
+#include <kjit/log.hpp>
+#include <kjit/program.hpp>
+#include <kjit/runtime.hpp>
+
+#include "cache/key.hpp"
+#include "cache/store.hpp"
+#include "runtime/compile/pch_directories.hpp"
+#include "runtime/request/cache_key.hpp"
+#include "runtime/request/counters.hpp"
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace kjit::request {
+
+// A request's NVRTC flags and cache key for one arch.
+struct PreparedRequest {
+  std::vector<std::string> flags;
+  CacheKey key;
+
+  // `options` are already normalized().
+  static PreparedRequest make(const Program& program, const CompileOptions& options, const Arch& arch);
+};
+
+class CompileService {
+public:
+  using Log = std::function<void(LogLevel, std::string_view)>;  // already filtered by level
+  using ResultHook = std::function<void(const Program&, const CompileResult&)>;
+
+  CompileService(const RuntimeConfig& config, Counters& counters, Log log);
+
+  // The disk cache's entry for the request, or nullopt (the store counts the miss).
+  std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
+  // The disk cache, then NVRTC once per key; the hook sees the result.
+  CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request);
+  // After a miss that find() reported: NVRTC once per key; the hook sees the result.
+  CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request);
+  // A miss find() counted that was no request of its own (a guessed arch): uncounted.
+  void forget_miss();
+
+  // Called with every result get() or compile() returns (KJIT_DUMP_DIR's dumps).
+  void set_result_hook(ResultHook hook) { m_hook = std::move(hook); }
+
+  const std::string& cache_dir() const { return m_cache_dir; }
+  cache::Store* store() { return m_store.get(); }
+  // Writes the store's counters into the cache directory's persistent stats.
+  void flush();
+
+private:
+  CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request);
+  CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request);
+  CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request);
+  CompileResult observed(const Program& program, CompileResult result) const;
+
+  const RuntimeConfig& m_config;
+  Counters& m_counters;
+  Log m_log;
+  ResultHook m_hook;
+  std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
+  std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
+  std::atomic<bool> m_warned_store{false};
+  compile::PchDirectories m_pch;  // used when config.precompiled_headers
+
+  // Compiles in flight in this process: key -> the result others wait for.
+  std::mutex m_inflight_mutex;
+  std::unordered_map<cache::Key, std::shared_future<CompileResult>, cache::KeyHash> m_inflight;
+};
+
+}  // namespace kjit::request

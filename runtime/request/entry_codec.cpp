@@ -1,0 +1,94 @@
+#include "runtime/request/entry_codec.hpp"
+
+#include "runtime/compile/nvrtc_compiler.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstring>
+
+namespace kjit::request {
+namespace {
+
+std::string encode_lowered_names(const std::vector<std::pair<std::string, std::string>>& names) {
+  std::string out;
+  for (const auto& [expr, mangled] : names) {
+    out += expr;
+    out.push_back('\0');
+    out += mangled;
+    out.push_back('\0');
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> decode_lowered_names(std::string_view bytes) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    std::size_t a = bytes.find('\0', pos);
+    if (a == std::string_view::npos) break;
+    std::size_t b = bytes.find('\0', a + 1);
+    if (b == std::string_view::npos) break;
+    out.emplace_back(std::string(bytes.substr(pos, a - pos)), std::string(bytes.substr(a + 1, b - a - 1)));
+    pos = b + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+cache::Entry to_entry(const CompileResult& r) {
+  cache::Entry e;
+  if (r.has_cubin()) e.set(cache::SectionKind::cubin, r.cubin);
+  e.set(cache::SectionKind::ptx, r.ptx);
+  e.set(cache::SectionKind::log, r.log);
+  e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
+  e.set(cache::SectionKind::meta,
+        nlohmann::json{{"program", r.program_name},
+                       {"arch", r.arch.str()},
+                       {"kjit", KJIT_VERSION},
+                       {"nvrtc", compile::NvrtcCompiler::version()},
+                       {"compile_ms", r.compile_ms},
+                       {"created", std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count()}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return e;
+}
+
+CompileResult from_entry(cache::GetResult&& g, std::string program_name, const Arch& arch,
+                         std::vector<std::string> flags, const cache::Key& key) {
+  CompileResult r;
+  r.program_name = std::move(program_name);
+  r.arch = arch;
+  r.options = std::move(flags);
+  const cache::SectionRef* cubin = nullptr;
+  bool seen[6] = {};
+  const std::string_view bytes = g.bytes;
+  for (const cache::SectionRef& s : g.sections) {
+    auto k = static_cast<std::size_t>(s.kind);
+    if (k >= 6 || seen[k]) continue;
+    seen[k] = true;
+    const std::string_view view = bytes.substr(s.offset, s.size);
+    switch (s.kind) {
+    case cache::SectionKind::ptx: r.ptx = view; break;
+    case cache::SectionKind::cubin: cubin = &s; break;
+    case cache::SectionKind::log: r.log = view; break;
+    case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
+    case cache::SectionKind::meta: break;
+    }
+  }
+  if (cubin != nullptr) {
+    std::string image = std::move(g.bytes);
+    std::memmove(image.data(), image.data() + cubin->offset, cubin->size);
+    image.resize(cubin->size);
+    // A cubin much smaller than its entry (a large PTX beside it) gets a buffer of its own.
+    if (image.capacity() > 2 * image.size() + 65536) image.shrink_to_fit();
+    r.cubin = std::move(image);
+  }
+  r.key = key.hex();
+  r.outcome = Outcome::hit;
+  return r;
+}
+
+}  // namespace kjit::request

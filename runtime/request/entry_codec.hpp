@@ -1,0 +1,24 @@
+// kjit::request::to_entry / from_entry: the one translation between a CompileResult and the
+// cache's entry (cache::Entry: cubin, ptx, log, lowered names, meta). from_entry builds a hit's
+// result from an entry read in place: the small sections are copied out and the entry's buffer
+// itself becomes the cubin. Never throws past allocation failures.
+#pragma once
+
+#include <kjit/compile_options.hpp>
+#include <kjit/compile_result.hpp>
+
+#include "cache/entry.hpp"
+#include "cache/key.hpp"
+#include "cache/store.hpp"
+
+#include <string>
+#include <vector>
+
+namespace kjit::request {
+
+cache::Entry to_entry(const CompileResult& result);
+// The result of a checked entry (the first section of each kind counts), as a hit.
+CompileResult from_entry(cache::GetResult&& entry, std::string program_name, const Arch& arch,
+                         std::vector<std::string> flags, const cache::Key& key);
+
+}  // namespace kjit::request

@@ -1,0 +1,29 @@
+#include "runtime/request/module_registry.hpp"
+
+#include <mutex>
+
+namespace kjit::request {
+
+std::optional<Module> ModuleRegistry::find(const RequestHash& request) const {
+  std::shared_lock lock(m_mutex);
+  auto it = m_by_request.find(request);
+  if (it == m_by_request.end()) return std::nullopt;
+  ++m_counters.registry_hits;
+  return it->second;
+}
+
+std::optional<Module> ModuleRegistry::find_by_key(const std::string& key, int device) const {
+  std::shared_lock lock(m_mutex);
+  auto it = m_by_key.find(std::make_pair(key, device));
+  if (it == m_by_key.end()) return std::nullopt;
+  return it->second;
+}
+
+Module ModuleRegistry::remember(const RequestHash& request, const std::string& key, int device, Module module) {
+  std::unique_lock lock(m_mutex);
+  auto [it, inserted] = m_by_key.emplace(std::make_pair(key, device), std::move(module));
+  m_by_request.emplace(request, it->second);
+  return it->second;
+}
+
+}  // namespace kjit::request

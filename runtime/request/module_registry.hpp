@@ -1,0 +1,48 @@
+// kjit::request::ModuleRegistry: the modules a Runtime has loaded in this process, found by the
+// request exactly as given (request hash: the hot path, one shared-lock hash lookup) and by
+// compiled result (cache key + device: two spellings of one request, or two loaders asking for
+// one kernel file, share one module). Every load through a Runtime (Runtime::load, KernelLoader,
+// kernels::Kernels) goes through its one registry. Thread-safe; never throws past allocation.
+#pragma once
+
+#include <kjit/module.hpp>
+
+#include "runtime/request/counters.hpp"
+#include "runtime/request/request_hash.hpp"
+
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace kjit::request {
+
+class ModuleRegistry {
+public:
+  explicit ModuleRegistry(Counters& counters) : m_counters(counters) {}
+
+  // The module loaded for this exact request, counted as a registry hit.
+  std::optional<Module> find(const RequestHash& request) const;
+  // The module of a compiled result (key) on a device, loading it with `load` when there is
+  // none yet; also remembered under `request`.
+  template <class Load>
+  Module find_or_load(const RequestHash& request, const std::string& key, int device, Load&& load) {
+    if (auto m = find_by_key(key, device)) return remember(request, key, device, std::move(*m));
+    return remember(request, key, device, load());
+  }
+
+private:
+  std::optional<Module> find_by_key(const std::string& key, int device) const;
+  // Records `module` under both names; when another thread recorded one for the key first, that
+  // one wins and is returned.
+  Module remember(const RequestHash& request, const std::string& key, int device, Module module);
+
+  Counters& m_counters;
+  mutable std::shared_mutex m_mutex;
+  std::unordered_map<RequestHash, Module, RequestHashHasher> m_by_request;
+  std::map<std::pair<std::string, int>, Module> m_by_key;
+};
+
+}  // namespace kjit::request

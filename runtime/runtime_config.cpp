@@ -1,0 +1,38 @@
+// RuntimeConfig::from_environment: the KJIT_* variables a Runtime reads.
+#include <kjit/cache.hpp>
+#include <kjit/error.hpp>
+#include <kjit/runtime.hpp>
+
+#include "cache/config.hpp"
+#include "runtime/environment.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace kjit {
+
+RuntimeConfig RuntimeConfig::from_environment() {
+  RuntimeConfig c;
+  // KJIT_CACHE_DIR is read by the compile service itself when cache_dir is empty
+  // (cache::default_cache_dir), as a string: a fresh process's first request builds no path.
+  if (const char* v = std::getenv("KJIT_CACHE_MAX_SIZE"); v && *v) {
+    auto size = cache::parse_size(v);
+    if (!size) {
+      throw UsageError(fmt::format("reading KJIT_CACHE_MAX_SIZE=\"{}\": expected a size such as 2G, 512M or "
+                                   "1048576", v));
+    }
+    c.cache_max_size = *size;
+  }
+  c.cache_disabled = env_flag("KJIT_CACHE_DISABLE");
+  c.always_compile = env_flag("KJIT_ALWAYS_COMPILE");
+  if (const char* v = std::getenv("KJIT_DUMP_DIR"); v && *v) c.dump_dir = v;
+  if (const char* v = std::getenv("KJIT_LOG"); v && *v) {
+    auto level = parse_log_level(v);
+    if (!level) throw UsageError(fmt::format("reading KJIT_LOG=\"{}\": expected error, warn, info or debug", v));
+    c.log_level = *level;
+  }
+  return c;
+}
+
+}  // namespace kjit
