@@ -56,7 +56,7 @@ struct PtxFunction {
 
 // A PTX module: its module-level statements (`.version`, `.target`, globals, `.file`,
 // `.section` blocks, one entry each, in order) and its functions, in order.
-struct PtxModule {
+struct KJIT_API PtxModule {
   std::string version;       // "9.0"
   std::string target;        // "sm_90" (", debug" etc. removed)
   int address_size = 0;
@@ -125,7 +125,7 @@ KJIT_API std::string resources_json(const std::vector<ResourceUsage>& usage);
 // Summary
 
 // What one function consists of.
-struct KernelSummary {
+struct KJIT_API KernelSummary {
   std::string name;
   bool is_entry = false;
   std::map<std::string, int> opcodes;  // full opcode with modifiers ("ld.global.f32") -> count
@@ -160,7 +160,7 @@ struct CountDelta {
 
 // What changed between two summaries of one function: opcodes whose count changed,
 // register classes whose declared count changed, resources that changed.
-struct SummaryDelta {
+struct KJIT_API SummaryDelta {
   long long instructions_a = 0;
   long long instructions_b = 0;
   std::vector<CountDelta> opcodes;
@@ -200,7 +200,7 @@ struct FunctionDiff {
   bool equal() const noexcept { return in_a && in_b && unified.empty() && summary.empty(); }
 };
 
-struct DiffResult {
+struct KJIT_API DiffResult {
   std::string a_label;
   std::string b_label;
   std::string module_unified;              // module-level statements (version, target, globals)

@@ -63,6 +63,6 @@ struct WarmReport {
   bool ok() const noexcept { return failed == 0; }
 };
 
-WarmReport warm(const WarmOptions& options, const WarmProgress& progress = {});
+KJIT_API WarmReport warm(const WarmOptions& options, const WarmProgress& progress = {});
 
 }  // namespace kjit

@@ -210,6 +210,29 @@ TEST_SUITE("gpu") {
     check_close(y.to_host(), want, 0.0, 0.0, "square_matrix_naive 1000x37");
   }
 
+  TEST_CASE("kernels: a second Kernels object on one Runtime loads nothing again") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    kjit::kernels::Kernels<float> first(kjit::Device::current(), rt);
+    const kjit::RuntimeStats before = rt.stats();
+    kjit::kernels::Kernels<float> second(kjit::Device::current(), rt);
+    const kjit::RuntimeStats after = rt.stats();
+    // Four kernel files, each found in the Runtime's registry: no disk read, no compile.
+    CHECK(after.registry_hits == before.registry_hits + 4);
+    CHECK(after.disk_hits == before.disk_hits);
+    CHECK(after.misses == before.misses);
+    CHECK(after.compiles == before.compiles);
+    // And the second object works.
+    auto host = kjit::test::random_floats(1000, 5);
+    kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(host.size());
+    y.fill_bytes(0xFF);
+    second.square(x.data(), y.data(), host.size());
+    std::vector<double> want;
+    for (float v : host) want.push_back(static_cast<double>(v * v));
+    check_close(y.to_host(), want, 0.0, 0.0, "square through the second Kernels<float>");
+  }
+
   TEST_CASE("bench: runs the work for every sample and orders its statistics") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
