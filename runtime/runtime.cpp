@@ -110,6 +110,13 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
   return im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return Module(std::move(result), dev); });
 }
 
+Module Runtime::load(CompileResult result, std::optional<Device> device) {
+  Device dev = device ? *device : Device::current();
+  std::string key = result.key;
+  if (key.empty()) return Module(std::move(result), dev);  // not from the cache: nothing to share
+  return m_impl->registry.find_or_load(key, dev.ordinal(), [&] { return Module(std::move(result), dev); });
+}
+
 Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {
   return compile::resolve_arch(arch, device);
 }

@@ -70,6 +70,9 @@ public:
   // module already loaded.
   Module load(const Program& program, const CompileOptions& options = {},
               std::optional<Device> device = std::nullopt);
+  // Loads a result compile() returned on `device`, through the same registry: a result whose
+  // module is already loaded there (same key) returns that module.
+  Module load(CompileResult result, std::optional<Device> device = std::nullopt);
 
   // The arch a request for `arch` compiles to: a named arch checked against NVRTC, native
   // resolved for `device` (default: the current one; needs a driver). Throws UsageError.

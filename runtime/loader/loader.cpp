@@ -246,7 +246,13 @@ Module KernelLoader::load(std::string_view file, std::string_view variant, std::
       return it->second.module;
     }
   }
-  Module m = im.rt.load(p->request.program, p->request.options, dev);
+  // Without hot reload, the Runtime's request registry answers (files are taken as unchanging,
+  // as the loader itself takes them). With it, a request's key covers the headers it reads now:
+  // compile (usually a disk hit), then share the module by that key.
+  Module m = im.hot ? im.rt.load(im.rt.compile(p->request.program,
+                                               p->request.options.with_arch(im.rt.resolve(p->request.options.arch, dev))),
+                                 dev)
+                    : im.rt.load(p->request.program, p->request.options, dev);
   std::unique_lock lock(im.mutex);
   im.modules[key] = {m, p->generation};
   return m;

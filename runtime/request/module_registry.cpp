@@ -19,10 +19,10 @@ std::optional<Module> ModuleRegistry::find_by_key(const std::string& key, int de
   return it->second;
 }
 
-Module ModuleRegistry::remember(const RequestHash& request, const std::string& key, int device, Module module) {
+Module ModuleRegistry::remember(const RequestHash* request, const std::string& key, int device, Module module) {
   std::unique_lock lock(m_mutex);
   auto [it, inserted] = m_by_key.emplace(std::make_pair(key, device), std::move(module));
-  m_by_request.emplace(request, it->second);
+  if (request != nullptr) m_by_request.emplace(*request, it->second);
   return it->second;
 }
 

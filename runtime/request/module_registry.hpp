@@ -29,15 +29,26 @@ public:
   // none yet; also remembered under `request`.
   template <class Load>
   Module find_or_load(const RequestHash& request, const std::string& key, int device, Load&& load) {
-    if (auto m = find_by_key(key, device)) return remember(request, key, device, std::move(*m));
-    return remember(request, key, device, load());
+    if (auto m = find_by_key(key, device)) return remember(&request, key, device, std::move(*m));
+    return remember(&request, key, device, load());
+  }
+
+  // The same for a result compiled elsewhere (no request hash: hot reload, whose requests read
+  // files the request hash does not cover).
+  template <class Load>
+  Module find_or_load(const std::string& key, int device, Load&& load) {
+    if (auto m = find_by_key(key, device)) {
+      ++m_counters.registry_hits;
+      return std::move(*m);
+    }
+    return remember(nullptr, key, device, load());
   }
 
 private:
   std::optional<Module> find_by_key(const std::string& key, int device) const;
-  // Records `module` under both names; when another thread recorded one for the key first, that
-  // one wins and is returned.
-  Module remember(const RequestHash& request, const std::string& key, int device, Module module);
+  // Records `module` under its key (and `request`, when given); when another thread recorded one
+  // for the key first, that one wins and is returned.
+  Module remember(const RequestHash* request, const std::string& key, int device, Module module);
 
   Counters& m_counters;
   mutable std::shared_mutex m_mutex;
