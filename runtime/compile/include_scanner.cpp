@@ -1,23 +1,11 @@
 #include "runtime/compile/include_scanner.hpp"
 
+#include "runtime/compile/source_file.hpp"
+
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace kjit::compile {
-namespace {
-
-bool read_whole(const std::filesystem::path& p, std::string& out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-}  // namespace
 
 IncludeScanner::IncludeScanner(std::vector<std::filesystem::path> include_dirs, std::vector<std::string> in_memory)
     : m_include_dirs(std::move(include_dirs)), m_in_memory(std::move(in_memory)) {}
@@ -80,7 +68,10 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
         ScannedHeader h;
         h.spelling = spelling;
         h.path = canonical;
-        if (!read_whole(canonical, h.content)) break;
+        FileContent file = read_file(canonical);
+        if (!file.ok()) break;  // NVRTC will say what it cannot read
+        check_no_nul(file.bytes, "header", canonical.string());
+        h.content = std::move(file.bytes);
         work.push_back({h.content, canonical.parent_path()});
         found.push_back(std::move(h));
         break;

@@ -1,5 +1,7 @@
 #include "runtime/compile/nvrtc_compiler.hpp"
 
+#include "runtime/compile/source_file.hpp"
+
 #include <kjit/error.hpp>
 
 #include <fmt/format.h>
@@ -16,7 +18,6 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
-#include <sstream>
 
 namespace kjit::compile {
 namespace {
@@ -123,6 +124,11 @@ PchUse strip_pch_messages(std::string& log) {
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir) {
   const std::string& name = program.name();
+  // NVRTC takes C strings: a NUL byte would end the text there, silently.
+  check_no_nul(program.source(), "the source of program", name);
+  for (const auto& [hname, content] : program.headers()) {
+    check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
+  }
   std::vector<const char*> header_sources, header_names;
   for (const auto& [hname, content] : program.headers()) {
     header_names.push_back(hname.c_str());

@@ -1,23 +1,14 @@
 #include <kjit/error.hpp>
 #include <kjit/program.hpp>
 
-#include <fmt/format.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "runtime/compile/source_file.hpp"
 
 namespace kjit {
 
 Program read_program(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw IoError(fmt::format("reading CUDA source {}: {}", file.string(), std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError(fmt::format("reading CUDA source {}: read failed", file.string()));
+  std::string source = compile::read_text_file(file, "CUDA source");
   auto dir = file.parent_path();
-  return Program(file.string(), ss.str()).directory(dir.empty() ? std::filesystem::path(".") : dir);
+  return Program(file.string(), std::move(source)).directory(dir.empty() ? std::filesystem::path(".") : dir);
 }
 
 }  // namespace kjit

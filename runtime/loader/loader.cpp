@@ -4,6 +4,7 @@
 #include <kjit/loader.hpp>
 #include <kjit/manifest.hpp>
 
+#include "runtime/compile/source_file.hpp"
 #include "cache/hash.hpp"
 #include "runtime/environment.hpp"
 #include "runtime/compile/include_scanner.hpp"
@@ -19,25 +20,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
-#include <sstream>
 #include <unordered_map>
 
 namespace kjit {
 namespace {
 
-
-std::optional<std::string> read_whole(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return ss.str();
-}
 
 // What a stat says about a file; a change makes the loader re-hash its content.
 struct StatSignature {
@@ -54,8 +44,9 @@ StatSignature stat_of(const std::filesystem::path& p) {
           static_cast<std::uint64_t>(st.st_ino)};
 }
 
-std::uint64_t content_hash(const std::optional<std::string>& content) {
-  return content ? cache::xxh3_64(content->data(), content->size()) : 0;
+std::uint64_t content_hash(const std::filesystem::path& p) {
+  compile::FileContent f = compile::read_file(p);
+  return f.ok() ? cache::xxh3_64(f.bytes.data(), f.bytes.size()) : 0;
 }
 
 struct WatchedFile {
@@ -160,12 +151,9 @@ struct KernelLoader::Impl {
       manifests.erase(where.root);
     }
     auto m = manifest(where.root);
-    auto source = read_whole(where.path);
-    if (!source) {
-      throw IoError(fmt::format("reading kernel file {}: {}", where.path.string(), std::strerror(errno)));
-    }
-    std::uint64_t source_hash = hot ? content_hash(source) : 0;
-    auto p = std::make_shared<Prepared>(loader::make_kernel_request(where.root, where.relative, std::move(*source),
+    std::string source = compile::read_text_file(where.path, "kernel file");
+    std::uint64_t source_hash = hot ? cache::xxh3_64(source.data(), source.size()) : 0;
+    auto p = std::make_shared<Prepared>(loader::make_kernel_request(where.root, where.relative, std::move(source),
                                                                      m ? m->find(where.relative) : nullptr, variant,
                                                                      search_path, options.options));
     p->generation = ++generations;
@@ -179,7 +167,7 @@ struct KernelLoader::Impl {
         absent.push_back(root / where.relative);
       }
       auto manifest_path = where.root / Manifest::k_file_name;
-      p->watched.push_back({manifest_path, stat_of(manifest_path), content_hash(read_whole(manifest_path))});
+      p->watched.push_back({manifest_path, stat_of(manifest_path), content_hash(manifest_path)});
       // The headers NVRTC reads, found as the cache key finds them.
       const Program& prog = p->request.program;
       std::vector<std::filesystem::path> dirs = normalized(p->request.options).include_dirs;
@@ -200,7 +188,7 @@ struct KernelLoader::Impl {
     for (auto& w : p.watched) {
       StatSignature now = stat_of(w.path);
       if (now == w.stat) continue;
-      std::uint64_t h = now.exists ? content_hash(read_whole(w.path)) : 0;
+      std::uint64_t h = now.exists ? content_hash(w.path) : 0;
       if (h != w.hash) return true;
       w.stat = now;
     }

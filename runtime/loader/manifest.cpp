@@ -1,6 +1,8 @@
 #include <kjit/error.hpp>
 #include <kjit/manifest.hpp>
 
+#include "runtime/compile/source_file.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -8,9 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 
 namespace kjit {
 namespace {
@@ -122,12 +122,9 @@ std::vector<std::string> ManifestKernel::name_expressions_for(const ManifestVari
 Manifest Manifest::read(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / k_file_name : path;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError(fmt::format("reading kernel manifest {}: read failed", file.string()));
-  return parse(ss.str(), file);
+  compile::FileContent f = compile::read_file(file);
+  if (!f.ok()) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), std::strerror(f.error)));
+  return parse(f.bytes, file);
 }
 
 Manifest Manifest::parse(std::string_view text, const std::filesystem::path& path) {

@@ -5,6 +5,7 @@
 #include <kjit/manifest.hpp>
 #include <kjit/warm.hpp>
 
+#include "runtime/compile/source_file.hpp"
 #include "runtime/loader/kernel_request.hpp"
 
 #include <fmt/format.h>
@@ -15,9 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 namespace kjit {
@@ -39,14 +38,6 @@ struct Work {
   std::string variant;
   Arch arch;
 };
-
-std::string read_source(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw IoError(fmt::format("reading kernel file {}: {}", file.string(), std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 
@@ -127,7 +118,7 @@ WarmReport warm(const WarmOptions& options, const WarmProgress& progress) {
       auto t0 = std::chrono::steady_clock::now();
       try {
         auto root = w.manifest->dir();
-        auto req = loader::make_kernel_request(root, w.kernel->file, read_source(root / w.kernel->file), w.kernel,
+        auto req = loader::make_kernel_request(root, w.kernel->file, compile::read_text_file(root / w.kernel->file, "kernel file"), w.kernel,
                                                 w.variant, search_path, CompileOptions{});
         CompileResult r = rt.compile(req.program, req.options.with_arch(w.arch));
         item.status = r.outcome == Outcome::compiled ? WarmStatus::compiled : WarmStatus::cached;

@@ -1,33 +1,9 @@
 #include "runtime/request/request_hash.hpp"
 
-#include "cache/hash.hpp"
-
-
 namespace kjit::request {
-namespace {
-
-// Length-delimited fields ("ab"+"c" != "a"+"bc"), streamed into XXH3-128 without copying.
-class Streamer {
-public:
-  void bytes(const void* p, std::size_t n) {
-    num(n);
-    m_hash.update(p, n);
-  }
-  void str(const std::string& s) { bytes(s.data(), s.size()); }
-  void num(std::uint64_t v) { m_hash.update(&v, sizeof v); }
-  RequestHash finish() {
-    const cache::Hash128 h = m_hash.digest();
-    return {h.low64, h.high64};
-  }
-
-private:
-  cache::Hash128Stream m_hash;
-};
-
-}  // namespace
 
 RequestHash request_hash(const Program& program, const CompileOptions& options, int device) {
-  Streamer s;
+  RequestHasher s;
   s.num(static_cast<std::uint64_t>(device));
   s.str(program.name());
   s.str(program.source());

@@ -7,8 +7,11 @@
 #include <kjit/compile_options.hpp>
 #include <kjit/program.hpp>
 
+#include "cache/hash.hpp"
+
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace kjit::request {
 
@@ -22,5 +25,24 @@ struct RequestHashHasher {
 };
 
 RequestHash request_hash(const Program& program, const CompileOptions& options, int device);
+
+// Length-delimited fields ("ab"+"c" != "a"+"bc") streamed into XXH3-128 without copying: how a
+// request hash is made (also load_inline's identity of a call).
+class RequestHasher {
+public:
+  void bytes(const void* p, std::size_t n) {
+    num(n);
+    m_hash.update(p, n);
+  }
+  void str(std::string_view s) { bytes(s.data(), s.size()); }
+  void num(std::uint64_t v) { m_hash.update(&v, sizeof v); }
+  RequestHash finish() const {
+    const cache::Hash128 h = m_hash.digest();
+    return {h.low64, h.high64};
+  }
+
+private:
+  cache::Hash128Stream m_hash;
+};
 
 }  // namespace kjit::request

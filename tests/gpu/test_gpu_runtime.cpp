@@ -231,6 +231,40 @@ TEST_SUITE("gpu") {
                          doctest::Contains("square_matrix_kernel"), kjit::UsageError);
   }
 
+  TEST_CASE("load_inline again returns the same module and any changed field misses") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    const kjit::LoadInlineOptions o{.name = "again", .cuda_sources = k_square_src,
+                                    .functions = {"square_matrix_kernel"}, .extra_cuda_cflags = {"-O2"},
+                                    .build_directory = dir.path()};
+    auto first = kjit::load_inline(o);
+    auto again = kjit::load_inline(o);
+    CHECK(&again.compile_result() == &first.compile_result());  // one loaded module, shared
+    auto flags = o;
+    flags.extra_cuda_cflags = {"-O2", "-DSALT=1"};
+    CHECK(kjit::load_inline(flags).compile_result().key != first.compile_result().key);
+    auto source = o;
+    source.cuda_sources += "\n// another source\n";
+    CHECK(kjit::load_inline(source).compile_result().key != first.compile_result().key);
+    auto name = o;
+    name.name = "again2";
+    CHECK(kjit::load_inline(name).compile_result().key != first.compile_result().key);
+    // The function list is part of the call: a missing name throws every time, after a good call.
+    auto missing = o;
+    missing.functions.push_back("no_such_kernel");
+    for (int i = 0; i < 2; ++i) {
+      CHECK_THROWS_WITH_AS(kjit::load_inline(missing), doctest::Contains("no_such_kernel"), kjit::UsageError);
+    }
+    // And the result still launches correctly.
+    auto square = kjit::load_inline(o).kernel<void(const float*, float*, int, int)>("square_matrix_kernel");
+    auto in = kjit::test::random_floats(64, 3);
+    kjit::DeviceBuffer<float> din{std::span<const float>(in)}, dout(64);
+    dout.fill_bytes(0xFF);
+    square.launch({.grid = {1, 1}, .block = {16, 16}}, din.data(), dout.data(), 8, 8);
+    auto out = dout.to_host();
+    for (std::size_t i = 0; i < 64; ++i) CHECK(out[i] == in[i] * in[i]);
+  }
+
   TEST_CASE("a disk hit loads the cached cubin in a fresh Runtime") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
