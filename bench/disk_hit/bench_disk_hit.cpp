@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   std::printf("\nmedians of %d fresh processes each; raw = ifstream read + cuModuleLoadData + cuModuleGetFunction, "
               "raw POSIX = the same with open/read\n", processes);
   kjit::bench_util::row("disk hit -> launchable kernel, us", median(hit), median(raw), "us",
-                        "reported (libkjit does no work at load time)");
+                        "reported");
   kjit::bench_util::row("same against the raw POSIX read, us", median(hit), median(raw_posix), "us",
                         "reported");
   kjit::bench_util::row("same, cache dir in RuntimeConfig (caller builds a path), us", median(hit_path),
