@@ -6,6 +6,7 @@
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
 #include <kjit/error.hpp>
+#include <kjit/global.hpp>
 #include <kjit/kernel.hpp>
 #include <kjit/load_inline.hpp>
 #include <kjit/loader.hpp>

@@ -8,11 +8,13 @@
 
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
+#include <kjit/global.hpp>
 #include <kjit/kernel.hpp>
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kjit {
@@ -34,6 +36,22 @@ public:
   Kernel<Signature> kernel(std::string_view name) const {
     return Kernel<Signature>(kernel_handle(name));
   }
+  // A __constant__ or __device__ variable: `name` as written, or a name expression given to
+  // Program::instantiate ("&counter<int>", also found as "counter<int>"). T is its type, or E[]
+  // for an array. Throws UsageError for a missing name (listing the module's variables) or a size
+  // that does not fit T (both sizes).
+  template <class T>
+  Global<T> global(std::string_view name) const {
+    if constexpr (std::is_unbounded_array_v<T>) {
+      return Global<T>(global_handle(name, sizeof(std::remove_extent_t<T>), true));
+    } else {
+      return Global<T>(global_handle(name, sizeof(T), false));
+    }
+  }
+  // The variable untyped: element_size 0 checks nothing; `array` accepts any multiple of it.
+  GlobalHandle global_handle(std::string_view name, std::size_t element_size = 0, bool array = false) const;
+  // The names of the module's __constant__ and __device__ variables (from its PTX).
+  std::vector<std::string> global_names() const;
   // The kernel untyped (no signature check): launch_raw takes the argument pointers as they are.
   KernelHandle kernel_handle(std::string_view name) const;
   std::vector<std::string> kernel_names() const;

@@ -24,7 +24,7 @@ namespace kjit::driver {
   X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)           \
   X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000)                          \
   X(cuCtxSynchronize, 2000) X(cuModuleLoadDataEx, 2010) X(cuModuleLoadData, 2000)                    \
-  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetFunctionCount, 12040)             \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) X(cuModuleGetFunctionCount, 12040)             \
   X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuFuncGetParamInfo, 12040)         \
   X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                    \
   X(cuLaunchKernelEx, 11060) \
@@ -32,7 +32,7 @@ namespace kjit::driver {
   X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)                      \
   X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000)  \
   X(cuEventElapsedTime, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020)           \
-  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020)      \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020)      \
   X(cuMemsetD32Async, 3020) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)             \
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphExecDestroy, 10000)          \
   X(cuGraphDestroy, 10000)

@@ -6,6 +6,7 @@
 #include "runtime/driver/kernel_state.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/driver/nvtx.hpp"
+#include "runtime/driver/ptx_variables.hpp"
 #include "runtime/driver/unique_handle.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -163,6 +165,45 @@ bool Module::has_kernel(std::string_view name) const {
   std::string symbol = m_state->result.lowered_name(name).value_or(std::string(name));
   CUfunction f = nullptr;
   return driver::get().cuModuleGetFunction(&f, m_state->module.get(), symbol.c_str()) == CUDA_SUCCESS;
+}
+
+std::vector<std::string> Module::global_names() const {
+  std::vector<std::string> out;
+  for (const auto& n : driver::ptx_variables(m_state->result.ptx)) out.push_back(demangle(n.c_str()));
+  return out;
+}
+
+GlobalHandle Module::global_handle(std::string_view name, std::size_t element_size, bool array) const {
+  const detail::ModuleState& m = *m_state;
+  const CompileResult& result = m.result;
+  std::optional<std::string> lowered = result.lowered_name(name);
+  if (!lowered) lowered = result.lowered_name("&" + std::string(name));
+  const std::string symbol = lowered.value_or(std::string(name));
+  const auto& api = driver::get();
+  make_current(m.context, api);
+  CUdeviceptr address = 0;
+  std::size_t bytes = 0;
+  CUresult r = api.cuModuleGetGlobal(&address, &bytes, m.module.get(), symbol.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) {
+    std::vector<std::string> shown;
+    for (const auto& n : driver::ptx_variables(result.ptx)) {
+      std::string d = demangle(n.c_str());
+      shown.push_back(d == n ? n : fmt::format("{} ({})", d, n));
+    }
+    throw UsageError(fmt::format("looking up global \"{}\" in program {}: no such __device__ or __constant__ "
+                                 "variable; it has {}{}{}", name, result.program_name, shown.empty() ? "none" : "",
+                                 fmt::join(shown, ", "),
+                                 symbol.find('<') != std::string::npos
+                                     ? " (a variable template needs Program::instantiate(\"&name<args>\"))" : ""));
+  }
+  check(r, "cuModuleGetGlobal", "looking up global \"{}\" in program {}", name, result.program_name);
+  if (element_size != 0 && (array ? bytes % element_size != 0 || bytes == 0 : bytes != element_size)) {
+    throw UsageError(fmt::format("making a typed handle to global {} of program {}: the variable has {} bytes, the "
+                                 "declared type {} {} bytes{}", name, result.program_name, bytes,
+                                 array ? "is an array of elements of" : "has", element_size,
+                                 array ? " (the size is no multiple of it)" : ""));
+  }
+  return GlobalHandle(m_state, std::string(name), address, bytes, m.device);
 }
 
 KernelHandle Module::kernel_handle(std::string_view name) const { return KernelHandle(detail::kernel_state(m_state, name)); }
