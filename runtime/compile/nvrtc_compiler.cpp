@@ -1,6 +1,7 @@
 #include "runtime/compile/nvrtc_compiler.hpp"
 
 #include "runtime/compile/source_file.hpp"
+#include "runtime/compile/standard_headers.hpp"
 
 #include <kjit/error.hpp>
 
@@ -119,6 +120,27 @@ PchUse strip_pch_messages(std::string& log) {
   return use;
 }
 
+// kjit's standard headers (<cstdint>, <cmath>, ...), each unless the program has an in-memory
+// header of that name or a user include dir (the user's -I, the program's folder and include path,
+// all in `arguments` by now) holds a file of that name: the user's header wins.
+void add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
+                          std::vector<const char*>& names, std::vector<const char*>& sources) {
+  std::vector<std::filesystem::path> dirs;
+  for (std::string_view a : arguments) {
+    if (a.starts_with("--include-path=")) dirs.emplace_back(a.substr(15));
+    else if (a.starts_with("-I") && a.size() > 2) dirs.emplace_back(a.substr(2));
+  }
+  for (const auto& [header, content] : standard_headers()) {
+    bool shadowed = std::any_of(program.headers().begin(), program.headers().end(),
+                                [&](const auto& h) { return h.first == header; });
+    std::error_code ec;
+    for (std::size_t i = 0; i < dirs.size() && !shadowed; ++i) shadowed = std::filesystem::exists(dirs[i] / header, ec);
+    if (shadowed) continue;
+    names.push_back(header.data());
+    sources.push_back(content.data());
+  }
+}
+
 }  // namespace
 
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
@@ -137,6 +159,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   std::vector<std::string> all = arguments;
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
+  add_standard_headers(program, all, header_names, header_sources);
   for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
   // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
