@@ -1,0 +1,48 @@
+#include "cache/lock_heartbeat.hpp"
+
+#include <sys/stat.h>
+
+namespace kjit::cache {
+
+LockHeartbeat::LockHeartbeat(int fd, std::chrono::milliseconds period) : m_fd(fd), m_period(period) {
+  ::futimens(m_fd, nullptr);  // progress from the first moment the lock is held
+  m_thread = std::thread([this] {
+    std::unique_lock lock(m_mutex);
+    while (!m_wake.wait_for(lock, m_period, [this] { return m_stop; })) ::futimens(m_fd, nullptr);
+  });
+}
+
+LockHeartbeat::~LockHeartbeat() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stop = true;
+  }
+  m_wake.notify_one();
+  m_thread.join();
+}
+
+bool LockWatch::stalled() {
+  const auto now = std::chrono::steady_clock::now();
+  struct stat st{};
+  if (::stat(m_path.c_str(), &st) != 0) {  // no lock file: nobody to wait for, nothing stale
+    m_seen = false;
+    return false;
+  }
+  const std::int64_t mtime = st.st_mtim.tv_sec * 1'000'000'000ll + st.st_mtim.tv_nsec;
+  const auto inode = static_cast<std::uint64_t>(st.st_ino);
+  if (!m_seen || inode != m_inode || mtime != m_mtime_ns) {
+    m_seen = true;
+    m_inode = inode;
+    m_mtime_ns = mtime;
+    m_since = now;
+    return false;
+  }
+  return now - m_since >= m_stale_after;
+}
+
+std::chrono::milliseconds LockWatch::quiet_for() const {
+  if (!m_seen) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - m_since);
+}
+
+}  // namespace kjit::cache
