@@ -23,6 +23,8 @@ struct Context {
   bool json = false;      // --json
   int verbose = 0;        // -v (repeatable)
   bool quiet = false;     // -q
+  std::string lock_timeout;      // --lock-timeout (else KJIT_LOCK_TIMEOUT)
+  std::string lock_stale_after;  // --lock-stale-after (else KJIT_LOCK_STALE_AFTER)
   int exit_code = k_exit_ok;
   std::vector<std::string> nvrtc_flags;  // everything after "--"
 

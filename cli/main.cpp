@@ -15,6 +15,8 @@ Runtime& Context::runtime() {
     if (verbose == 1) config.log_level = LogLevel::info;
     if (verbose >= 2) config.log_level = LogLevel::debug;
     if (quiet) config.log_level = LogLevel::error;
+    if (!lock_timeout.empty()) config.lock_timeout = parse_duration(lock_timeout, "--lock-timeout");
+    if (!lock_stale_after.empty()) config.lock_stale_after = parse_duration(lock_stale_after, "--lock-stale-after");
     m_runtime = std::make_unique<Runtime>(std::move(config));
   }
   return *m_runtime;
@@ -46,6 +48,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", ctx.json, "Machine-readable output (JSON)");
   app.add_flag("-v,--verbose", ctx.verbose, "More log output (repeat for debug)");
   app.add_flag("-q,--quiet", ctx.quiet, "Only errors in the log output");
+  app.add_option("--lock-timeout", ctx.lock_timeout,
+                 "Longest wait for another process compiling the same kernel (30s, 5m; default 5m or "
+                 "$KJIT_LOCK_TIMEOUT)");
+  app.add_option("--lock-stale-after", ctx.lock_stale_after,
+                 "Stop waiting once that process shows no progress this long, and compile (default 10s or "
+                 "$KJIT_LOCK_STALE_AFTER)");
   app.fallthrough();
 
   add_info_command(app, ctx);

@@ -24,6 +24,10 @@ RuntimeConfig RuntimeConfig::from_environment() {
     }
     c.cache_max_size = *size;
   }
+  for (auto [name, field] : {std::pair{"KJIT_LOCK_TIMEOUT", &c.lock_timeout},
+                              std::pair{"KJIT_LOCK_STALE_AFTER", &c.lock_stale_after}}) {
+    if (const char* v = std::getenv(name); v && *v) *field = parse_duration(v, name);
+  }
   c.cache_disabled = env_flag("KJIT_CACHE_DISABLE");
   c.always_compile = env_flag("KJIT_ALWAYS_COMPILE");
   if (const char* v = std::getenv("KJIT_DUMP_DIR"); v && *v) c.dump_dir = v;

@@ -1,8 +1,9 @@
 // kjit::Runtime: the request path. load() goes registry (already loaded in this process) ->
 // disk cache -> NVRTC; compile() goes disk cache -> NVRTC and needs no GPU. A Runtime is
 // thread-safe; Runtime::global() is configured from the environment (KJIT_CACHE_DIR,
-// KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_DUMP_DIR, KJIT_LOG). Throws
-// CompileError, CudaError, DriverNotFoundError, UsageError.
+// KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_DUMP_DIR, KJIT_LOG,
+// KJIT_LOCK_TIMEOUT, KJIT_LOCK_STALE_AFTER). Throws CompileError, CudaError,
+// DriverNotFoundError, UsageError.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -31,7 +32,12 @@ struct KJIT_API RuntimeConfig {
   std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
   bool cache_disabled = false;                  // no reads, no writes
   bool always_compile = false;                  // compile, then write
-  std::chrono::milliseconds lock_timeout{std::chrono::minutes(5)};  // then compile by itself
+  // Waiting for another process that compiles the same key: at most lock_timeout in all
+  // (KJIT_LOCK_TIMEOUT), and no longer than lock_stale_after once the holder shows no progress
+  // (KJIT_LOCK_STALE_AFTER; a holder proves progress every second while it compiles). Then this
+  // process compiles by itself; both results are written by atomic rename, so they cannot collide.
+  std::chrono::milliseconds lock_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds lock_stale_after{std::chrono::seconds(10)};
   std::chrono::milliseconds wait_progress_every{std::chrono::seconds(5)};  // log while waiting
   std::filesystem::path dump_dir;               // KJIT_DUMP_DIR: dump every compile here
   bool dump_hits = false;                       // also dump cache hits
