@@ -14,10 +14,6 @@ namespace kjit::cache {
 
 namespace {
 
-void set_error(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-}
-
 std::string random_suffix() {
   static constexpr char k_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   // Seeded per thread; the pid is mixed in on every call because a forked child inherits the
@@ -34,7 +30,7 @@ std::string random_suffix() {
 
 }  // namespace
 
-std::optional<AtomicFile> AtomicFile::create(const std::filesystem::path& target, std::string* error) {
+Result<AtomicFile> AtomicFile::create(const std::filesystem::path& target) {
   const std::filesystem::path folder = target.parent_path();
   const std::string base = fmt::format("{}{}.", k_temp_prefix, target.filename().string());
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -42,12 +38,10 @@ std::optional<AtomicFile> AtomicFile::create(const std::filesystem::path& target
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return AtomicFile(target, std::move(temp), fd);
     if (errno == EEXIST || errno == EINTR) continue;
-    set_error(error, fmt::format("creating temporary for {} in {}: {}", target.string(),
-                                 folder.empty() ? std::string(".") : folder.string(), std::strerror(errno)));
-    return std::nullopt;
+    return Failure{fmt::format("creating temporary for {} in {}: {}", target.string(),
+                               folder.empty() ? std::string(".") : folder.string(), std::strerror(errno))};
   }
-  set_error(error, fmt::format("creating temporary for {}: no unused name after 100 attempts", target.string()));
-  return std::nullopt;
+  return Failure{fmt::format("creating temporary for {}: no unused name after 100 attempts", target.string())};
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
@@ -74,6 +68,12 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
 
 AtomicFile::~AtomicFile() { discard(); }
 
+Failure AtomicFile::fail(std::string message) {
+  m_failed = true;
+  discard();
+  return Failure{std::move(message)};
+}
+
 void AtomicFile::discard() {
   if (m_fd >= 0) {
     ::close(m_fd);
@@ -85,10 +85,9 @@ void AtomicFile::discard() {
   }
 }
 
-bool AtomicFile::write(std::string_view bytes, std::string* error) {
+Result<void> AtomicFile::write(std::string_view bytes) {
   if (m_committed || m_failed || m_fd < 0) {
-    set_error(error, fmt::format("writing {}: the temporary file is no longer open", m_target.string()));
-    return false;
+    return Failure{fmt::format("writing {}: the temporary file is no longer open", m_target.string())};
   }
   const char* p = bytes.data();
   std::size_t left = bytes.size();
@@ -96,51 +95,35 @@ bool AtomicFile::write(std::string_view bytes, std::string* error) {
     const ssize_t n = ::write(m_fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      set_error(error, fmt::format("writing {}: {}", m_temp.string(), std::strerror(errno)));
-      m_failed = true;
-      discard();
-      return false;
+      return fail(fmt::format("writing {}: {}", m_temp.string(), std::strerror(errno)));
     }
     if (n == 0) {
-      set_error(error, fmt::format("writing {}: write returned 0", m_temp.string()));
-      m_failed = true;
-      discard();
-      return false;
+      return fail(fmt::format("writing {}: write returned 0", m_temp.string()));
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  return true;
+  return {};
 }
 
-bool AtomicFile::commit(Sync sync, std::string* error) {
+Result<void> AtomicFile::commit(Sync sync) {
   if (m_committed || m_failed || m_fd < 0) {
-    set_error(error, fmt::format("committing {}: nothing to commit (already committed or failed)", m_target.string()));
-    return false;
+    return Failure{fmt::format("committing {}: nothing to commit (already committed or failed)", m_target.string())};
   }
   if (sync == Sync::yes && ::fsync(m_fd) != 0) {
-    set_error(error, fmt::format("syncing {}: {}", m_temp.string(), std::strerror(errno)));
-    m_failed = true;
-    discard();
-    return false;
+    return fail(fmt::format("syncing {}: {}", m_temp.string(), std::strerror(errno)));
   }
   // close() reports delayed write errors on some file systems (NFS): check it.
   const int fd = std::exchange(m_fd, -1);
   if (::close(fd) != 0 && errno != EINTR) {
-    set_error(error, fmt::format("closing {}: {}", m_temp.string(), std::strerror(errno)));
-    m_failed = true;
-    discard();
-    return false;
+    return fail(fmt::format("closing {}: {}", m_temp.string(), std::strerror(errno)));
   }
   if (std::rename(m_temp.c_str(), m_target.c_str()) != 0) {
-    set_error(error, fmt::format("rename from {} to {} failed: {}", m_temp.string(), m_target.string(),
-                                 std::strerror(errno)));
-    m_failed = true;
-    discard();
-    return false;
+    return fail(fmt::format("rename from {} to {} failed: {}", m_temp.string(), m_target.string(),
+                            std::strerror(errno)));
   }
   m_committed = true;
-  return true;
+  return {};
 }
 
 }  // namespace kjit::cache

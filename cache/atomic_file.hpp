@@ -3,11 +3,12 @@
 // (".tmp.<name>.<random>", created O_EXCL with mode 0666 & ~umask); commit() renames it over
 // the target. Destroying an AtomicFile that was not committed removes the temporary, and every
 // failure (write, fsync, rename) removes it too, so no partial file is ever left behind by a
-// process that lives. Never throws; failures return false and fill `error`.
+// process that lives. Never throws; failures come back as a Failure (cache/result.hpp).
 #pragma once
 
+#include "cache/result.hpp"
+
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,9 +21,9 @@ public:
   // Prefix of every temporary name: prune() removes stale ones left by killed processes.
   static constexpr std::string_view k_temp_prefix = ".tmp.";
 
-  // Creates the temporary beside `target` (the folder must exist). nullopt and `error` when
-  // it cannot ("creating temporary for /c/ab/cd.kjit in /c/ab: Read-only file system").
-  static std::optional<AtomicFile> create(const std::filesystem::path& target, std::string* error = nullptr);
+  // Creates the temporary beside `target` (the folder must exist). A Failure when it cannot
+  // ("creating temporary for /c/ab/cd.kjit in /c/ab: Read-only file system").
+  static Result<AtomicFile> create(const std::filesystem::path& target);
 
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&& other) noexcept;
@@ -32,9 +33,9 @@ public:
 
   // Appends bytes. On failure (ENOSPC, EFBIG, EIO...) the temporary is removed at once and
   // every later call fails.
-  bool write(std::string_view bytes, std::string* error = nullptr);
+  Result<void> write(std::string_view bytes);
   // Closes (and with Sync::yes, fsyncs) the temporary and renames it over the target.
-  bool commit(Sync sync = Sync::no, std::string* error = nullptr);
+  Result<void> commit(Sync sync = Sync::no);
   // Removes the temporary now; the target is untouched.
   void discard();
 
@@ -45,6 +46,8 @@ public:
 private:
   AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd)
       : m_target(std::move(target)), m_temp(std::move(temp)), m_fd(fd) {}
+  // Marks the file failed and removes the temporary; the message is built (errno read) before.
+  Failure fail(std::string message);
 
   std::filesystem::path m_target;
   std::filesystem::path m_temp;

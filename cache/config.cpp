@@ -124,17 +124,18 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
   return std::chrono::seconds(static_cast<std::int64_t>(seconds));
 }
 
-bool write_cachedir_tag(const std::filesystem::path& dir, std::string* error) {
+Result<void> write_cachedir_tag(const std::filesystem::path& dir) {
   const std::filesystem::path tag = dir / k_cachedir_tag_name;
   struct stat st{};
-  if (::stat(tag.c_str(), &st) == 0) return true;
-  auto file = AtomicFile::create(tag, error);
-  if (!file) return false;
+  if (::stat(tag.c_str(), &st) == 0) return {};
+  auto file = AtomicFile::create(tag);
+  if (!file) return file.error();
   const std::string content = fmt::format(
       "{}\n# This file is a cache directory tag created by kjit.\n"
       "# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n",
       k_cachedir_tag_signature);
-  return file->write(content, error) && file->commit(AtomicFile::Sync::no, error);
+  if (auto written = file->write(content); !written) return written;
+  return file->commit(AtomicFile::Sync::no);
 }
 
 }  // namespace kjit::cache

@@ -3,6 +3,8 @@
 // tools to skip the folder. Nothing here throws.
 #pragma once
 
+#include "cache/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -33,7 +35,7 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 inline constexpr std::string_view k_cachedir_tag_name = "CACHEDIR.TAG";
 inline constexpr std::string_view k_cachedir_tag_signature = "Signature: 8a477f597d28d172789f06886806bc55";
 
-// Writes <dir>/CACHEDIR.TAG (atomically) unless it exists. false and `error` on failure.
-bool write_cachedir_tag(const std::filesystem::path& dir, std::string* error = nullptr);
+// Writes <dir>/CACHEDIR.TAG (atomically) unless it exists. A Failure says why it could not.
+Result<void> write_cachedir_tag(const std::filesystem::path& dir);
 
 }  // namespace kjit::cache

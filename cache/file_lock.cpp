@@ -18,10 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void set_error(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-}
-
 int open_lock_file(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0 && (errno == EACCES || errno == EROFS)) {
@@ -69,15 +65,13 @@ void FileLock::release() {
   m_remove_on_release.clear();
 }
 
-std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path, std::string* error,
-                                              OnRelease on_release) {
-  return acquire(path, std::chrono::milliseconds(0), {}, std::chrono::milliseconds(0), error, on_release);
+Result<FileLock> FileLock::try_acquire(const std::filesystem::path& path, OnRelease on_release) {
+  return acquire(path, std::chrono::milliseconds(0), {}, std::chrono::milliseconds(0), on_release);
 }
 
-std::optional<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
-                                          const std::function<void(std::chrono::milliseconds)>& progress,
-                                          std::chrono::milliseconds progress_every, std::string* error,
-                                          OnRelease on_release) {
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+                                   const std::function<void(std::chrono::milliseconds)>& progress,
+                                   std::chrono::milliseconds progress_every, OnRelease on_release) {
   const auto start = Clock::now();
   auto next_progress = start + std::max(progress_every, std::chrono::milliseconds(1));
   auto sleep_for = std::chrono::microseconds(500);
@@ -86,8 +80,7 @@ std::optional<FileLock> FileLock::acquire(const std::filesystem::path& path, std
     if (fd < 0) {
       fd = open_lock_file(path);
       if (fd < 0) {
-        set_error(error, fmt::format("opening lock file {}: {}", path.string(), std::strerror(errno)));
-        return std::nullopt;
+        return Failure{fmt::format("opening lock file {}: {}", path.string(), std::strerror(errno))};
       }
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -100,17 +93,17 @@ std::optional<FileLock> FileLock::acquire(const std::filesystem::path& path, std
     }
     if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) {
-      set_error(error, fmt::format("locking {}: {}", path.string(), std::strerror(errno)));
+      Failure failure{fmt::format("locking {}: {}", path.string(), std::strerror(errno))};
       ::close(fd);
-      return std::nullopt;
+      return failure;
     }
     const auto now = Clock::now();
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
     if (waited >= timeout) {
-      set_error(error, fmt::format("waiting for lock {}: still held by another process after {} ms",
-                                   path.string(), waited.count()));
       ::close(fd);
-      return std::nullopt;
+      return Failure{fmt::format("waiting for lock {}: still held by another process after {} ms", path.string(),
+                                 waited.count()),
+                     Failure::Reason::timed_out};
     }
     if (progress && now >= next_progress) {
       progress(waited);

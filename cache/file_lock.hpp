@@ -1,13 +1,15 @@
 // kjit::cache::FileLock: an exclusive flock() on a file, released by the kernel when the holder
 // dies and by the destructor otherwise, so a lock left by a killed process blocks no one. The
 // lock file itself may be removed while unheld (prune does): acquire() notices and locks the
-// new file. Never throws; `error` says why acquiring failed.
+// new file. Never throws; a Failure says why acquiring failed (Reason::timed_out: someone else
+// holds it).
 #pragma once
+
+#include "cache/result.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <string>
 
 namespace kjit::cache {
@@ -27,16 +29,14 @@ public:
   ~FileLock();
 
   // Waits at most `timeout` (polling), calling progress(waited) about every `progress_every`.
-  // nullopt on timeout or when the lock file cannot be opened (`error` says which).
-  static std::optional<FileLock> acquire(const std::filesystem::path& path,
-                                         std::chrono::milliseconds timeout,
-                                         const std::function<void(std::chrono::milliseconds)>& progress,
-                                         std::chrono::milliseconds progress_every,
-                                         std::string* error = nullptr,
-                                         OnRelease on_release = OnRelease::keep_file);
-  // One attempt, no waiting.
-  static std::optional<FileLock> try_acquire(const std::filesystem::path& path, std::string* error = nullptr,
-                                             OnRelease on_release = OnRelease::keep_file);
+  // A Failure on timeout (Reason::timed_out, "waiting for lock /c/l: still held by another
+  // process after 100 ms") or when the lock file cannot be opened or locked (Reason::error).
+  static Result<FileLock> acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+                                  const std::function<void(std::chrono::milliseconds)>& progress,
+                                  std::chrono::milliseconds progress_every,
+                                  OnRelease on_release = OnRelease::keep_file);
+  // One attempt, no waiting (held by someone else: Reason::timed_out).
+  static Result<FileLock> try_acquire(const std::filesystem::path& path, OnRelease on_release = OnRelease::keep_file);
 
   bool held() const { return m_fd >= 0; }
   // The locked file's descriptor (for reading or writing the file under the lock), or -1.

@@ -74,15 +74,15 @@ StatsSnapshot PersistentStats::parse(std::string_view text) {
   return stats;
 }
 
-bool PersistentStats::add(const StatsSnapshot& delta, std::string* error, std::chrono::milliseconds timeout) const {
-  return update(&delta, error, timeout);
+Result<void> PersistentStats::add(const StatsSnapshot& delta, std::chrono::milliseconds timeout) const {
+  return update(&delta, timeout);
 }
 
-bool PersistentStats::reset(std::string* error) const { return update(nullptr, error, std::chrono::seconds(5)); }
+Result<void> PersistentStats::reset() const { return update(nullptr, std::chrono::seconds(5)); }
 
-bool PersistentStats::update(const StatsSnapshot* delta, std::string* error, std::chrono::milliseconds timeout) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, error);
-  if (!lock) return false;
+Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const {
+  auto lock = FileLock::acquire(m_file, timeout, {}, timeout);
+  if (!lock) return lock.error();
   StatsSnapshot totals;
   if (delta != nullptr) {
     totals = parse(read_fd(lock->fd()));
@@ -94,10 +94,9 @@ bool PersistentStats::update(const StatsSnapshot* delta, std::string* error, std
     n = ::pwrite(lock->fd(), text.data(), text.size(), 0);
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(text.size()) || ::ftruncate(lock->fd(), static_cast<off_t>(text.size())) != 0) {
-    if (error) *error = fmt::format("updating cache statistics {}: {}", m_file.string(), std::strerror(errno));
-    return false;
+    return Failure{fmt::format("updating cache statistics {}: {}", m_file.string(), std::strerror(errno))};
   }
-  return true;
+  return {};
 }
 
 StatsSnapshot PersistentStats::read() const {

@@ -5,6 +5,7 @@
 // anything. Never throws.
 #pragma once
 
+#include "cache/result.hpp"
 #include "cache/stats.hpp"
 
 #include <chrono>
@@ -17,14 +18,13 @@ class PersistentStats {
 public:
   explicit PersistentStats(std::filesystem::path file) : m_file(std::move(file)) {}
 
-  // Adds `delta` to the totals in the file (created if missing). false and `error` when the
-  // file cannot be written or locked within `timeout`.
-  bool add(const StatsSnapshot& delta, std::string* error = nullptr,
-           std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
+  // Adds `delta` to the totals in the file (created if missing). A Failure when the file
+  // cannot be written, or locked within `timeout` (Reason::timed_out).
+  Result<void> add(const StatsSnapshot& delta, std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
   // The totals; all zero when the file is missing or unreadable.
   StatsSnapshot read() const;
   // Sets every total to zero.
-  bool reset(std::string* error = nullptr) const;
+  Result<void> reset() const;
 
   // The text form ("hits 3\nmisses 1\n...") and its parser (unknown lines are ignored).
   static std::string format(const StatsSnapshot& stats);
@@ -33,7 +33,7 @@ public:
   const std::filesystem::path& file() const { return m_file; }
 
 private:
-  bool update(const StatsSnapshot* delta, std::string* error, std::chrono::milliseconds timeout) const;
+  Result<void> update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const;
   std::filesystem::path m_file;
 };
 

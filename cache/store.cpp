@@ -109,7 +109,7 @@ void remove_unheld_locks(const std::filesystem::path& locks) {
   ::closedir(d);
   for (const auto& path : names) {
     // remove_file: unlinked while held, so a process that opened it meanwhile retries.
-    FileLock::try_acquire(path, nullptr, FileLock::OnRelease::remove_file);
+    FileLock::try_acquire(path, FileLock::OnRelease::remove_file);
   }
 }
 
@@ -297,17 +297,16 @@ PutResult Store::put(const Key& key, const Entry& entry) {
   };
 
   const std::string bytes = serialize(entry);
-  std::string error;
-  auto file = AtomicFile::create(path, &error);
+  auto file = AtomicFile::create(path);
   if (!file) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) return fail(fmt::format("creating directory {}: {}", path.parent_path().string(), ec.message()));
-    file = AtomicFile::create(path, &error);
-    if (!file) return fail(error);
+    file = AtomicFile::create(path);
+    if (!file) return fail(file.error().message);
   }
   ensure_cachedir_tag();
-  if (!file->write(bytes, &error)) return fail(error);
+  if (auto written = file->write(bytes); !written) return fail(written.error().message);
 
   // Publish and count under the usage lock, so that replacing an entry is counted exactly.
   // Without the lock (held too long by someone) the entry is still published; the total
@@ -315,7 +314,7 @@ PutResult Store::put(const Key& key, const Entry& entry) {
   auto counter = m_usage.lock(k_usage_lock_timeout);
   struct stat old{};
   const bool replaced = ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode);
-  if (!file->commit(AtomicFile::Sync::no, &error)) return fail(error);
+  if (auto committed = file->commit(AtomicFile::Sync::no); !committed) return fail(committed.error().message);
   result.stored = true;
   m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (!counter) return result;
@@ -345,17 +344,14 @@ PutResult Store::put(const Key& key, const Entry& entry) {
   return result;
 }
 
-std::optional<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
-                                    const std::function<void(std::chrono::milliseconds)>& progress,
-                                    std::chrono::milliseconds progress_every, std::string* error) {
+Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
+                             const std::function<void(std::chrono::milliseconds)>& progress,
+                             std::chrono::milliseconds progress_every) {
   const std::filesystem::path path = lock_path(key);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) {
-    if (error) *error = fmt::format("creating lock directory {}: {}", path.parent_path().string(), ec.message());
-    return std::nullopt;
-  }
-  return FileLock::acquire(path, timeout, progress, progress_every, error, FileLock::OnRelease::remove_file);
+  if (ec) return Failure{fmt::format("creating lock directory {}: {}", path.parent_path().string(), ec.message())};
+  return FileLock::acquire(path, timeout, progress, progress_every, FileLock::OnRelease::remove_file);
 }
 
 std::vector<EntryInfo> Store::list() const {
@@ -466,23 +462,21 @@ Usage Store::usage() {
   return usage;
 }
 
-bool Store::flush_stats(std::string* error) {
+Result<void> Store::flush_stats() {
   std::lock_guard lock(m_flush_mutex);
   const StatsSnapshot now = m_stats.snapshot();
   StatsSnapshot delta = now;
   delta -= m_flushed;
-  if (delta == StatsSnapshot{}) return true;
+  if (delta == StatsSnapshot{}) return {};
   std::error_code ec;
   std::filesystem::create_directories(m_config.dir, ec);
-  if (!PersistentStats(sub("stats")).add(delta, error)) return false;
+  if (auto added = PersistentStats(sub("stats")).add(delta); !added) return added;
   m_flushed = now;
-  return true;
+  return {};
 }
 
 StatsSnapshot Store::read_persistent_stats() const { return PersistentStats(sub("stats")).read(); }
 
-bool Store::reset_persistent_stats(std::string* error) {
-  return PersistentStats(sub("stats")).reset(error);
-}
+Result<void> Store::reset_persistent_stats() { return PersistentStats(sub("stats")).reset(); }
 
 }  // namespace kjit::cache

@@ -16,6 +16,7 @@
 #include "cache/entry.hpp"
 #include "cache/file_lock.hpp"
 #include "cache/key.hpp"
+#include "cache/result.hpp"
 #include "cache/stats.hpp"
 #include "cache/usage_counter.hpp"
 
@@ -92,12 +93,11 @@ public:
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every
-  // `progress_every` while it waits; nullopt when the bound passed or locking is impossible
-  // (read-only directory): the caller then compiles by itself.
-  std::optional<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
-                               const std::function<void(std::chrono::milliseconds)>& progress = {},
-                               std::chrono::milliseconds progress_every = std::chrono::seconds(5),
-                               std::string* error = nullptr);
+  // `progress_every` while it waits; a Failure when the bound passed (Reason::timed_out) or
+  // locking is impossible (read-only directory; Reason::error): the caller then compiles by itself.
+  Result<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
+                        const std::function<void(std::chrono::milliseconds)>& progress = {},
+                        std::chrono::milliseconds progress_every = std::chrono::seconds(5));
 
   // Every entry (scans the directory).
   std::vector<EntryInfo> list() const;
@@ -116,11 +116,11 @@ public:
   Usage usage();
 
   // Adds this object's counters not yet flushed to the persistent stats of the directory.
-  // Cheap enough to call after each compile; false and `error` when they cannot be written.
-  bool flush_stats(std::string* error = nullptr);
+  // Cheap enough to call after each compile; a Failure when they cannot be written.
+  Result<void> flush_stats();
   // Totals of every process that flushed into this directory.
   StatsSnapshot read_persistent_stats() const;
-  bool reset_persistent_stats(std::string* error = nullptr);
+  Result<void> reset_persistent_stats();
 
   // Automatic eviction brings the store down to this fraction of max_size (in percent).
   static constexpr std::uint64_t k_evict_to_percent = 90;

@@ -37,7 +37,7 @@ std::optional<Usage> read_fd(int fd) {
 
 std::optional<Usage> UsageCounter::Locked::read() const { return read_fd(m_lock.fd()); }
 
-bool UsageCounter::Locked::write(const Usage& usage, std::string* error) {
+Result<void> UsageCounter::Locked::write(const Usage& usage) {
   unsigned char buf[k_size];
   std::memcpy(buf, k_magic, sizeof k_magic);
   for (int i = 0; i < 8; ++i) {
@@ -49,15 +49,14 @@ bool UsageCounter::Locked::write(const Usage& usage, std::string* error) {
     n = ::pwrite(m_lock.fd(), buf, sizeof buf, 0);
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof buf)) {
-    if (error) *error = fmt::format("updating {}: {}", m_file.string(), n < 0 ? std::strerror(errno) : "short write");
-    return false;
+    return Failure{fmt::format("updating {}: {}", m_file.string(), n < 0 ? std::strerror(errno) : "short write")};
   }
-  return true;
+  return {};
 }
 
-std::optional<UsageCounter::Locked> UsageCounter::lock(std::chrono::milliseconds timeout, std::string* error) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, error);
-  if (!lock) return std::nullopt;
+Result<UsageCounter::Locked> UsageCounter::lock(std::chrono::milliseconds timeout) const {
+  auto lock = FileLock::acquire(m_file, timeout, {}, timeout);
+  if (!lock) return lock.error();
   return Locked(std::move(*lock), m_file);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cache/file_lock.hpp"
+#include "cache/result.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -30,7 +31,7 @@ public:
   public:
     // nullopt when the file is new, short or not a counter (the caller recounts).
     std::optional<Usage> read() const;
-    bool write(const Usage& usage, std::string* error = nullptr);
+    Result<void> write(const Usage& usage);
 
   private:
     friend class UsageCounter;
@@ -39,8 +40,8 @@ public:
     std::filesystem::path m_file;
   };
 
-  // Waits at most `timeout` for the lock; nullopt when it cannot be had (`error` says why).
-  std::optional<Locked> lock(std::chrono::milliseconds timeout, std::string* error = nullptr) const;
+  // Waits at most `timeout` for the lock; a Failure when it cannot be had (FileLock::acquire's).
+  Result<Locked> lock(std::chrono::milliseconds timeout) const;
 
   // Reads without locking (a 24-byte pwrite is never seen torn in practice; nullopt if it is).
   std::optional<Usage> peek() const;

@@ -109,11 +109,11 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
                                       waited.count() / 1000.0, program.name(), key.hex()));
   };
-  std::string lock_error;
-  auto lock = m_store->lock(key, m_config.lock_timeout, progress, m_config.wait_progress_every, &lock_error);
+  auto lock = m_store->lock(key, m_config.lock_timeout, progress, m_config.wait_progress_every);
   if (!lock) {
+    // The message says which: the wait bound passed (timed out) or locking failed.
     m_log(LogLevel::info, fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
-                                      key.hex(), lock_error.empty() ? "the wait bound passed" : lock_error));
+                                      key.hex(), lock.error().message));
     CompileResult r = run_nvrtc(program, arch, request);
     flush();
     return r;

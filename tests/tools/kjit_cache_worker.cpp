@@ -64,8 +64,7 @@ int protocol(int argc, char** argv) {
       ++hits;
       continue;
     }
-    std::string lock_error;
-    auto lock = store.lock(key, lock_timeout, {}, 5s, &lock_error);
+    auto lock = store.lock(key, lock_timeout, {}, 5s);
     if (!lock) {
       ++timeouts;  // past the bound: compile by ourselves
     } else if (check(store.get(key), key)) {
@@ -139,12 +138,11 @@ int stats(int argc, char** argv) {
   const cache::Key key = test::test_key(static_cast<std::uint64_t>(getpid()));
   if (!store.put(key, test::test_entry(key, 100)).stored) return 1;
   if (store.get(key).outcome != cache::GetResult::Outcome::hit) return 1;
-  std::string error;
-  if (!store.flush_stats(&error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (auto flushed = store.flush_stats(); !flushed) {
+    std::fprintf(stderr, "%s\n", flushed.error().message.c_str());
     return 1;
   }
-  return store.flush_stats(&error) ? 0 : 1;  // a second flush adds nothing
+  return store.flush_stats() ? 0 : 1;  // a second flush adds nothing
 }
 
 int hold(int argc, char** argv) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <optional>
 #include <set>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -29,15 +30,14 @@ TEST_SUITE("AtomicFile") {
   TEST_CASE("commit publishes the whole content and leaves nothing else") {
     TempDir tmp;
     const auto target = tmp / "entry.kjit";
-    std::string error;
-    auto file = AtomicFile::create(target, &error);
-    REQUIRE_MESSAGE(file, error);
+    auto file = AtomicFile::create(target);
+    REQUIRE_MESSAGE(file, (file ? std::string() : file.error().message));
     CHECK(file->temp_path().parent_path() == tmp.path());
     CHECK(file->temp_path().filename().string().starts_with(".tmp.entry.kjit."));
-    CHECK(file->write("hello ", &error));
-    CHECK(file->write("world", &error));
+    CHECK(file->write("hello "));
+    CHECK(file->write("world"));
     CHECK_FALSE(std::filesystem::exists(target));  // nothing visible before commit
-    REQUIRE(file->commit(AtomicFile::Sync::no, &error));
+    REQUIRE(file->commit(AtomicFile::Sync::no));
     CHECK(file->committed());
     CHECK(kjit::test::read_file(target) == "hello world");
     CHECK(names_in(tmp.path()) == std::vector<std::string>{"entry.kjit"});
@@ -74,9 +74,9 @@ TEST_SUITE("AtomicFile") {
     auto file = AtomicFile::create(tmp / "t");
     REQUIRE(file);
     file->discard();
-    std::string error;
-    CHECK_FALSE(file->commit(AtomicFile::Sync::no, &error));
-    CHECK_FALSE(error.empty());
+    const auto committed = file->commit(AtomicFile::Sync::no);
+    REQUIRE_FALSE(committed);
+    CHECK_FALSE(committed.error().message.empty());
     CHECK(names_in(tmp.path()).empty());
   }
 
@@ -97,12 +97,14 @@ TEST_SUITE("AtomicFile") {
 
   TEST_CASE("a moved-from file owns nothing - the moved-to one commits") {
     TempDir tmp;
-    auto a = AtomicFile::create(tmp / "t");
-    REQUIRE(a);
-    AtomicFile b = std::move(*a);
-    a.reset();  // must not remove b's temporary
-    REQUIRE(b.write("x"));
-    REQUIRE(b.commit());
+    std::optional<AtomicFile> b;
+    {
+      auto a = AtomicFile::create(tmp / "t");
+      REQUIRE(a);
+      b.emplace(std::move(*a));
+    }  // destroying the moved-from a must not remove b's temporary
+    REQUIRE(b->write("x"));
+    REQUIRE(b->commit());
     CHECK(kjit::test::read_file(tmp / "t") == "x");
   }
 
@@ -115,8 +117,9 @@ TEST_SUITE("AtomicFile") {
     REQUIRE(file);
     const std::string temp = file->temp_path().string();
     REQUIRE(file->write("data"));
-    std::string error;
-    CHECK_FALSE(file->commit(AtomicFile::Sync::no, &error));
+    const auto committed = file->commit(AtomicFile::Sync::no);
+    REQUIRE_FALSE(committed);
+    const std::string& error = committed.error().message;
     CHECK(error.find(temp) != std::string::npos);
     CHECK(error.find(target.string()) != std::string::npos);
     CHECK(error.find("rename") != std::string::npos);
@@ -126,10 +129,10 @@ TEST_SUITE("AtomicFile") {
 
   TEST_CASE("create in a missing folder fails with a message naming it") {
     TempDir tmp;
-    std::string error;
-    CHECK_FALSE(AtomicFile::create(tmp / "missing" / "t", &error));
-    CHECK(error.find((tmp / "missing").string()) != std::string::npos);
-    CHECK(error.find("No such file") != std::string::npos);
+    const auto file = AtomicFile::create(tmp / "missing" / "t");
+    REQUIRE_FALSE(file);
+    CHECK(file.error().message.find((tmp / "missing").string()) != std::string::npos);
+    CHECK(file.error().message.find("No such file") != std::string::npos);
   }
 
   TEST_CASE("the file gets mode 0666 minus the umask, like any new file") {
@@ -152,9 +155,11 @@ TEST_SUITE("AtomicFile") {
       if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
       auto file = AtomicFile::create(tmp / "big");
       if (!file) return "create failed";
-      std::string error;
-      if (file->write(std::string(1 << 20, 'x'), &error)) return "a write past RLIMIT_FSIZE succeeded";
-      if (error.find("File too large") == std::string::npos) return "unexpected message: " + error;
+      const auto written = file->write(std::string(1 << 20, 'x'));
+      if (written) return "a write past RLIMIT_FSIZE succeeded";
+      if (written.error().message.find("File too large") == std::string::npos) {
+        return "unexpected message: " + written.error().message;
+      }
       if (file->commit()) return "commit after a failed write succeeded";
       return {};
     });

@@ -97,14 +97,15 @@ TEST_SUITE("config") {
 
   TEST_CASE("write_cachedir_tag writes the standard signature once") {
     kjit::test::TempDir tmp;
-    std::string error;
-    REQUIRE_MESSAGE(write_cachedir_tag(tmp.path(), &error), error);
+    const auto written = write_cachedir_tag(tmp.path());
+    REQUIRE_MESSAGE(written, (written ? std::string() : written.error().message));
     const std::string content = kjit::test::read_file(tmp / "CACHEDIR.TAG");
     CHECK(content.starts_with("Signature: 8a477f597d28d172789f06886806bc55"));
     kjit::test::write_file(tmp / "CACHEDIR.TAG", content + "# user edit\n");
     REQUIRE(write_cachedir_tag(tmp.path()));
     CHECK(kjit::test::read_file(tmp / "CACHEDIR.TAG").ends_with("# user edit\n"));  // not rewritten
-    CHECK_FALSE(write_cachedir_tag(tmp / "missing", &error));
-    CHECK_FALSE(error.empty());
+    const auto missing = write_cachedir_tag(tmp / "missing");
+    REQUIRE_FALSE(missing);
+    CHECK_FALSE(missing.error().message.empty());
   }
 }

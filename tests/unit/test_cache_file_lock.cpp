@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <optional>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -58,12 +59,14 @@ TEST_SUITE("FileLock") {
 
   TEST_CASE("moving keeps the lock held exactly once") {
     TempDir tmp;
-    auto a = FileLock::try_acquire(tmp / "l");
-    REQUIRE(a);
-    FileLock b = std::move(*a);
-    CHECK_FALSE(a->held());
-    CHECK(b.held());
-    a.reset();
+    FileLock b;
+    {
+      auto a = FileLock::try_acquire(tmp / "l");
+      REQUIRE(a);
+      b = std::move(*a);
+      CHECK_FALSE(a->held());
+      CHECK(b.held());
+    }  // destroys the moved-from a
     CHECK_FALSE(FileLock::try_acquire(tmp / "l"));
     FileLock c;
     c = std::move(b);
@@ -84,15 +87,15 @@ TEST_SUITE("FileLock") {
     TempDir tmp;
     const pid_t pid = child_holding(tmp / "l");
     const auto start = std::chrono::steady_clock::now();
-    std::string error;
-    auto lock = FileLock::acquire(tmp / "l", 150ms, {}, 1s, &error);
+    auto lock = FileLock::acquire(tmp / "l", 150ms, {}, 1s);
     const auto waited = std::chrono::steady_clock::now() - start;
     kill_and_reap(pid);
-    CHECK_FALSE(lock);
+    REQUIRE_FALSE(lock);
     CHECK(waited >= 150ms);
     CHECK(waited < 10s);  // bounded, not a hang
-    CHECK(error.find((tmp / "l").string()) != std::string::npos);
-    CHECK(error.find("still held") != std::string::npos);
+    CHECK(lock.error().message.find((tmp / "l").string()) != std::string::npos);
+    CHECK(lock.error().message.find("still held") != std::string::npos);
+    CHECK(lock.error().reason == kjit::cache::Failure::Reason::timed_out);
   }
 
   TEST_CASE("progress is reported while waiting") {
@@ -121,20 +124,23 @@ TEST_SUITE("FileLock") {
 
   TEST_CASE("a lock file that cannot be created gives nullopt and a message") {
     TempDir tmp;
-    std::string error;
-    CHECK_FALSE(FileLock::acquire(tmp / "missing" / "l", 1s, {}, 1s, &error));
-    CHECK(error.find("opening lock file") != std::string::npos);
-    CHECK(error.find((tmp / "missing" / "l").string()) != std::string::npos);
+    const auto lock = FileLock::acquire(tmp / "missing" / "l", 1s, {}, 1s);
+    REQUIRE_FALSE(lock);
+    CHECK(lock.error().message.find("opening lock file") != std::string::npos);
+    CHECK(lock.error().message.find((tmp / "missing" / "l").string()) != std::string::npos);
+    CHECK(lock.error().reason == kjit::cache::Failure::Reason::error);
   }
 
   TEST_CASE("remove_file: the holder unlinks on release, and a waiter that opened the old file "
             "does not share the lock with a newcomer") {
     TempDir tmp;
     const auto path = tmp / "l";
-    auto first = FileLock::try_acquire(path, nullptr, FileLock::OnRelease::remove_file);
+    auto first = FileLock::try_acquire(path, FileLock::OnRelease::remove_file);
     REQUIRE(first);
     std::optional<FileLock> waiter;
-    std::thread t([&] { waiter = FileLock::acquire(path, 20s, {}, 1s); });
+    std::thread t([&] {
+      if (auto lock = FileLock::acquire(path, 20s, {}, 1s)) waiter = std::move(*lock);
+    });
     std::this_thread::sleep_for(50ms);  // the waiter has opened the current file by now
     first->release();
     t.join();

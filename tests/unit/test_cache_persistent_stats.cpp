@@ -65,9 +65,9 @@ TEST_SUITE("PersistentStats") {
 
   TEST_CASE("a file that cannot be written gives false and a message") {
     kjit::test::TempDir tmp;
-    std::string error;
-    CHECK_FALSE(PersistentStats(tmp / "missing" / "stats").add(StatsSnapshot{}, &error));
-    CHECK(error.find("missing") != std::string::npos);
+    const auto added = PersistentStats(tmp / "missing" / "stats").add(StatsSnapshot{});
+    REQUIRE_FALSE(added);
+    CHECK(added.error().message.find("missing") != std::string::npos);
   }
 }
 

@@ -393,10 +393,11 @@ TEST_SUITE("Store") {
     REQUIRE(a);
     CHECK(store.lock(test_key(2), 0ms));  // another key is independent
     int calls = 0;
-    std::string error;
-    CHECK_FALSE(store.lock(test_key(1), 300ms, [&](std::chrono::milliseconds) { ++calls; }, 20ms, &error));
+    const auto timed_out = store.lock(test_key(1), 300ms, [&](std::chrono::milliseconds) { ++calls; }, 20ms);
+    REQUIRE_FALSE(timed_out);
     CHECK(calls >= 2);
-    CHECK(error.find(store.lock_path(test_key(1)).string()) != std::string::npos);
+    CHECK(timed_out.error().message.find(store.lock_path(test_key(1)).string()) != std::string::npos);
+    CHECK(timed_out.error().timed_out());
     a->release();
     CHECK_FALSE(std::filesystem::exists(store.lock_path(test_key(1))));  // no lock files pile up
     CHECK(store.lock(test_key(1), 0ms));
@@ -461,9 +462,9 @@ TEST_SUITE("Store") {
       if (put2.stored || put2.message.find("Permission denied") == std::string::npos) {
         out += "put into a read-only shard: " + put2.message + "; ";
       }
-      std::string lock_error;
-      if (store.lock(test_key(2), 100ms, {}, 1s, &lock_error)) out += "lock in a read-only cache succeeded; ";
-      if (lock_error.empty()) out += "no lock error; ";
+      const auto lock = store.lock(test_key(2), 100ms, {}, 1s);
+      if (lock) out += "lock in a read-only cache succeeded; ";
+      else if (lock.error().message.empty()) out += "no lock error; ";
       if (store.get(test_key(2)).outcome != Outcome::miss) out += "absent key did not miss; ";
       return out;
     });

@@ -60,8 +60,9 @@ TEST_SUITE("UsageCounter") {
     UsageCounter counter(tmp / "usage");
     auto a = counter.lock(1s);
     REQUIRE(a);
-    std::string error;
-    CHECK_FALSE(counter.lock(50ms, &error));
-    CHECK_FALSE(error.empty());
+    const auto b = counter.lock(50ms);
+    REQUIRE_FALSE(b);
+    CHECK_FALSE(b.error().message.empty());
+    CHECK(b.error().timed_out());
   }
 }
