@@ -1,5 +1,7 @@
 #include "cache/file_lock.hpp"
 
+#include "cache/lock_heartbeat.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,8 +73,10 @@ Result<FileLock> FileLock::try_acquire(const std::filesystem::path& path, OnRele
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
                                    const std::function<void(std::chrono::milliseconds)>& progress,
-                                   std::chrono::milliseconds progress_every, OnRelease on_release) {
+                                   std::chrono::milliseconds progress_every, OnRelease on_release,
+                                   std::chrono::milliseconds stale_after) {
   const auto start = Clock::now();
+  LockWatch watch(path, stale_after);
   auto next_progress = start + std::max(progress_every, std::chrono::milliseconds(1));
   auto sleep_for = std::chrono::microseconds(500);
   int fd = -1;
@@ -104,6 +108,13 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chron
       return Failure{fmt::format("waiting for lock {}: still held by another process after {} ms", path.string(),
                                  waited.count()),
                      Failure::Reason::timed_out};
+    }
+    if (stale_after.count() > 0 && watch.stalled()) {
+      ::close(fd);
+      return Failure{fmt::format("waiting for lock {}: its holder has shown no progress for {:.1f} s (alive but "
+                                 "stopped: a signal, a debugger, a hung read?)",
+                                 path.string(), watch.quiet_for().count() / 1000.0),
+                     Failure::Reason::stalled};
     }
     if (progress && now >= next_progress) {
       progress(waited);

@@ -29,12 +29,15 @@ public:
   ~FileLock();
 
   // Waits at most `timeout` (polling), calling progress(waited) about every `progress_every`.
+  // With `stale_after` > 0, also stops once the lock file shows no progress (a LockHeartbeat's
+  // mtime) for that long: a Failure with Reason::stalled.
   // A Failure on timeout (Reason::timed_out, "waiting for lock /c/l: still held by another
   // process after 100 ms") or when the lock file cannot be opened or locked (Reason::error).
   static Result<FileLock> acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
                                   const std::function<void(std::chrono::milliseconds)>& progress,
                                   std::chrono::milliseconds progress_every,
-                                  OnRelease on_release = OnRelease::keep_file);
+                                  OnRelease on_release = OnRelease::keep_file,
+                                  std::chrono::milliseconds stale_after = std::chrono::milliseconds(0));
   // One attempt, no waiting (held by someone else: Reason::timed_out).
   static Result<FileLock> try_acquire(const std::filesystem::path& path, OnRelease on_release = OnRelease::keep_file);
 

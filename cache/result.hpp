@@ -19,6 +19,7 @@ struct Failure {
   enum class Reason {
     error,      // the attempt failed (an errno, a missing folder, a short write...)
     timed_out,  // waited as long as allowed for a lock someone else holds (or, no wait: it is held)
+    stalled,    // the lock's holder is alive but has shown no progress (cache::LockWatch)
   };
   std::string message;
   Reason reason = Reason::error;

@@ -58,9 +58,13 @@ struct Scan {
   std::vector<ScannedEntry> entries;
   std::vector<ScannedEntry> temps;
   std::uint64_t bytes = 0;
+  std::vector<Skipped> skipped;  // symbolic links where shards, entries or temporaries go
 };
 
-// One pass over <dir>/<2 hex>/: readdir and one fstatat per file, nothing else.
+constexpr const char* k_link_reason = "a symbolic link; kjit does not follow links inside its cache";
+
+// One pass over <dir>/<2 hex>/: readdir and one fstatat per file, nothing else. Never follows a
+// symbolic link: a shard folder, entry or temporary that is one is listed in `skipped` instead.
 Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
   Scan scan;
   DIR* top = ::opendir(dir.c_str());
@@ -68,8 +72,14 @@ Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
   const std::string base = dir.string() + "/";
   while (const dirent* shard = ::readdir(top)) {
     if (!is_shard_name(shard->d_name)) continue;
-    const int fd = ::openat(::dirfd(top), shard->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) continue;
+    const int fd = ::openat(::dirfd(top), shard->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      struct stat st{};
+      if (::fstatat(::dirfd(top), shard->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+        scan.skipped.push_back({base + shard->d_name, k_link_reason});
+      }
+      continue;
+    }
     DIR* sub = ::fdopendir(fd);
     if (sub == nullptr) {
       ::close(fd);
@@ -82,7 +92,9 @@ Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
       const bool temp = with_temps && name.starts_with(AtomicFile::k_temp_prefix);
       if (!entry && !temp) continue;
       struct stat st{};
-      if (::fstatat(fd, file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (::fstatat(fd, file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISLNK(st.st_mode)) scan.skipped.push_back({prefix + file->d_name, k_link_reason});
+      if (!S_ISREG(st.st_mode)) continue;
       ScannedEntry e{prefix + file->d_name, static_cast<std::uint64_t>(st.st_size), mtime_ns(st),
                      static_cast<unsigned>(std::stoul(std::string(shard->d_name, 2), nullptr, 16))};
       if (entry) {
@@ -98,13 +110,30 @@ Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
   return scan;
 }
 
-// Removes lock files that no one holds (left by killed processes); held ones stay.
-void remove_unheld_locks(const std::filesystem::path& locks) {
-  DIR* d = ::opendir(locks.c_str());
-  if (d == nullptr) return;
+// Removes lock files that no one holds (left by killed processes); held ones stay. A locks
+// folder or lock file that is a symbolic link is not followed: listed in `skipped`.
+void remove_unheld_locks(const std::filesystem::path& locks, std::vector<Skipped>& skipped) {
+  const int dir_fd = ::open(locks.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    struct stat st{};
+    if (::lstat(locks.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) skipped.push_back({locks.string(), k_link_reason});
+    return;
+  }
+  DIR* d = ::fdopendir(dir_fd);
+  if (d == nullptr) {
+    ::close(dir_fd);
+    return;
+  }
   std::vector<std::filesystem::path> names;
   while (const dirent* file = ::readdir(d)) {
-    if (std::string_view(file->d_name).ends_with(".lock")) names.push_back(locks / file->d_name);
+    if (!std::string_view(file->d_name).ends_with(".lock")) continue;
+    struct stat st{};
+    if (::fstatat(dir_fd, file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      skipped.push_back({(locks / file->d_name).string(), k_link_reason});
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) names.push_back(locks / file->d_name);
   }
   ::closedir(d);
   for (const auto& path : names) {
@@ -346,12 +375,12 @@ PutResult Store::put(const Key& key, const Entry& entry) {
 
 Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
                              const std::function<void(std::chrono::milliseconds)>& progress,
-                             std::chrono::milliseconds progress_every) {
+                             std::chrono::milliseconds progress_every, std::chrono::milliseconds stale_after) {
   const std::filesystem::path path = lock_path(key);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return Failure{fmt::format("creating lock directory {}: {}", path.parent_path().string(), ec.message())};
-  return FileLock::acquire(path, timeout, progress, progress_every, FileLock::OnRelease::remove_file);
+  return FileLock::acquire(path, timeout, progress, progress_every, FileLock::OnRelease::remove_file, stale_after);
 }
 
 std::vector<EntryInfo> Store::list() const {
@@ -381,9 +410,10 @@ VerifyResult Store::verify() {
   // recounted afterwards under the lock, from a second scan that only stats.
   VerifyResult result;
   const Scan scan = scan_dir(m_config.dir, false);
+  result.skipped = scan.skipped;
   std::string bytes;
   for (const auto& e : scan.entries) {
-    const int fd = ::open(e.path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) continue;  // evicted meanwhile
     struct stat st{};
     const bool read_ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
@@ -419,6 +449,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   PruneResult result;
   auto counter = m_usage.lock(k_usage_lock_timeout);
   Scan scan = scan_dir(m_config.dir, true);
+  result.skipped = scan.skipped;
   const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
   const std::int64_t cutoff_ns =
       older_than ? now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(*older_than).count()
@@ -444,7 +475,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   for (const auto& t : scan.temps) {
     if (t.last_use_ns < stale_ns) ::unlink(t.path.c_str());
   }
-  remove_unheld_locks(sub("locks"));
+  remove_unheld_locks(sub("locks"), result.skipped);
   if (counter) counter->write(Usage{count, total});
   return result;
 }

@@ -60,16 +60,25 @@ struct EntryInfo {
   std::chrono::system_clock::time_point last_use;
 };
 
+// A path inside the cache that maintenance left alone, and why (a symbolic link: ls, verify,
+// prune and clear never follow one, never read through it and never remove what it points to).
+struct Skipped {
+  std::string path;
+  std::string why;
+};
+
 struct PruneResult {
   std::uint64_t removed_entries = 0;
   std::uint64_t removed_bytes = 0;
   std::uint64_t kept_entries = 0;
   std::uint64_t kept_bytes = 0;
+  std::vector<Skipped> skipped;
 };
 
 struct VerifyResult {
   std::uint64_t ok = 0;  // damaged entries are removed from the store and listed here
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // path, why
+  std::vector<Skipped> skipped;
 };
 
 class Store {
@@ -94,10 +103,13 @@ public:
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every
   // `progress_every` while it waits; a Failure when the bound passed (Reason::timed_out) or
-  // locking is impossible (read-only directory; Reason::error): the caller then compiles by itself.
+  // locking is impossible (read-only directory; Reason::error), or with `stale_after` > 0 when
+  // the holder showed no progress that long (Reason::stalled): the caller then compiles by itself.
+  // A holder proves progress with a LockHeartbeat on the lock's fd().
   Result<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
                         const std::function<void(std::chrono::milliseconds)>& progress = {},
-                        std::chrono::milliseconds progress_every = std::chrono::seconds(5));
+                        std::chrono::milliseconds progress_every = std::chrono::seconds(5),
+                        std::chrono::milliseconds stale_after = std::chrono::milliseconds(0));
 
   // Every entry (scans the directory).
   std::vector<EntryInfo> list() const;

@@ -29,9 +29,22 @@ std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
+using Skipped = std::vector<std::pair<std::filesystem::path, std::string>>;
+
+nlohmann::json skipped_json(const Skipped& skipped) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [path, why] : skipped) out.push_back({{"path", path.string()}, {"reason", why}});
+  return out;
+}
+
+// A symbolic link inside the cache, left alone: one warning line each, whatever the output form.
+void warn_skipped(const Skipped& skipped) {
+  for (const auto& [path, why] : skipped) fmt::print(stderr, "kjit: warning: skipped {}: {}\n", path.string(), why);
+}
+
 nlohmann::json prune_json(const CachePruneResult& p) {
   return {{"removed_entries", p.removed_entries}, {"removed_bytes", p.removed_bytes},
-          {"kept_entries", p.kept_entries}, {"kept_bytes", p.kept_bytes}};
+          {"kept_entries", p.kept_entries}, {"kept_bytes", p.kept_bytes}, {"skipped", skipped_json(p.skipped)}};
 }
 
 struct ExplainArgs {
@@ -85,10 +98,11 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
 
   cache->add_subcommand("verify", "Check every entry; damaged ones are removed (exit 1 if any)")->callback([&ctx] {
     CacheVerifyResult v = open_cache(ctx).verify();
+    warn_skipped(v.skipped);
     if (ctx.json) {
       nlohmann::json damaged = nlohmann::json::array();
       for (const auto& [path, why] : v.damaged) damaged.push_back({{"path", path.string()}, {"reason", why}});
-      fmt::print("{}\n", nlohmann::json{{"ok", v.ok}, {"damaged", damaged}}.dump(2));
+      fmt::print("{}\n", nlohmann::json{{"ok", v.ok}, {"damaged", damaged}, {"skipped", skipped_json(v.skipped)}}.dump(2));
     } else {
       for (const auto& [path, why] : v.damaged) fmt::print("damaged (removed): {}: {}\n", path.string(), why);
       fmt::print("{} ok, {} damaged\n", v.ok, v.damaged.size());
@@ -107,6 +121,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     if (!max_size->empty()) size = parse_size(*max_size, "--max-size");
     if (!older_than->empty()) age = parse_duration(*older_than, "--older-than");
     CachePruneResult p = open_cache(ctx).prune(size, age);
+    warn_skipped(p.skipped);
     if (ctx.json) {
       fmt::print("{}\n", prune_json(p).dump(2));
     } else {
@@ -117,6 +132,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
 
   cache->add_subcommand("clear", "Remove every entry")->callback([&ctx] {
     CachePruneResult p = open_cache(ctx).clear();
+    warn_skipped(p.skipped);
     if (ctx.json) {
       fmt::print("{}\n", prune_json(p).dump(2));
     } else {

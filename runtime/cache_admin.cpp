@@ -49,21 +49,31 @@ std::vector<CacheEntryInfo> Cache::list() const {
   return out;
 }
 
+namespace {
+
+std::vector<std::pair<std::filesystem::path, std::string>> skipped_of(const std::vector<cache::Skipped>& skipped) {
+  std::vector<std::pair<std::filesystem::path, std::string>> out;
+  for (const auto& s : skipped) out.emplace_back(s.path, s.why);
+  return out;
+}
+
+}  // namespace
+
 CacheVerifyResult Cache::verify() {
   auto v = m_impl->store.verify();
   m_impl->store.flush_stats();
-  return {v.ok, v.damaged};
+  return {v.ok, v.damaged, skipped_of(v.skipped)};
 }
 
 CachePruneResult Cache::prune(std::optional<std::uint64_t> max_size, std::optional<std::chrono::seconds> older_than) {
   auto p = m_impl->store.prune(max_size.value_or(m_impl->store.config().max_size), older_than);
   m_impl->store.flush_stats();
-  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes};
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped)};
 }
 
 CachePruneResult Cache::clear() {
   auto p = m_impl->store.clear();
-  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes};
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped)};
 }
 
 std::uint64_t parse_size(std::string_view text, std::string_view what) {

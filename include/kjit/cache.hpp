@@ -34,11 +34,14 @@ struct CacheEntryInfo {
 
 struct CachePruneResult {
   std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
+  // Symbolic links inside the cache, left alone and not followed: path, why.
+  std::vector<std::pair<std::filesystem::path, std::string>> skipped;
 };
 
 struct CacheVerifyResult {
   std::uint64_t ok = 0;
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // removed: path, why
+  std::vector<std::pair<std::filesystem::path, std::string>> skipped;  // links, left alone: path, why
 };
 
 class KJIT_API Cache {

@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
+#include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/driver/nvtx.hpp"
@@ -109,10 +110,12 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
                                       waited.count() / 1000.0, program.name(), key.hex()));
   };
-  auto lock = m_store->lock(key, m_config.lock_timeout, progress, m_config.wait_progress_every);
+  auto lock = m_store->lock(key, m_config.lock_timeout, progress, m_config.wait_progress_every,
+                            m_config.lock_stale_after);
   if (!lock) {
     // The message says which: the wait bound passed (timed out) or locking failed.
-    m_log(LogLevel::info, fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
+    m_log(lock.error().reason == cache::Failure::Reason::stalled ? LogLevel::warn : LogLevel::info,
+          fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
                                       key.hex(), lock.error().message));
     CompileResult r = run_nvrtc(program, arch, request);
     flush();
@@ -131,7 +134,10 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     // The re-check under the lock is part of the same request: one miss, not two.
     m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
   }
-  CompileResult r = run_nvrtc(program, arch, request);
+  CompileResult r = [&] {
+    cache::LockHeartbeat heartbeat(lock->fd());  // waiters see this process working
+    return run_nvrtc(program, arch, request);
+  }();
   lock->release();
   flush();
   return r;

@@ -2,12 +2,16 @@
 #include <kjit/kjit.hpp>
 
 #include "cache/file_lock.hpp"
+#include "cache/lock_heartbeat.hpp"
 #include "cache/store.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <mutex>
 #include <vector>
 
@@ -40,6 +44,33 @@ kjit::RuntimeConfig logging_config(const std::filesystem::path& cache, Logged& l
     logged.lines.emplace_back(level, std::string(m));
   };
   return c;
+}
+
+// A child process that takes the store's lock for `key`, proves progress as a compiling holder
+// does (LockHeartbeat), tells the parent, then holds it for `hold_ms` (0: until killed).
+pid_t holder(const std::filesystem::path& cache, const kjit::cache::Key& key, int hold_ms) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    kjit::cache::Store store({cache.string()});
+    auto lock = store.lock(key, std::chrono::milliseconds(0));
+    if (!lock) ::_exit(1);
+    kjit::cache::LockHeartbeat heartbeat(lock->fd(), std::chrono::milliseconds(100));
+    if (::write(fds[1], "y", 1) != 1) ::_exit(1);
+    if (hold_ms == 0) {
+      for (;;) ::pause();
+    }
+    ::usleep(static_cast<useconds_t>(hold_ms) * 1000);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  char c = 0;
+  REQUIRE(::read(fds[0], &c, 1) == 1);
+  ::close(fds[0]);
+  return pid;
 }
 
 std::filesystem::path only_entry(const std::filesystem::path& cache) {
@@ -112,6 +143,68 @@ TEST_SUITE("Runtime cache") {
     int progress = 0;
     for (auto& [level, line] : logged.lines) progress += line.find("waiting") != std::string::npos;
     CHECK(progress >= 2);
+  }
+
+  TEST_CASE("a holder that is alive but stopped is left after the stale bound and the waiter compiles") {
+    kjit::test::TempDir dir;
+    Logged logged;
+    auto c = logging_config(dir.path() / "cache", logged);
+    c.lock_timeout = std::chrono::minutes(2);
+    c.lock_stale_after = std::chrono::milliseconds(1500);
+    kjit::Runtime rt(c);
+    kjit::Program p("twice.cu", k_src);
+    kjit::CompileOptions o{.arch = kjit::Arch::sm(90)};
+    auto key = kjit::cache::Key::from_hex(rt.explain(p, o).key);
+    REQUIRE(key);
+    const pid_t pid = holder(c.cache_dir, *key, 0);
+    REQUIRE(::kill(pid, SIGSTOP) == 0);  // alive, holding the lock, no longer beating
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = rt.compile(p, o);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    CHECK(r.outcome == kjit::Outcome::compiled);
+    CHECK(waited >= std::chrono::milliseconds(1500));
+    CHECK(waited < std::chrono::seconds(60));  // far below the 2 minute bound it used to wait out
+    int stalled = 0;
+    for (auto& [level, line] : logged.lines) {
+      stalled += level == kjit::LogLevel::warn && line.find("no progress") != std::string::npos;
+    }
+    CHECK(stalled == 1);
+  }
+
+  TEST_CASE("a holder that proves progress is waited for past the stale bound") {
+    kjit::test::TempDir dir;
+    Logged logged;
+    auto c = logging_config(dir.path() / "cache", logged);
+    c.lock_timeout = std::chrono::minutes(2);
+    c.lock_stale_after = std::chrono::milliseconds(800);
+    kjit::Runtime rt(c);
+    kjit::Program p("twice.cu", k_src);
+    kjit::CompileOptions o{.arch = kjit::Arch::sm(90)};
+    auto key = kjit::cache::Key::from_hex(rt.explain(p, o).key);
+    REQUIRE(key);
+    const pid_t pid = holder(c.cache_dir, *key, 3000);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = rt.compile(p, o);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    ::waitpid(pid, nullptr, 0);
+    CHECK(r.outcome == kjit::Outcome::compiled);
+    CHECK(waited >= std::chrono::milliseconds(2500));  // the whole hold, not the stale bound
+    for (auto& [level, line] : logged.lines) CHECK(line.find("no progress") == std::string::npos);
+  }
+
+  TEST_CASE("KJIT_LOCK_TIMEOUT and KJIT_LOCK_STALE_AFTER are read as durations") {
+    setenv("KJIT_LOCK_TIMEOUT", "3s", 1);
+    setenv("KJIT_LOCK_STALE_AFTER", "5m", 1);
+    auto c = kjit::RuntimeConfig::from_environment();
+    CHECK(c.lock_timeout == std::chrono::seconds(3));
+    CHECK(c.lock_stale_after == std::chrono::minutes(5));
+    setenv("KJIT_LOCK_STALE_AFTER", "soon", 1);
+    CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains("KJIT_LOCK_STALE_AFTER"),
+                         kjit::UsageError);
+    unsetenv("KJIT_LOCK_TIMEOUT");
+    unsetenv("KJIT_LOCK_STALE_AFTER");
   }
 
   TEST_CASE("configuration from the environment and its errors") {

@@ -1,0 +1,116 @@
+// cache::Store maintenance never follows a symbolic link inside the cache: a shard folder, an
+// entry or a lock file that is one is reported as skipped, and nothing it points to is read,
+// changed or removed, by list, verify, prune or clear.
+#include "cache/store.hpp"
+
+#include "support/temp_dir.hpp"
+#include "tests/unit/test_cache_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+using kjit::test::TempDir;
+using kjit::test::test_entry;
+using kjit::test::test_key;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every file under `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out[e.path().string()] = slurp(e.path());
+  }
+  return out;
+}
+
+bool mentions(const std::vector<kjit::cache::Skipped>& skipped, const fs::path& path) {
+  for (const auto& s : skipped) {
+    if (s.path == path.string() && s.why.find("symbolic link") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A victim folder outside the cache with entry-shaped files: good copies of real entries, a
+// damaged one, and a file of another kind.
+fs::path make_victim(const fs::path& root, kjit::cache::Store& store) {
+  const fs::path victim = root / "victim";
+  fs::create_directories(victim);
+  for (std::uint64_t i = 100; i < 103; ++i) {
+    const auto key = test_key(i);
+    REQUIRE(store.put(key, test_entry(key, 5000 + i)).stored);
+    fs::copy_file(store.entry_path(key), victim / store.entry_path(key).filename());
+  }
+  std::ofstream(victim / "0123456789abcdef0123456789abcd.kjit") << "damaged, entry-shaped";
+  std::ofstream(victim / "notes.txt") << "not kjit's";
+  return victim;
+}
+
+}  // namespace
+
+TEST_SUITE("Store") {
+  TEST_CASE("a shard folder that is a symlink is skipped by list verify prune and clear and its target stays") {
+    TempDir dir;
+    kjit::cache::Store store({(dir / "cache").string()});
+    const fs::path victim = make_victim(dir.path(), store);
+    const auto before = snapshot(victim);
+    // The shard "ff" is a link to the victim folder.
+    const fs::path shard = dir / "cache" / "ff";
+    fs::remove_all(shard);
+    fs::create_directory_symlink(victim, shard);
+    const std::size_t listed = store.list().size();
+    for (const auto& e : store.list()) CHECK(e.path.string().find("/ff/") == std::string::npos);
+    auto v = store.verify();
+    CHECK(v.damaged.empty());
+    CHECK(mentions(v.skipped, shard));
+    auto p = store.prune(1);
+    CHECK(mentions(p.skipped, shard));
+    auto c = store.clear();
+    CHECK(mentions(c.skipped, shard));
+    CHECK(store.list().empty());
+    CHECK(listed > 0);
+    CHECK(snapshot(victim) == before);  // byte for byte
+    CHECK(fs::is_symlink(shard));       // left alone
+  }
+
+  TEST_CASE("an entry or a lock file that is a symlink is skipped and what it points to stays") {
+    TempDir dir;
+    kjit::cache::Store store({(dir / "cache").string()});
+    const fs::path victim = make_victim(dir.path(), store);
+    const auto key = test_key(7);
+    REQUIRE(store.put(key, test_entry(key, 3000)).stored);
+    // An entry-shaped link beside a real entry, pointing at the damaged file outside.
+    const fs::path link = store.entry_path(key).parent_path() / "00000000000000000000000000000a.kjit";
+    fs::create_symlink(victim / "0123456789abcdef0123456789abcd.kjit", link);
+    // A lock file that is a link to a file outside.
+    fs::create_directories(dir / "cache" / "locks");
+    const fs::path lock_link = dir / "cache" / "locks" / "deadbeef.lock";
+    fs::create_symlink(victim / "notes.txt", lock_link);
+    const auto before = snapshot(victim);
+    auto v = store.verify();
+    CHECK(v.damaged.empty());  // the damaged file outside is not read through the link
+    CHECK(mentions(v.skipped, link));
+    auto p = store.prune(0, std::chrono::seconds(0));
+    CHECK(mentions(p.skipped, link));
+    CHECK(mentions(p.skipped, lock_link));
+    auto c = store.clear();
+    CHECK(mentions(c.skipped, link));
+    CHECK(mentions(c.skipped, lock_link));
+    CHECK(fs::is_symlink(link));
+    CHECK(fs::is_symlink(lock_link));
+    CHECK(snapshot(victim) == before);
+  }
+}
