@@ -21,16 +21,11 @@ struct Field {
   std::uint64_t StatsSnapshot::*member;
 };
 
+// One line per counter, named as in KJIT_CACHE_COUNTERS ("hits 12").
 constexpr Field k_fields[] = {
-    {"hits", &StatsSnapshot::hits},
-    {"misses", &StatsSnapshot::misses},
-    {"compiles", &StatsSnapshot::compiles},
-    {"waits", &StatsSnapshot::waits},
-    {"damaged", &StatsSnapshot::damaged},
-    {"evictions", &StatsSnapshot::evictions},
-    {"bytes_written", &StatsSnapshot::bytes_written},
-    {"bytes_read", &StatsSnapshot::bytes_read},
-    {"store_failures", &StatsSnapshot::store_failures},
+#define KJIT_COUNTER_FIELD(name) {#name, &StatsSnapshot::name},
+    KJIT_CACHE_COUNTERS(KJIT_COUNTER_FIELD)
+#undef KJIT_COUNTER_FIELD
 };
 
 std::string read_fd(int fd) {

@@ -1,6 +1,8 @@
 // kjit::cache::Stats: counters of cache activity. Atomic, so concurrent users of one Store may
 // count without a lock. PersistentStats (persistent_stats.hpp) accumulates them across processes
-// in the cache directory for `kjit cache stats`; Store::flush_stats feeds it.
+// in the cache directory for `kjit cache stats`; Store::flush_stats feeds it. Each counter is
+// listed once, in KJIT_CACHE_COUNTERS: Stats, StatsSnapshot, the persistent stats file and the
+// copy into the public kjit::CacheStats (same field names) all expand it.
 #pragma once
 
 #include <atomic>
@@ -8,19 +10,26 @@
 #include <filesystem>
 #include <string>
 
+// X(name) per counter. The name is also the counter's line in the persistent stats file
+// ("hits 12"), in this order: renaming one makes existing files lose that total.
+#define KJIT_CACHE_COUNTERS(X) \
+  X(hits) X(misses) X(compiles) X(waits) X(damaged) X(evictions) X(bytes_written) X(bytes_read) X(store_failures)
+
 namespace kjit::cache {
 
 struct StatsSnapshot {
-  std::uint64_t hits = 0, misses = 0, compiles = 0, waits = 0, damaged = 0, evictions = 0,
-                bytes_written = 0, bytes_read = 0, store_failures = 0;
+#define KJIT_CACHE_DECLARE_COUNTER(name) std::uint64_t name = 0;
+  KJIT_CACHE_COUNTERS(KJIT_CACHE_DECLARE_COUNTER)
+#undef KJIT_CACHE_DECLARE_COUNTER
   StatsSnapshot& operator+=(const StatsSnapshot& o);
   StatsSnapshot& operator-=(const StatsSnapshot& o);  // saturates at zero
   friend bool operator==(const StatsSnapshot&, const StatsSnapshot&) = default;
 };
 
 struct Stats {
-  std::atomic<std::uint64_t> hits{0}, misses{0}, compiles{0}, waits{0}, damaged{0}, evictions{0},
-      bytes_written{0}, bytes_read{0}, store_failures{0};
+#define KJIT_CACHE_DECLARE_COUNTER(name) std::atomic<std::uint64_t> name{0};
+  KJIT_CACHE_COUNTERS(KJIT_CACHE_DECLARE_COUNTER)
+#undef KJIT_CACHE_DECLARE_COUNTER
   StatsSnapshot snapshot() const;
 };
 

@@ -31,15 +31,9 @@ CacheStats Cache::stats() {
   out.entries = u.entries;
   out.bytes = u.bytes;
   out.max_size = store.config().max_size;
-  out.hits = s.hits;
-  out.misses = s.misses;
-  out.compiles = s.compiles;
-  out.waits = s.waits;
-  out.damaged = s.damaged;
-  out.evictions = s.evictions;
-  out.bytes_written = s.bytes_written;
-  out.bytes_read = s.bytes_read;
-  out.store_failures = s.store_failures;
+#define KJIT_COPY_COUNTER(name) out.name = s.name;
+  KJIT_CACHE_COUNTERS(KJIT_COPY_COUNTER)
+#undef KJIT_COPY_COUNTER
   return out;
 }
 

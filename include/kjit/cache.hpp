@@ -20,7 +20,8 @@ namespace kjit {
 struct CacheStats {
   std::filesystem::path dir;
   std::uint64_t entries = 0, bytes = 0, max_size = 0;
-  // Summed over every process that used the directory.
+  // Summed over every process that used the directory. The cache's counter list, field for
+  // field by name (kjit copies them by that list: a counter added there must be added here).
   std::uint64_t hits = 0, misses = 0, compiles = 0, waits = 0, damaged = 0, evictions = 0, bytes_written = 0,
                 bytes_read = 0, store_failures = 0;
 };

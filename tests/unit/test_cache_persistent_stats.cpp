@@ -29,6 +29,23 @@ TEST_SUITE("PersistentStats") {
     CHECK(p.compiles == 4);
   }
 
+  TEST_CASE("the file format is one line per counter, by name, in a fixed order") {
+    // A stats file written before the counters were listed once: it must still read the same.
+    const std::string file = "hits 1\nmisses 2\ncompiles 3\nwaits 4\ndamaged 5\nevictions 6\n"
+                             "bytes_written 7\nbytes_read 8\nstore_failures 9\n";
+    const StatsSnapshot s = PersistentStats::parse(file);
+    CHECK(s.hits == 1);
+    CHECK(s.misses == 2);
+    CHECK(s.compiles == 3);
+    CHECK(s.waits == 4);
+    CHECK(s.damaged == 5);
+    CHECK(s.evictions == 6);
+    CHECK(s.bytes_written == 7);
+    CHECK(s.bytes_read == 8);
+    CHECK(s.store_failures == 9);
+    CHECK(PersistentStats::format(s) == file);
+  }
+
   TEST_CASE("add accumulates - a missing or garbled file reads as zero") {
     kjit::test::TempDir tmp;
     PersistentStats stats(tmp / "stats");
@@ -88,5 +105,29 @@ TEST_SUITE("Stats") {
     a -= b;
     CHECK(a.hits == 0);
     CHECK(a.misses == 0);
+  }
+
+  TEST_CASE("snapshot, += and -= cover every counter") {
+    Stats s;
+    std::uint64_t n = 0;
+#define KJIT_TEST_SET(name) s.name = ++n;
+    KJIT_CACHE_COUNTERS(KJIT_TEST_SET)
+#undef KJIT_TEST_SET
+    const StatsSnapshot snap = s.snapshot();
+    n = 0;
+#define KJIT_TEST_CHECK(name) CHECK(snap.name == ++n);
+    KJIT_CACHE_COUNTERS(KJIT_TEST_CHECK)
+#undef KJIT_TEST_CHECK
+    StatsSnapshot twice = snap;
+    twice += snap;
+    n = 0;
+#define KJIT_TEST_CHECK(name) CHECK(twice.name == 2 * ++n);
+    KJIT_CACHE_COUNTERS(KJIT_TEST_CHECK)
+#undef KJIT_TEST_CHECK
+    twice -= snap;
+    CHECK(twice == snap);
+    twice -= snap;
+    twice -= snap;
+    CHECK(twice == StatsSnapshot{});
   }
 }
