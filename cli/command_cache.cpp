@@ -147,6 +147,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   explain->add_option("flags", args->flags, "NVRTC flags, after --");
   explain->positionals_at_end(false);
   explain->callback([&ctx, args] {
+    ctx.input = args->file;
     auto e = ctx.runtime().explain(read_program(args->file), ctx.options(args->arch, args->flags));
     if (ctx.json) {
       nlohmann::json fields = nlohmann::json::array();

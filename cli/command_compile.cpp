@@ -1,11 +1,13 @@
 // kjit compile and kjit ptx.
 #include "commands.hpp"
+#include "errors.hpp"
 
 #include <kjit/inspect.hpp>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -59,31 +61,48 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
     }
     if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
+    const CompileOptions options = ctx.options(args->arch, args->flags);
+    // Every file is tried; a failed one is reported (in the JSON array: {"file", "error"}) and
+    // the rest go on.
+    nlohmann::json results = nlohmann::json::array();
     for (const auto& file : args->files) {
-      Program program = read_program(file);
-      CompileResult r = ctx.runtime().compile(program, ctx.options(args->arch, args->flags));
-      std::vector<std::string> written;
-      if (!args->out_dir.empty()) {
-        std::string stem = std::filesystem::path(file).stem().string();
-        for (const auto& e : emit) {
-          if (e == "cubin" && !r.has_cubin()) continue;
-          auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
-          write_output(path, e == "ptx" ? r.ptx : r.cubin);
-          written.push_back(path.string());
+      ctx.input = file;
+      try {
+        Program program = read_program(file);
+        CompileResult r = ctx.runtime().compile(program, options);
+        std::vector<std::string> written;
+        if (!args->out_dir.empty()) {
+          std::string stem = std::filesystem::path(file).stem().string();
+          for (const auto& e : emit) {
+            if (e == "cubin" && !r.has_cubin()) continue;
+            auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
+            write_output(path, e == "ptx" ? r.ptx : r.cubin);
+            written.push_back(path.string());
+          }
+        }
+        if (ctx.json) {
+          results.push_back({{"file", file}, {"key", r.key}, {"outcome", std::string(to_string(r.outcome))},
+                             {"arch", r.arch.str()}, {"compile_ms", r.compile_ms}, {"ptx_bytes", r.ptx.size()},
+                             {"cubin_bytes", r.cubin.size()}, {"outputs", written}, {"log", r.log}});
+        } else {
+          fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
+                     r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
+                     written.empty() ? "" : fmt::format(" -> {}", fmt::join(written, ", ")));
+          if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+        }
+      } catch (const std::exception& e) {
+        ctx.exit_code = std::max(ctx.exit_code, exit_code_for(e));
+        if (ctx.json) {
+          nlohmann::json j = error_json(e, file);
+          j["file"] = file;
+          results.push_back(std::move(j));
+        } else {
+          fmt::print(stderr, "kjit: error: {}: {}\n", file, e.what());
         }
       }
-      if (ctx.json) {
-        nlohmann::json j{{"file", file}, {"key", r.key}, {"outcome", std::string(to_string(r.outcome))},
-                         {"arch", r.arch.str()}, {"compile_ms", r.compile_ms}, {"ptx_bytes", r.ptx.size()},
-                         {"cubin_bytes", r.cubin.size()}, {"outputs", written}, {"log", r.log}};
-        fmt::print("{}\n", j.dump());
-      } else {
-        fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
-                   r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
-                   written.empty() ? "" : fmt::format(" -> {}", fmt::join(written, ", ")));
-        if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
-      }
     }
+    ctx.input.clear();
+    if (ctx.json) fmt::print("{}\n", results.dump());
   });
 
   auto ptx_args = std::make_shared<CompileArgs>();
@@ -96,9 +115,15 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);
   ptx->callback([&ctx, ptx_args, ptx_file, kernel] {
+    ctx.input = *ptx_file;
     Program program = read_program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
-    fmt::print("{}", kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, *kernel));
+    std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, *kernel);
+    if (ctx.json) {
+      fmt::print("{}\n", nlohmann::json{{"file", *ptx_file}, {"kernel", *kernel}, {"key", r.key}, {"ptx", text}}.dump());
+    } else {
+      fmt::print("{}", text);
+    }
   });
 }
 

@@ -1,6 +1,8 @@
 // kjit diff, kjit resources, kjit sass: parse, call kjit::inspect, print.
 #include "commands.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <kjit/inspect.hpp>
 
 #include <cstdlib>
@@ -81,7 +83,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   diff->footer("Normalizes first (comments, debug info and register/label numbering removed), then prints per "
                "kernel the instruction counts with deltas, registers and spills (ptxas), and a unified diff.\n"
-               "Exit code: 0 equal, 1 different, 2 error (like diff(1)).");
+               "Exit code: 0 equal, 1 different (like diff(1)); see kjit --help for the rest.");
   diff->callback([&ctx, d] {
     const std::string a_file = d->files.front();
     const std::string b_file = d->files.size() > 1 ? d->files[1] : a_file;
@@ -89,8 +91,11 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     const std::string b_arch = d->b_arch.empty() ? d->arch : d->b_arch;
     const CompileOptions a_options = with_ptxas_report(ctx.options(a_arch, split_flags(d->a_flags)));
     const CompileOptions b_options = with_ptxas_report(ctx.options(b_arch, split_flags(d->b_flags)));
+    ctx.input = a_file;
     const CompileResult a = ctx.runtime().compile(read_program(a_file), a_options);
+    ctx.input = b_file;
     const CompileResult b = ctx.runtime().compile(read_program(b_file), b_options);
+    ctx.input.clear();
     inspect::DiffOptions options;
     options.raw = d->raw;
     options.grouping = d->base_opcodes ? inspect::Grouping::base_opcode : inspect::Grouping::opcode;
@@ -114,6 +119,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   resources->footer("Compiles with -Xptxas=-v (through the cache) and prints ptxas's report as a table, or "
                     "with --json as an array of objects.");
   resources->callback([&ctx, r] {
+    ctx.input = r->file;
     const auto usage = inspect::resource_usage(ctx.runtime(), read_program(r->file), ctx.options(r->arch, r->flags));
     fmt::print("{}", ctx.json ? inspect::resources_json(usage) + "\n" : inspect::resources_table(usage));
   });
@@ -127,8 +133,14 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   sass->positionals_at_end(false);
   sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH).");
   sass->callback([&ctx, s] {
+    ctx.input = s->file;
     const CompileResult result = ctx.runtime().compile(read_program(s->file), ctx.options(s->arch, s->flags));
-    fmt::print("{}", inspect::sass(result, s->kernel));
+    const std::string text = inspect::sass(result, s->kernel);
+    if (ctx.json) {
+      fmt::print("{}\n", nlohmann::json{{"file", s->file}, {"kernel", s->kernel}, {"key", result.key}, {"sass", text}}.dump());
+    } else {
+      fmt::print("{}", text);
+    }
   });
 }
 

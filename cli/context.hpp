@@ -13,10 +13,19 @@
 
 namespace kjit::cli {
 
-// Exit codes (like diff(1)): 0 success or equal, 1 different or a failed item, 2 usage or error.
-inline constexpr int k_exit_ok = 0;
-inline constexpr int k_exit_different = 1;
-inline constexpr int k_exit_error = 2;
+// Exit codes, the same for every subcommand (listed in `kjit --help` and the README):
+inline constexpr int k_exit_ok = 0;        // success (diff: equal)
+inline constexpr int k_exit_failed = 1;    // done, but an input failed or differs (a file that did not
+                                           // compile, a failed warm item, damage found, diff: different)
+inline constexpr int k_exit_usage = 2;     // the command line or an option value is wrong
+inline constexpr int k_exit_error = 3;     // the command could not run (no driver, NVRTC, unexpected)
+inline constexpr int k_exit_different = k_exit_failed;
+inline constexpr const char* k_exit_codes_help =
+    "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile error, a failed warm item, "
+    "damage found by cache verify, diff: different); 2 usage (a wrong command line or option value, a missing "
+    "file); 3 error (the command could not run: no driver where one is needed, NVRTC itself, unexpected).\n"
+    "With --json every command prints exactly one JSON document on stdout, also on failure: "
+    "{\"error\": {\"kind\", \"message\", \"file\", \"log\"}} in place of a failed input's result.";
 
 struct Context {
   std::string cache_dir;  // --cache-dir
@@ -26,6 +35,7 @@ struct Context {
   std::string lock_timeout;      // --lock-timeout (else KJIT_LOCK_TIMEOUT)
   std::string lock_stale_after;  // --lock-stale-after (else KJIT_LOCK_STALE_AFTER)
   int exit_code = k_exit_ok;
+  std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"
 
 

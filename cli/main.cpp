@@ -1,5 +1,8 @@
 // kjit: command-line front end of the kjit library. Parses, dispatches, prints.
 #include "commands.hpp"
+#include "errors.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -38,9 +41,9 @@ int main(int argc, char** argv) {
   using namespace kjit::cli;
   Context ctx;
   CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
-               "diff what the compiler made, and warm caches ahead of time.\n"
-               "Exit codes: 0 success, 1 different (diff) or a failed item, 2 usage or error.",
+               "diff what the compiler made, and warm caches ahead of time.",
                "kjit"};
+  app.footer(k_exit_codes_help);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kjit::version()));
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
@@ -72,17 +75,26 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  // --json anywhere before "--": errors become JSON on stdout too, also those CLI11 finds.
+  bool json = false;
+  for (int i = 1; i < parsed; ++i) json = json || std::string_view(argv[i]) == "--json";
   try {
     app.parse(parsed, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? k_exit_ok : k_exit_error;
-  } catch (const kjit::Error& e) {
-    fmt::print(stderr, "kjit: error: {}\n", e.what());
-    return k_exit_error;
+    if (!json) return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;
+    fmt::print("{}\n", nlohmann::json{{"error", {{"kind", "usage"}, {"message", e.what()}}}}.dump());
+    return k_exit_usage;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "kjit: error: {}\n", e.what());
-    return k_exit_error;
+    if (json) {
+      fmt::print("{}\n", error_json(e, ctx.input).dump());
+    } else if (!ctx.input.empty()) {
+      fmt::print(stderr, "kjit: error: {}: {}\n", ctx.input, e.what());
+    } else {
+      fmt::print(stderr, "kjit: error: {}\n", e.what());
+    }
+    return exit_code_for(e);
   }
   return ctx.exit_code;
 }

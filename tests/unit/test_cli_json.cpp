@@ -1,0 +1,145 @@
+// kjit --json: every subcommand prints exactly one JSON document on stdout whatever happens, with
+// {"error": {"kind", "message", "file", "log"}} for a failed input, and the exit codes of one table
+// (0 ok, 1 an input failed or differs, 2 usage, 3 error). Nothing here needs a GPU.
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+
+struct Json {
+  int code = -1;
+  nlohmann::json doc;  // discarded when stdout was not exactly one JSON document
+  std::string out;
+};
+
+// `kjit --cache-dir DIR --json ARGS`, stderr dropped; stdout parsed as one document.
+Json run(const kjit::test::TempDir& dir, const std::string& args) {
+  auto r = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() + " --json " + args +
+                                   " 2>/dev/null");
+  Json j{r.code, nlohmann::json::parse(r.out, nullptr, false), r.out};
+  INFO("kjit --json ", args, " printed: ", r.out);
+  REQUIRE_FALSE(j.doc.is_discarded());
+  return j;
+}
+
+void check_error(const nlohmann::json& doc, const std::string& kind, const std::string& file = {}) {
+  INFO(doc.dump());
+  REQUIRE(doc.contains("error"));
+  CHECK(doc["error"]["kind"] == kind);
+  CHECK_FALSE(doc["error"]["message"].get<std::string>().empty());
+  if (!file.empty()) CHECK(doc["error"]["file"] == file);
+}
+
+const char* k_good = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n";
+const char* k_bad = "extern \"C\" __global__ void k(float* x) { int y = ; }\n";
+
+}  // namespace
+
+TEST_SUITE("cli json") {
+  TEST_CASE("compile: a syntax error is a compile error with NVRTC's log and exit 1") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "bad.cu", k_bad);
+    const std::string bad = (dir / "bad.cu").string();
+    auto j = run(dir, "compile --arch sm_90 " + bad);
+    CHECK(j.code == 1);
+    REQUIRE(j.doc.is_array());
+    REQUIRE(j.doc.size() == 1);
+    check_error(j.doc[0], "compile", bad);
+    CHECK(j.doc[0]["file"] == bad);
+    CHECK(j.doc[0]["error"]["log"].get<std::string>().find("expected an expression") != std::string::npos);
+  }
+
+  TEST_CASE("compile: two files where one fails give both, in order, and exit 1") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    kjit::test::write_file(dir / "bad.cu", k_bad);
+    auto j = run(dir, "compile --arch sm_90 " + (dir / "bad.cu").string() + " " + (dir / "good.cu").string());
+    CHECK(j.code == 1);
+    REQUIRE(j.doc.size() == 2);
+    check_error(j.doc[0], "compile", (dir / "bad.cu").string());
+    CHECK(j.doc[1]["outcome"] == "compiled");
+    CHECK(j.doc[1]["file"] == (dir / "good.cu").string());
+  }
+
+  TEST_CASE("usage errors: a missing file, an unknown option, a bad arch and a bad size exit 2 as JSON") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    auto missing = run(dir, "compile --arch sm_90 " + (dir / "missing.cu").string());
+    CHECK(missing.code == 2);
+    check_error(missing.doc, "usage");
+    CHECK(missing.doc["error"]["message"].get<std::string>().find("missing.cu") != std::string::npos);
+    auto unknown = run(dir, "compile --no-such-option " + (dir / "good.cu").string());
+    CHECK(unknown.code == 2);
+    check_error(unknown.doc, "usage");
+    auto arch = run(dir, "ptx --arch sm_5 " + (dir / "good.cu").string());
+    CHECK(arch.code == 2);
+    check_error(arch.doc, "usage");
+    auto size = run(dir, "cache prune --max-size lots");
+    CHECK(size.code == 2);
+    check_error(size.doc, "usage");
+  }
+
+  TEST_CASE("ptx sass resources explain and diff of a file that does not compile: exit 1 and the file") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    kjit::test::write_file(dir / "bad.cu", k_bad);
+    const std::string bad = (dir / "bad.cu").string();
+    for (const std::string cmd : {"ptx", "sass", "resources"}) {
+      auto j = run(dir, cmd + " --arch sm_90 " + bad);
+      INFO(cmd);
+      CHECK(j.code == 1);
+      check_error(j.doc, "compile", bad);
+      CHECK(j.doc["error"].contains("log"));
+    }
+    auto diff = run(dir, "diff --arch sm_90 " + (dir / "good.cu").string() + " " + bad);
+    CHECK(diff.code == 1);
+    check_error(diff.doc, "compile", bad);
+    // explain needs no compile: a NUL byte is what it refuses (usage, with the file).
+    std::string nul = "extern \"C\" __global__ void k() {}";
+    nul.push_back('\0');
+    nul += "x";
+    { std::ofstream(dir / "nul.cu", std::ios::binary) << nul; }
+    auto explain = run(dir, "cache explain --arch sm_90 " + (dir / "nul.cu").string());
+    CHECK(explain.code == 2);
+    check_error(explain.doc, "usage", (dir / "nul.cu").string());
+  }
+
+  TEST_CASE("successes are one document too: ptx and sass carry their text") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    auto ptx = run(dir, "ptx --arch sm_90 " + (dir / "good.cu").string());
+    CHECK(ptx.code == 0);
+    CHECK(ptx.doc["ptx"].get<std::string>().find(".entry k") != std::string::npos);
+    auto info = run(dir, "info");
+    CHECK(info.code == 0);
+    CHECK(info.doc.contains("nvrtc_version"));
+  }
+
+  TEST_CASE("cache verify with a damaged entry lists it and exits 1, and warm with a failing kernel exits 1") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    auto c = run(dir, "compile --arch sm_90 " + (dir / "good.cu").string());
+    REQUIRE(c.code == 0);
+    auto ls = run(dir, "cache ls");
+    REQUIRE(ls.doc.size() == 1);
+    const std::string entry = ls.doc[0]["path"];
+    { std::ofstream(entry, std::ios::binary | std::ios::trunc) << "KJIT damaged"; }
+    auto verify = run(dir, "cache verify");
+    CHECK(verify.code == 1);
+    CHECK(verify.doc["damaged"].size() == 1);
+
+    kjit::test::write_file(dir / "k" / "bad.cu", k_bad);
+    kjit::test::write_file(dir / "k" / "kjit.json", R"({"kjit_manifest": 1, "kernels": [{"file": "bad.cu"}]})");
+    auto warm = run(dir, "warm --arch sm_90 " + (dir / "k").string());
+    CHECK(warm.code == 1);
+    CHECK(warm.doc["failed"] == 1);
+  }
+}
