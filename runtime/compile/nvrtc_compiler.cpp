@@ -130,9 +130,10 @@ void add_standard_headers(const Program& program, const std::vector<std::string>
     if (a.starts_with("--include-path=")) dirs.emplace_back(a.substr(15));
     else if (a.starts_with("-I") && a.size() > 2) dirs.emplace_back(a.substr(2));
   }
-  for (const auto& [header, content] : standard_headers()) {
+  for (const auto& standard : standard_headers()) {
+    const std::string_view header = standard.first, content = standard.second;
     bool shadowed = std::any_of(program.headers().begin(), program.headers().end(),
-                                [&](const auto& h) { return h.first == header; });
+                                [header](const auto& h) { return h.first == header; });
     std::error_code ec;
     for (std::size_t i = 0; i < dirs.size() && !shadowed; ++i) shadowed = std::filesystem::exists(dirs[i] / header, ec);
     if (shadowed) continue;
