@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -62,6 +63,47 @@ struct Scan {
 };
 
 constexpr const char* k_link_reason = "a symbolic link; kjit does not follow links inside its cache";
+
+// The file name of a scanned entry or temporary (the tail of its path).
+const char* name_of(const ScannedEntry& e) { return e.path.c_str() + e.path.rfind('/') + 1; }
+
+// The shard folder of scanned files, opened with O_NOFOLLOW: maintenance opens and unlinks files
+// relative to it, so a shard folder replaced by a symbolic link after the scan is not followed
+// either. Keeps the last shard open: callers go shard by shard.
+class ShardFolder {
+public:
+  ShardFolder() = default;
+  ShardFolder(const ShardFolder&) = delete;
+  ShardFolder& operator=(const ShardFolder&) = delete;
+  ~ShardFolder() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  // The open folder of `e`, or -1 with errno set (gone, or no longer a folder: a link).
+  int fd(const ScannedEntry& e) {
+    if (e.shard != m_shard) {
+      if (m_fd >= 0) ::close(m_fd);
+      const std::string folder = e.path.substr(0, e.path.rfind('/'));
+      m_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      m_errno = errno;
+      m_shard = e.shard;
+    }
+    if (m_fd < 0) errno = m_errno;
+    return m_fd;
+  }
+
+private:
+  int m_fd = -1;
+  int m_errno = 0;
+  unsigned m_shard = 256;  // none
+};
+
+// Unlinks a scanned file without following a link on the way; true when it is gone.
+bool unlink_scanned(ShardFolder& folder, const ScannedEntry& e) {
+  const int dir_fd = folder.fd(e);
+  if (dir_fd < 0) return errno == ENOENT;
+  return ::unlinkat(dir_fd, name_of(e), 0) == 0 || errno == ENOENT;
+}
 
 // One pass over <dir>/<2 hex>/: readdir and one fstatat per file, nothing else. Never follows a
 // symbolic link: a shard folder, entry or temporary that is one is listed in `skipped` instead.
@@ -124,7 +166,7 @@ void remove_unheld_locks(const std::filesystem::path& locks, std::vector<Skipped
     ::close(dir_fd);
     return;
   }
-  std::vector<std::filesystem::path> names;
+  std::vector<std::string> names;
   while (const dirent* file = ::readdir(d)) {
     if (!std::string_view(file->d_name).ends_with(".lock")) continue;
     struct stat st{};
@@ -133,13 +175,26 @@ void remove_unheld_locks(const std::filesystem::path& locks, std::vector<Skipped
       skipped.push_back({(locks / file->d_name).string(), k_link_reason});
       continue;
     }
-    if (S_ISREG(st.st_mode)) names.push_back(locks / file->d_name);
+    if (S_ISREG(st.st_mode)) names.push_back(file->d_name);
+  }
+  // What FileLock::try_acquire with OnRelease::remove_file does, relative to the folder and with
+  // O_NOFOLLOW (a lock file replaced by a link meanwhile is not followed), creating nothing:
+  // lock, check that the name is still the file locked (a holder may have removed it and another
+  // made a new one), unlink while holding (a process that opened it meanwhile retries).
+  for (const auto& name : names) {
+    constexpr int k_flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = ::openat(dir_fd, name.c_str(), O_RDWR | k_flags);
+    if (fd < 0 && (errno == EACCES || errno == EROFS)) fd = ::openat(dir_fd, name.c_str(), O_RDONLY | k_flags);
+    if (fd < 0) continue;
+    struct stat by_fd{}, by_name{};
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &by_fd) == 0 && S_ISREG(by_fd.st_mode) &&
+        ::fstatat(dir_fd, name.c_str(), &by_name, AT_SYMLINK_NOFOLLOW) == 0 && by_name.st_dev == by_fd.st_dev &&
+        by_name.st_ino == by_fd.st_ino) {
+      ::unlinkat(dir_fd, name.c_str(), 0);
+    }
+    ::close(fd);  // drops the lock
   }
   ::closedir(d);
-  for (const auto& path : names) {
-    // remove_file: unlinked while held, so a process that opened it meanwhile retries.
-    FileLock::try_acquire(path, FileLock::OnRelease::remove_file);
-  }
 }
 
 // Unlinks the files, several threads at a time when there are many: unlinking files whose
@@ -153,10 +208,14 @@ std::vector<char> unlink_all(const std::vector<const ScannedEntry*>& victims) {
   const unsigned threads =
       static_cast<unsigned>(std::min(k_max_threads, std::max<std::size_t>(1, victims.size() / k_per_thread)));
   auto work = [&](unsigned t) {
+    std::vector<std::size_t> mine;  // shard by shard, each shard folder opened once
     for (std::size_t i = 0; i < victims.size(); ++i) {
-      if (victims[i]->shard % threads != t) continue;
-      removed[i] = ::unlink(victims[i]->path.c_str()) == 0 || errno == ENOENT;
+      if (victims[i]->shard % threads == t) mine.push_back(i);
     }
+    std::stable_sort(mine.begin(), mine.end(),
+                     [&](std::size_t a, std::size_t b) { return victims[a]->shard < victims[b]->shard; });
+    ShardFolder folder;
+    for (const std::size_t i : mine) removed[i] = unlink_scanned(folder, *victims[i]);
   };
   if (threads == 1) {
     work(0);
@@ -383,9 +442,13 @@ Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
   return FileLock::acquire(path, timeout, progress, progress_every, FileLock::OnRelease::remove_file, stale_after);
 }
 
-std::vector<EntryInfo> Store::list() const {
+std::vector<EntryInfo> Store::list() const { return list_with_skipped().entries; }
+
+ListResult Store::list_with_skipped() const {
   const Scan scan = scan_dir(m_config.dir, false);
-  std::vector<EntryInfo> out;
+  ListResult result;
+  result.skipped = scan.skipped;
+  std::vector<EntryInfo>& out = result.entries;
   out.reserve(scan.entries.size());
   for (const auto& e : scan.entries) {
     const std::size_t n = e.path.size();
@@ -402,7 +465,7 @@ std::vector<EntryInfo> Store::list() const {
     out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.path < b.path; });
-  return out;
+  return result;
 }
 
 VerifyResult Store::verify() {
@@ -412,11 +475,19 @@ VerifyResult Store::verify() {
   const Scan scan = scan_dir(m_config.dir, false);
   result.skipped = scan.skipped;
   std::string bytes;
+  ShardFolder folder;  // the scan lists entries shard by shard
   for (const auto& e : scan.entries) {
-    const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;  // evicted meanwhile
+    const int dir_fd = folder.fd(e);
+    if (dir_fd < 0) continue;  // removed meanwhile, or replaced by a link: not followed
+    // O_NONBLOCK: a name replaced by a FIFO meanwhile must not block the open.
+    const int fd = ::openat(dir_fd, name_of(e), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;  // evicted meanwhile, or replaced by a link: not followed
     struct stat st{};
-    const bool read_ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      continue;
+    }
+    const bool read_ok = read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
     const int read_errno = errno;
     ::close(fd);
     ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(read_errno)};
@@ -428,8 +499,9 @@ VerifyResult Store::verify() {
     m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
     // Only the file we read: a writer may have published a good entry at the path meanwhile.
     struct stat now{};
-    if (::lstat(e.path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
-      ::unlink(e.path.c_str());
+    if (::fstatat(dir_fd, name_of(e), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
+        now.st_ino == st.st_ino) {
+      ::unlinkat(dir_fd, name_of(e), 0);
     }
   }
   if (auto counter = m_usage.lock(k_usage_lock_timeout)) {
@@ -472,8 +544,9 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   const std::int64_t stale_ns =
       scope == Scope::clear ? std::numeric_limits<std::int64_t>::max()
                             : now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(k_stale_temp_age).count();
+  ShardFolder folder;  // the scan lists temporaries shard by shard
   for (const auto& t : scan.temps) {
-    if (t.last_use_ns < stale_ns) ::unlink(t.path.c_str());
+    if (t.last_use_ns < stale_ns) unlink_scanned(folder, t);
   }
   remove_unheld_locks(sub("locks"), result.skipped);
   if (counter) counter->write(Usage{count, total});

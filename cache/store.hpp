@@ -67,6 +67,11 @@ struct Skipped {
   std::string why;
 };
 
+struct ListResult {
+  std::vector<EntryInfo> entries;  // sorted by path
+  std::vector<Skipped> skipped;
+};
+
 struct PruneResult {
   std::uint64_t removed_entries = 0;
   std::uint64_t removed_bytes = 0;
@@ -111,8 +116,16 @@ public:
                         std::chrono::milliseconds progress_every = std::chrono::seconds(5),
                         std::chrono::milliseconds stale_after = std::chrono::milliseconds(0));
 
+  // Maintenance (list, verify, prune, clear, the recount) never follows a symbolic link inside
+  // the directory: a shard folder, entry, temporary, locks folder or lock file that is one is
+  // reported in `skipped` and left alone; files are opened and removed relative to their shard
+  // folder, itself opened with O_NOFOLLOW, so a shard replaced by a link meanwhile is not followed
+  // either. The directory itself (config().dir) may be a link.
+  //
   // Every entry (scans the directory).
   std::vector<EntryInfo> list() const;
+  // list(), and the symbolic links it left alone where shards and entries go.
+  ListResult list_with_skipped() const;
   // Reads and checks every entry; damaged ones are REMOVED and listed. Recounts usage.
   VerifyResult verify();
   // Removes entries last used before now - older_than, then least recently used ones until at

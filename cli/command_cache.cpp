@@ -79,7 +79,9 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   });
 
   cache->add_subcommand("ls", "List entries, most recently used first")->callback([&ctx] {
-    auto entries = open_cache(ctx).list();
+    CacheListResult listed = open_cache(ctx).list_with_skipped();
+    warn_skipped(listed.skipped);  // stderr only: the --json document stays an array of entries
+    auto& entries = listed.entries;
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
     if (ctx.json) {
       nlohmann::json j = nlohmann::json::array();

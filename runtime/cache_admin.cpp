@@ -37,12 +37,6 @@ CacheStats Cache::stats() {
   return out;
 }
 
-std::vector<CacheEntryInfo> Cache::list() const {
-  std::vector<CacheEntryInfo> out;
-  for (const auto& e : m_impl->store.list()) out.push_back({e.key.hex(), e.path, e.size, e.last_use});
-  return out;
-}
-
 namespace {
 
 std::vector<std::pair<std::filesystem::path, std::string>> skipped_of(const std::vector<cache::Skipped>& skipped) {
@@ -52,6 +46,16 @@ std::vector<std::pair<std::filesystem::path, std::string>> skipped_of(const std:
 }
 
 }  // namespace
+
+std::vector<CacheEntryInfo> Cache::list() const { return list_with_skipped().entries; }
+
+CacheListResult Cache::list_with_skipped() const {
+  auto l = m_impl->store.list_with_skipped();
+  CacheListResult out;
+  for (const auto& e : l.entries) out.entries.push_back({e.key.hex(), e.path, e.size, e.last_use});
+  out.skipped = skipped_of(l.skipped);
+  return out;
+}
 
 CacheVerifyResult Cache::verify() {
   auto v = m_impl->store.verify();

@@ -33,6 +33,12 @@ struct CacheEntryInfo {
   std::chrono::system_clock::time_point last_use;
 };
 
+struct CacheListResult {
+  std::vector<CacheEntryInfo> entries;
+  // Symbolic links inside the cache, left alone and not followed: path, why.
+  std::vector<std::pair<std::filesystem::path, std::string>> skipped;
+};
+
 struct CachePruneResult {
   std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
   // Symbolic links inside the cache, left alone and not followed: path, why.
@@ -56,6 +62,8 @@ public:
   std::filesystem::path dir() const;
   CacheStats stats();
   std::vector<CacheEntryInfo> list() const;
+  // list(), and the symbolic links it left alone (maintenance never follows a link in the cache).
+  CacheListResult list_with_skipped() const;
   // Reads and checks every entry; damaged ones are removed and listed.
   CacheVerifyResult verify();
   // Removes entries unused for `older_than`, then the least recently used until at most

@@ -1,6 +1,6 @@
 // cache::Store maintenance never follows a symbolic link inside the cache: a shard folder, an
-// entry or a lock file that is one is reported as skipped, and nothing it points to is read,
-// changed or removed, by list, verify, prune or clear.
+// entry, a temporary, the locks folder or a lock file that is one is reported as skipped, and
+// nothing it points to is read, changed or removed, by list, verify, prune, clear or the recount.
 #include "cache/store.hpp"
 
 #include "support/temp_dir.hpp"
@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,7 +46,7 @@ bool mentions(const std::vector<kjit::cache::Skipped>& skipped, const fs::path& 
 }
 
 // A victim folder outside the cache with entry-shaped files: good copies of real entries, a
-// damaged one, and a file of another kind.
+// damaged one, an old temporary, an unheld lock file and a file of another kind.
 fs::path make_victim(const fs::path& root, kjit::cache::Store& store) {
   const fs::path victim = root / "victim";
   fs::create_directories(victim);
@@ -55,8 +56,17 @@ fs::path make_victim(const fs::path& root, kjit::cache::Store& store) {
     fs::copy_file(store.entry_path(key), victim / store.entry_path(key).filename());
   }
   std::ofstream(victim / "0123456789abcdef0123456789abcd.kjit") << "damaged, entry-shaped";
+  std::ofstream(victim / ".tmp.0123456789") << "a temporary, entry-shaped";
+  fs::last_write_time(victim / ".tmp.0123456789", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  std::ofstream(victim / (test_key(100).hex() + ".lock"));
   std::ofstream(victim / "notes.txt") << "not kjit's";
   return victim;
+}
+
+bool mentions(const std::vector<kjit::cache::Skipped>& skipped, const fs::path& path, std::size_t times) {
+  std::size_t n = 0;
+  for (const auto& s : skipped) n += s.path == path.string();
+  return n == times;
 }
 
 }  // namespace
@@ -71,17 +81,29 @@ TEST_SUITE("Store") {
     const fs::path shard = dir / "cache" / "ff";
     fs::remove_all(shard);
     fs::create_directory_symlink(victim, shard);
-    const std::size_t listed = store.list().size();
-    for (const auto& e : store.list()) CHECK(e.path.string().find("/ff/") == std::string::npos);
+    const auto listed = store.list_with_skipped();
+    for (const auto& e : listed.entries) CHECK(e.path.string().find("/ff/") == std::string::npos);
+    CHECK(mentions(listed.skipped, shard));
+    CHECK(mentions(listed.skipped, shard, 1));  // once, not once per file behind it
+    CHECK(listed.entries.size() == store.list().size());
     auto v = store.verify();
     CHECK(v.damaged.empty());
+    CHECK(v.ok == listed.entries.size());
     CHECK(mentions(v.skipped, shard));
+    CHECK(store.usage().entries == listed.entries.size());  // the recount counts nothing behind the link
+    auto p0 = store.prune(0, std::chrono::seconds(0));  // no size bound, every entry old enough
+    CHECK(mentions(p0.skipped, shard));
+    CHECK(p0.removed_entries == listed.entries.size());
+    for (std::uint64_t i = 200; i < 204; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 4000)).stored);
     auto p = store.prune(1);
     CHECK(mentions(p.skipped, shard));
+    CHECK(p.kept_entries == 0);
+    for (std::uint64_t i = 300; i < 304; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 4000)).stored);
     auto c = store.clear();
     CHECK(mentions(c.skipped, shard));
+    CHECK(c.removed_entries > 0);
     CHECK(store.list().empty());
-    CHECK(listed > 0);
+    CHECK(listed.entries.size() > 0);
     CHECK(snapshot(victim) == before);  // byte for byte
     CHECK(fs::is_symlink(shard));       // left alone
   }
@@ -99,18 +121,52 @@ TEST_SUITE("Store") {
     fs::create_directories(dir / "cache" / "locks");
     const fs::path lock_link = dir / "cache" / "locks" / "deadbeef.lock";
     fs::create_symlink(victim / "notes.txt", lock_link);
+    // A temporary-shaped link, pointing at the old temporary outside.
+    const fs::path temp_link = store.entry_path(key).parent_path() / ".tmp.link";
+    fs::create_symlink(victim / ".tmp.0123456789", temp_link);
+    // An unheld lock file that is a link to a lock-shaped file outside.
+    const fs::path lock_link2 = dir / "cache" / "locks" / (test_key(100).hex() + ".lock");
+    fs::create_symlink(victim / (test_key(100).hex() + ".lock"), lock_link2);
     const auto before = snapshot(victim);
+    auto l = store.list_with_skipped();
+    CHECK(mentions(l.skipped, link));
+    for (const auto& e : l.entries) CHECK(e.path != link);
     auto v = store.verify();
     CHECK(v.damaged.empty());  // the damaged file outside is not read through the link
     CHECK(mentions(v.skipped, link));
     auto p = store.prune(0, std::chrono::seconds(0));
     CHECK(mentions(p.skipped, link));
+    CHECK(mentions(p.skipped, temp_link));
     CHECK(mentions(p.skipped, lock_link));
+    CHECK(mentions(p.skipped, lock_link2));
+    CHECK(p.removed_entries > 0);  // the real entries went
     auto c = store.clear();
     CHECK(mentions(c.skipped, link));
+    CHECK(mentions(c.skipped, temp_link));
     CHECK(mentions(c.skipped, lock_link));
+    CHECK(mentions(c.skipped, lock_link2));
+    CHECK(store.list().empty());
     CHECK(fs::is_symlink(link));
+    CHECK(fs::is_symlink(temp_link));
     CHECK(fs::is_symlink(lock_link));
+    CHECK(fs::is_symlink(lock_link2));
+    CHECK(snapshot(victim) == before);
+  }
+
+  TEST_CASE("a locks folder that is a symlink is skipped by prune and clear and its lock files stay") {
+    TempDir dir;
+    kjit::cache::Store store({(dir / "cache").string()});
+    const fs::path victim = make_victim(dir.path(), store);
+    const fs::path locks = dir / "cache" / "locks";
+    fs::remove_all(locks);
+    fs::create_directory_symlink(victim, locks);
+    const auto before = snapshot(victim);
+    auto p = store.prune(0, std::chrono::seconds(0));
+    CHECK(mentions(p.skipped, locks));
+    CHECK(p.removed_entries == 3);
+    auto c = store.clear();
+    CHECK(mentions(c.skipped, locks));
+    CHECK(fs::is_symlink(locks));
     CHECK(snapshot(victim) == before);
   }
 }
