@@ -124,6 +124,22 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
   return std::chrono::seconds(static_cast<std::int64_t>(seconds));
 }
 
+std::optional<std::chrono::milliseconds> parse_duration_ms(std::string_view text) {
+  auto parts = split_number(text);
+  if (!parts) return std::nullopt;
+  auto [value, unit] = *parts;
+  if (unit == "ms") {
+    if (!(value < 9.2e18L)) return std::nullopt;
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::floor(value)));
+  }
+  if (unit.empty()) unit = "s";
+  auto whole = parse_duration(fmt::format("1{}", unit));
+  if (!whole) return std::nullopt;
+  const long double ms = std::floor(value * static_cast<long double>(whole->count()) * 1000);
+  if (!(ms < 9.2e18L)) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
 Result<void> write_cachedir_tag(const std::filesystem::path& dir) {
   const std::filesystem::path tag = dir / k_cachedir_tag_name;
   struct stat st{};

@@ -31,6 +31,9 @@ std::optional<std::uint64_t> parse_size(std::string_view text);
 // none means seconds). nullopt for anything else or negatives. Fractions round down to seconds.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
+// parse_duration() that also takes "ms" and keeps milliseconds: "50ms", "0.2s", "2" (seconds).
+std::optional<std::chrono::milliseconds> parse_duration_ms(std::string_view text);
+
 // The standard tag (https://bford.info/cachedir/) and its file name.
 inline constexpr std::string_view k_cachedir_tag_name = "CACHEDIR.TAG";
 inline constexpr std::string_view k_cachedir_tag_signature = "Signature: 8a477f597d28d172789f06886806bc55";

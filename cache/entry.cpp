@@ -11,7 +11,8 @@ namespace kjit::cache {
 namespace {
 
 constexpr char k_magic[4] = {'K', 'J', 'I', 'T'};
-constexpr std::size_t k_header_size = 4 + 2 + 2 + 8;
+constexpr std::size_t k_key_offset = 4 + 2 + 2 + 8;
+constexpr std::size_t k_header_size = k_key_offset + 16;
 constexpr std::size_t k_section_header_size = 2 + 8;
 constexpr std::size_t k_checksum_size = 16;
 
@@ -59,7 +60,7 @@ void Entry::set(SectionKind kind, std::string bytes) {
   sections.emplace_back(kind, std::move(bytes));
 }
 
-std::string serialize(const Entry& entry) {
+std::string serialize(const Key& key, const Entry& entry) {
   std::uint64_t payload = 0;
   for (const auto& section : entry.sections) payload += k_section_header_size + section.second.size();
   std::string out;
@@ -68,6 +69,7 @@ std::string serialize(const Entry& entry) {
   put_le(out, k_entry_format_version, 2);
   put_le(out, entry.sections.size(), 2);
   put_le(out, payload, 8);
+  out.append(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
   for (const auto& [kind, bytes] : entry.sections) {
     put_le(out, static_cast<std::uint16_t>(kind), 2);
     put_le(out, bytes.size(), 8);
@@ -97,6 +99,7 @@ InPlaceParse parse_in_place(std::string_view bytes) {
     return fail(fmt::format("unsupported format version {} (expected {})", version, k_entry_format_version));
   }
   const auto section_count = get_le(bytes.data() + 6, 2);
+  std::memcpy(out.key.bytes.data(), bytes.data() + k_key_offset, out.key.bytes.size());
   const auto payload = get_le(bytes.data() + 8, 8);
   const std::uint64_t available = bytes.size() - k_header_size - k_checksum_size;
   if (payload > available) {
@@ -137,7 +140,7 @@ ParseResult parse(std::string_view bytes) {
   for (const SectionRef& s : in_place.sections) {
     entry.sections.emplace_back(s.kind, std::string(bytes.substr(s.offset, s.size)));
   }
-  return ParseResult{std::move(entry), {}};
+  return ParseResult{std::move(entry), {}, in_place.key};
 }
 
 }  // namespace kjit::cache

@@ -3,11 +3,15 @@
 // against the bytes present and the checksum is verified before any section is returned.
 //
 //   <entry>    ::= <header> <sections> <checksum>
-//   <header>   ::= magic "KJIT" u16 format_version u16 section_count u64 payload_size
+//   <header>   ::= magic "KJIT" u16 format_version u16 section_count u64 payload_size key[16]
 //   <sections> ::= ( u16 kind u64 size bytes )*      (payload_size = total bytes of <sections>)
 //   <checksum> ::= XXH3-128 of header + sections     (16 bytes, big-endian high then low)
 //   integers are little-endian; kinds: 1 cubin, 2 ptx, 3 log, 4 lowered_names, 5 meta
+// The header records the key the entry was stored under: an entry read under another key (a
+// file copied or planted under another name) is refused by the store, never served.
 #pragma once
+
+#include "cache/key.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -20,7 +24,7 @@ namespace kjit::cache {
 
 enum class SectionKind : std::uint16_t { cubin = 1, ptx = 2, log = 3, lowered_names = 4, meta = 5 };
 
-inline constexpr std::uint16_t k_entry_format_version = 1;
+inline constexpr std::uint16_t k_entry_format_version = 2;  // 2: the key in the header
 
 struct Entry {
   std::vector<std::pair<SectionKind, std::string>> sections;
@@ -30,14 +34,15 @@ struct Entry {
   void set(SectionKind kind, std::string bytes);
 };
 
-// The encoded bytes of an entry.
-std::string serialize(const Entry& entry);
+// The encoded bytes of an entry stored under `key`.
+std::string serialize(const Key& key, const Entry& entry);
 
 // Why parse() refused some bytes ("truncated", "bad magic", "unsupported format version 7",
 // "checksum mismatch", ...), or the parsed entry.
 struct ParseResult {
   std::optional<Entry> entry;
   std::string error;  // empty when entry is set
+  Key key;            // the key recorded in the header, when entry is set
 };
 ParseResult parse(std::string_view bytes);
 
@@ -51,6 +56,7 @@ struct SectionRef {
 // order. `error` is empty when the bytes are a whole, checked entry.
 struct InPlaceParse {
   std::vector<SectionRef> sections;
+  Key key;  // the key recorded in the header
   std::string error;
 };
 InPlaceParse parse_in_place(std::string_view bytes);

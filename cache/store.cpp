@@ -258,6 +258,12 @@ Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
   return ev;
 }
 
+// The key a scanned entry's path names: .../<2 hex>/<30 hex>.kjit.
+std::optional<Key> key_of_path(const std::string& path) {
+  const std::size_t n = path.size();
+  return Key::from_hex(path.substr(n - k_entry_name_size - 3, 2) + path.substr(n - k_entry_name_size, 30));
+}
+
 bool read_all(int fd, std::string& out, std::size_t size) {
   out.resize(size);
   std::size_t done = 0;
@@ -321,6 +327,10 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
     return result;
   }
   InPlaceParse parsed = parse_in_place(bytes);
+  if (parsed.error.empty() && parsed.key != key) {
+    parsed.error = fmt::format("it records key {}, not the key it was looked up under (a file copied or planted "
+                               "under another name)", parsed.key.hex());
+  }
   if (!parsed.error.empty()) {
     ::close(fd);
     m_stats.misses.fetch_add(1, std::memory_order_relaxed);
@@ -375,7 +385,9 @@ void Store::ensure_cachedir_tag() {
   write_cachedir_tag(m_config.dir);  // best effort: a missing tag harms no one
 }
 
-PutResult Store::put(const Key& key, const Entry& entry) {
+PutResult Store::put(const Key& key, const Entry& entry) { return put_bytes(key, serialize(key, entry)); }
+
+PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
   PutResult result;
   const std::filesystem::path path = entry_path(key);
   auto fail = [&](const std::string& why) {
@@ -384,7 +396,6 @@ PutResult Store::put(const Key& key, const Entry& entry) {
     return result;
   };
 
-  const std::string bytes = serialize(entry);
   auto file = AtomicFile::create(path);
   if (!file) {
     std::error_code ec;
@@ -451,10 +462,7 @@ ListResult Store::list_with_skipped() const {
   std::vector<EntryInfo>& out = result.entries;
   out.reserve(scan.entries.size());
   for (const auto& e : scan.entries) {
-    const std::size_t n = e.path.size();
-    // .../<2 hex>/<30 hex>.kjit
-    const std::string hex = e.path.substr(n - k_entry_name_size - 3, 2) + e.path.substr(n - k_entry_name_size, 30);
-    auto key = Key::from_hex(hex);
+    auto key = key_of_path(e.path);
     if (!key) continue;
     EntryInfo info;
     info.key = *key;
@@ -491,6 +499,11 @@ VerifyResult Store::verify() {
     const int read_errno = errno;
     ::close(fd);
     ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(read_errno)};
+    if (parsed.entry && parsed.key != key_of_path(e.path)) {
+      parsed.error = fmt::format("it records key {}, not the key of its file name (copied or planted under another "
+                                 "name)", parsed.key.hex());
+      parsed.entry.reset();
+    }
     if (parsed.entry) {
       result.ok += 1;
       continue;

@@ -95,7 +95,8 @@ public:
   std::string entry_file(const Key& key) const;  // entry_path() as a string
   std::filesystem::path lock_path(const Key& key) const;
 
-  // Reads and checks the entry; a damaged one is removed and reported as damaged (the caller
+  // Reads and checks the entry; a damaged one (this includes an entry that records another key
+  // than `key`: copied or planted under a name not its own) is removed and reported as damaged (the caller
   // treats it as a miss). On a hit, records the last use in the entry's mtime (never atime)
   // unless the recorded last use is younger than k_last_use_resolution.
   GetResult get(const Key& key);
@@ -104,6 +105,8 @@ public:
   // Publishes atomically; when the store goes over max_size, evicts least recently used.
   // Leaves no partial file behind on any failure.
   PutResult put(const Key& key, const Entry& entry);
+  // put() of an entry already serialized for `key` (a remote hit written back to this disk).
+  PutResult put_bytes(const Key& key, std::string_view bytes);
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every

@@ -59,24 +59,62 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   cache->require_subcommand(1);
   cache->fallthrough();
 
-  cache->add_subcommand("stats", "Counters summed over every process, entries and bytes")->callback([&ctx] {
-    CacheStats s = open_cache(ctx).stats();
-    if (ctx.json) {
-      fmt::print("{}\n", nlohmann::json{{"dir", s.dir.string()}, {"entries", s.entries}, {"bytes", s.bytes},
-                                        {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
-                                        {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
-                                        {"evictions", s.evictions}, {"bytes_written", s.bytes_written},
-                                        {"bytes_read", s.bytes_read}, {"store_failures", s.store_failures}}
-                             .dump(2));
-      return;
-    }
-    fmt::print("cache dir       {}\nentries         {}\nsize            {} of {}\nhits            {}\n"
-               "misses          {}\ncompiles        {}\nwaits           {}\ndamaged         {}\nevictions       {}\n"
-               "bytes written   {}\nbytes read      {}\nstore failures  {}\n",
-               s.dir.string(), s.entries, human(s.bytes), s.max_size ? human(s.max_size) : "unlimited", s.hits,
-               s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written), human(s.bytes_read),
-               s.store_failures);
-  });
+  cache->add_subcommand("stats", "Counters summed over every process, entries and bytes (remote tier included)")
+      ->callback([&ctx] {
+        CacheStats s = open_cache(ctx).stats();
+        const std::uint64_t avg_us = s.remote_requests ? s.remote_latency_us / s.remote_requests : 0;
+        if (ctx.json) {
+          nlohmann::json remote{{"url", ctx.runtime().config().remote_cache},
+                                {"requests", s.remote_requests}, {"hits", s.remote_hits},
+                                {"misses", s.remote_misses}, {"rejected", s.remote_rejected},
+                                {"errors", s.remote_errors}, {"timeouts", s.remote_timeouts},
+                                {"writes", s.remote_writes}, {"dropped", s.remote_dropped},
+                                {"bytes_read", s.remote_bytes_read}, {"bytes_written", s.remote_bytes_written},
+                                {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us}};
+          fmt::print("{}\n", nlohmann::json{{"dir", s.dir.string()}, {"entries", s.entries}, {"bytes", s.bytes},
+                                            {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
+                                            {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
+                                            {"evictions", s.evictions}, {"bytes_written", s.bytes_written},
+                                            {"bytes_read", s.bytes_read}, {"store_failures", s.store_failures},
+                                            {"remote", remote}}
+                                 .dump(2));
+          return;
+        }
+        fmt::print("cache dir       {}\nentries         {}\nsize            {} of {}\nhits            {}\n"
+                   "misses          {}\ncompiles        {}\nwaits           {}\ndamaged         {}\n"
+                   "evictions       {}\nbytes written   {}\nbytes read      {}\nstore failures  {}\n",
+                   s.dir.string(), s.entries, human(s.bytes), s.max_size ? human(s.max_size) : "unlimited", s.hits,
+                   s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written),
+                   human(s.bytes_read), s.store_failures);
+        fmt::print("remote          {} requests: {} hits, {} misses ({} rejected), {} errors ({} timeouts), "
+                   "mean {} us\nremote writes   {} sent, {} dropped; {} read, {} written\n",
+                   s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_errors,
+                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_dropped, human(s.remote_bytes_read),
+                   human(s.remote_bytes_written));
+      });
+
+  auto* remote = cache->add_subcommand("remote", "The remote cache tier (--remote or KJIT_REMOTE_CACHE)");
+  remote->require_subcommand(1);
+  remote->fallthrough();
+  remote->add_subcommand("ping", "One round trip to the remote cache: what answers and how fast (exit 1 if none)")
+      ->callback([&ctx] {
+        const std::string url = ctx.remote.empty() ? ctx.runtime().config().remote_cache : ctx.remote;
+        if (url.empty()) {
+          throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
+        }
+        RemotePing p = ping_remote_cache(url, ctx.runtime().config().remote_timeout);
+        if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
+        if (ctx.json) {
+          nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};
+          if (p.ok) j["server"] = p.server;
+          else j["error"] = {{"kind", "remote"}, {"message", p.message}};
+          fmt::print("{}\n", j.dump(2));
+        } else if (p.ok) {
+          fmt::print("{}: {}, {} us\n", p.url, p.server, p.round_trip.count());
+        } else {
+          fmt::print(stderr, "kjit: error: {}\n", p.message);
+        }
+      });
 
   cache->add_subcommand("ls", "List entries, most recently used first")->callback([&ctx] {
     CacheListResult listed = open_cache(ctx).list_with_skipped();

@@ -54,7 +54,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   compile->add_option("flags", args->flags, "NVRTC flags, after --");
   compile->positionals_at_end(false);
   compile->footer("Prints one line per file (key, outcome, arch), or with --json one object per file with "
-                  "\"key\" and \"outcome\" (hit, compiled or waited).");
+                  "\"key\" and \"outcome\" (hit, remote_hit, compiled or waited).");
   compile->callback([&ctx, args] {
     auto emit = split_list(args->emit);
     for (const auto& e : emit) {

@@ -72,11 +72,7 @@ void add_warm_command(CLI::App& app, Context& ctx) {
     o.archs = parse_archs(args->arch);
     o.jobs = args->jobs;
     o.precompiled_headers = !args->no_pch;
-    o.runtime = RuntimeConfig::from_environment();
-    if (!ctx.cache_dir.empty()) o.runtime.cache_dir = ctx.cache_dir;
-    if (ctx.verbose == 1) o.runtime.log_level = LogLevel::info;
-    if (ctx.verbose >= 2) o.runtime.log_level = LogLevel::debug;
-    if (ctx.quiet) o.runtime.log_level = LogLevel::error;
+    o.runtime = ctx.runtime_config();
 
     const bool bar = !ctx.json && !ctx.quiet && ctx.stdout_is_terminal();
     const bool lines = !ctx.json && !ctx.quiet && !bar;

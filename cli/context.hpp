@@ -34,12 +34,15 @@ struct Context {
   bool quiet = false;     // -q
   std::string lock_timeout;      // --lock-timeout (else KJIT_LOCK_TIMEOUT)
   std::string lock_stale_after;  // --lock-stale-after (else KJIT_LOCK_STALE_AFTER)
+  std::string remote;            // --remote (else KJIT_REMOTE_CACHE)
   int exit_code = k_exit_ok;
   std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"
 
 
-  // The Runtime, configured from the environment and then the global options.
+  // The environment's configuration, then the global options over it.
+  RuntimeConfig runtime_config() const;
+  // The Runtime of runtime_config().
   Runtime& runtime();
   // The options for a command: --arch, its own flags, then the flags after "--".
   CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;

@@ -11,17 +11,20 @@
 
 namespace kjit::cli {
 
+RuntimeConfig Context::runtime_config() const {
+  RuntimeConfig config = RuntimeConfig::from_environment();
+  if (!cache_dir.empty()) config.cache_dir = cache_dir;
+  if (verbose == 1) config.log_level = LogLevel::info;
+  if (verbose >= 2) config.log_level = LogLevel::debug;
+  if (quiet) config.log_level = LogLevel::error;
+  if (!lock_timeout.empty()) config.lock_timeout = parse_duration(lock_timeout, "--lock-timeout");
+  if (!lock_stale_after.empty()) config.lock_stale_after = parse_duration(lock_stale_after, "--lock-stale-after");
+  if (!remote.empty()) config.remote_cache = remote;
+  return config;
+}
+
 Runtime& Context::runtime() {
-  if (!m_runtime) {
-    RuntimeConfig config = RuntimeConfig::from_environment();
-    if (!cache_dir.empty()) config.cache_dir = cache_dir;
-    if (verbose == 1) config.log_level = LogLevel::info;
-    if (verbose >= 2) config.log_level = LogLevel::debug;
-    if (quiet) config.log_level = LogLevel::error;
-    if (!lock_timeout.empty()) config.lock_timeout = parse_duration(lock_timeout, "--lock-timeout");
-    if (!lock_stale_after.empty()) config.lock_stale_after = parse_duration(lock_stale_after, "--lock-stale-after");
-    m_runtime = std::make_unique<Runtime>(std::move(config));
-  }
+  if (!m_runtime) m_runtime = std::make_unique<Runtime>(runtime_config());
   return *m_runtime;
 }
 
@@ -57,6 +60,10 @@ int main(int argc, char** argv) {
   app.add_option("--lock-stale-after", ctx.lock_stale_after,
                  "Stop waiting once that process shows no progress this long, and compile (default 10s or "
                  "$KJIT_LOCK_STALE_AFTER)");
+  app.add_option("--remote", ctx.remote,
+                 "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
+                 "unix:///path/redis.sock (default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, "
+                 "KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.fallthrough();
 
   add_info_command(app, ctx);

@@ -5,6 +5,8 @@
 #   kjit::dep::cli11  CLI11 (header-only)
 #   kjit::dep::json   nlohmann-json (header-only)
 #   kjit::dep::dtl    dtl diff library (header-only)
+#   kjit::dep::hiredis  hiredis (Redis client), static
+#   kjit::dep::sodium   libsodium (HMAC-SHA256), static
 #   doctest::doctest  (tests only)
 include(GNUInstallDirs)
 include_guard(GLOBAL)
@@ -58,3 +60,20 @@ if(KJIT_BUILD_TESTS)
   find_package(doctest REQUIRED)
   include(doctest)
 endif()
+
+# The remote cache tier: hiredis (Redis) and libsodium (HMAC-SHA256 of remote values), linked
+# statically into kjit_cache so that libkjit and the CLI carry them (the GPU machines have
+# neither; libkjit.map keeps their symbols private).
+find_path(KJIT_HIREDIS_INCLUDE_DIR hiredis/hiredis.h REQUIRED)
+find_library(KJIT_HIREDIS_LIBRARY NAMES libhiredis.a hiredis REQUIRED)
+add_library(kjit_dep_hiredis INTERFACE)
+add_library(kjit::dep::hiredis ALIAS kjit_dep_hiredis)
+target_include_directories(kjit_dep_hiredis SYSTEM INTERFACE ${KJIT_HIREDIS_INCLUDE_DIR})
+target_link_libraries(kjit_dep_hiredis INTERFACE ${KJIT_HIREDIS_LIBRARY})
+
+find_path(KJIT_SODIUM_INCLUDE_DIR sodium.h REQUIRED)
+find_library(KJIT_SODIUM_LIBRARY NAMES libsodium.a sodium REQUIRED)
+add_library(kjit_dep_sodium INTERFACE)
+add_library(kjit::dep::sodium ALIAS kjit_dep_sodium)
+target_include_directories(kjit_dep_sodium SYSTEM INTERFACE ${KJIT_SODIUM_INCLUDE_DIR})
+target_link_libraries(kjit_dep_sodium INTERFACE ${KJIT_SODIUM_LIBRARY})

@@ -15,7 +15,7 @@ void check(std::string_view bytes) {
   const kjit::cache::ParseResult r = kjit::cache::parse(bytes);
   if (r.entry) {
     // Accepted: it must be exactly the encoding of what was parsed.
-    if (!r.error.empty() || kjit::cache::serialize(*r.entry) != bytes) std::abort();
+    if (!r.error.empty() || kjit::cache::serialize(r.key, *r.entry) != bytes) std::abort();
   } else if (r.error.empty()) {
     std::abort();  // a refusal always says why
   }

@@ -30,9 +30,9 @@ int main(int argc, char** argv) {
   ptx_only.set(SectionKind::ptx, ".version 8.4\n");
   Entry twice;  // the same kind twice is legal on disk
   twice.sections = {{SectionKind::log, "a"}, {SectionKind::log, "b"}};
-  for (const Entry* e : {&full, &ptx_only, &twice}) write(serialize(*e));
-  write(serialize(Entry{}));
-  const std::string good = serialize(full);
+  for (const Entry* e : {&full, &ptx_only, &twice}) write(serialize(Key{}, *e));
+  write(serialize(Key{}, Entry{}));
+  const std::string good = serialize(Key{}, full);
   write(good.substr(0, good.size() / 2));
   std::string flipped = good;
   flipped[20] ^= 4;

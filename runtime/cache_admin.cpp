@@ -2,6 +2,7 @@
 #include <kjit/cache.hpp>
 #include <kjit/error.hpp>
 
+#include "cache/remote/remote_store.hpp"
 #include "cache/config.hpp"
 #include "cache/store.hpp"
 
@@ -77,6 +78,23 @@ CachePruneResult Cache::clear() {
 std::uint64_t parse_size(std::string_view text, std::string_view what) {
   if (auto v = cache::parse_size(text)) return *v;
   throw UsageError(fmt::format("reading {} \"{}\": expected a size such as 2G, 512M, 1.5GiB or 1048576", what, text));
+}
+
+RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout) {
+  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{timeout, timeout});
+  if (!store) throw UsageError(store.error().message);
+  RemotePing out;
+  out.url = url;
+  const auto start = std::chrono::steady_clock::now();
+  auto answer = (*store)->ping();
+  out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  if (answer) {
+    out.ok = true;
+    out.server = *answer;
+  } else {
+    out.message = answer.error().message;
+  }
+  return out;
 }
 
 std::chrono::seconds parse_duration(std::string_view text, std::string_view what) {

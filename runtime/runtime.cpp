@@ -51,7 +51,7 @@ struct Runtime::Impl {
 
   // KJIT_DUMP_DIR: a folder per compile (and per hit when asked); a failure is logged, never thrown.
   void dump(const Program& program, const CompileResult& result) const {
-    if (result.outcome == Outcome::hit && !config.dump_hits) return;
+    if ((result.outcome == Outcome::hit || result.outcome == Outcome::remote_hit) && !config.dump_hits) return;
     try {
       auto folder = inspect::write_dump(config.dump_dir, program, result);
       log(LogLevel::info, fmt::format("dumped program {} to {}", program.name(), folder.string()));
@@ -139,6 +139,13 @@ std::filesystem::path Runtime::cache_dir() const { return m_impl->service.cache_
 RuntimeStats Runtime::stats() const {
   RuntimeStats s = m_impl->counters.snapshot();
   if (const cache::Store* store = m_impl->service.store()) s.evictions = store->stats().snapshot().evictions;
+  const cache::StatsSnapshot remote = m_impl->service.remote_stats();
+#define KJIT_COPY_REMOTE(name) s.name = remote.name;
+  KJIT_COPY_REMOTE(remote_requests) KJIT_COPY_REMOTE(remote_hits) KJIT_COPY_REMOTE(remote_misses)
+  KJIT_COPY_REMOTE(remote_rejected) KJIT_COPY_REMOTE(remote_errors) KJIT_COPY_REMOTE(remote_timeouts)
+  KJIT_COPY_REMOTE(remote_writes) KJIT_COPY_REMOTE(remote_dropped) KJIT_COPY_REMOTE(remote_bytes_read)
+  KJIT_COPY_REMOTE(remote_bytes_written) KJIT_COPY_REMOTE(remote_latency_us)
+#undef KJIT_COPY_REMOTE
   return s;
 }
 

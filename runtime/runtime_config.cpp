@@ -31,6 +31,26 @@ RuntimeConfig RuntimeConfig::from_environment() {
   c.cache_disabled = env_flag("KJIT_CACHE_DISABLE");
   c.always_compile = env_flag("KJIT_ALWAYS_COMPILE");
   if (const char* v = std::getenv("KJIT_DUMP_DIR"); v && *v) c.dump_dir = v;
+  c.cache_shared = env_flag("KJIT_CACHE_SHARED");
+  if (const char* v = std::getenv("KJIT_REMOTE_CACHE"); v && *v) c.remote_cache = v;
+  c.remote_read_only = env_flag("KJIT_REMOTE_READONLY");
+  if (const char* v = std::getenv("KJIT_REMOTE_SECRET_FILE"); v && *v) c.remote_secret_file = v;
+  if (const char* v = std::getenv("KJIT_REMOTE_TIMEOUT"); v && *v) {
+    auto ms = cache::parse_duration_ms(v);
+    if (!ms || ms->count() <= 0) {
+      throw UsageError(fmt::format("reading KJIT_REMOTE_TIMEOUT=\"{}\": expected a positive duration such as 50ms "
+                                   "or 0.2s", v));
+    }
+    c.remote_timeout = *ms;
+  }
+  if (const char* v = std::getenv("KJIT_REMOTE_TTL"); v && *v) c.remote_ttl = parse_duration(v, "KJIT_REMOTE_TTL");
+  if (const char* v = std::getenv("KJIT_REMOTE_MAX_VALUE"); v && *v) {
+    auto size = cache::parse_size(v);
+    if (!size) {
+      throw UsageError(fmt::format("reading KJIT_REMOTE_MAX_VALUE=\"{}\": expected a size such as 64M", v));
+    }
+    c.remote_max_value_size = *size;
+  }
   if (const char* v = std::getenv("KJIT_LOG"); v && *v) {
     auto level = parse_log_level(v);
     if (!level) throw UsageError(fmt::format("reading KJIT_LOG=\"{}\": expected error, warn, info or debug", v));

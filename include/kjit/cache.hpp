@@ -24,6 +24,13 @@ struct CacheStats {
   // field by name (kjit copies them by that list: a counter added there must be added here).
   std::uint64_t hits = 0, misses = 0, compiles = 0, waits = 0, damaged = 0, evictions = 0, bytes_written = 0,
                 bytes_read = 0, store_failures = 0;
+  // The remote tier (KJIT_REMOTE_CACHE): GETs made on the request path and their summed latency
+  // (microseconds), their hits and misses (rejected: a value present but damaged, foreign or
+  // unsigned, never loaded), failed calls (timeouts among them), writes made and dropped (queue
+  // full, value too large, remote skipped), and bytes each way.
+  std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
+                remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
+                remote_bytes_written = 0, remote_latency_us = 0;
 };
 
 struct CacheEntryInfo {
@@ -76,6 +83,18 @@ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+// One round trip to a remote cache (`kjit cache remote ping`): whether it answered, what it says
+// of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
+// an address it cannot parse.
+struct RemotePing {
+  std::string url;
+  bool ok = false;
+  std::string server;
+  std::chrono::microseconds round_trip{0};
+  std::string message;
+};
+KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
 
 // "2G", "512M", "1.5GiB", "1048576": bytes. Throws UsageError naming `what` otherwise.
 KJIT_API std::uint64_t parse_size(std::string_view text, std::string_view what);

@@ -17,7 +17,7 @@ namespace kjit {
 
 // How a result was obtained: from the disk cache, compiled here, or compiled by another
 // thread or process that this one waited for.
-enum class Outcome { hit, compiled, waited };
+enum class Outcome { hit, compiled, waited, remote_hit };  // remote_hit: from the fleet's remote cache
 KJIT_API std::string_view to_string(Outcome outcome);
 
 // What a compile did with NVRTC's precompiled headers (RuntimeConfig::precompiled_headers):

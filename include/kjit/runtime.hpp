@@ -2,7 +2,7 @@
 // disk cache -> NVRTC; compile() goes disk cache -> NVRTC and needs no GPU. A Runtime is
 // thread-safe; Runtime::global() is configured from the environment (KJIT_CACHE_DIR,
 // KJIT_CACHE_MAX_SIZE, KJIT_CACHE_DISABLE, KJIT_ALWAYS_COMPILE, KJIT_DUMP_DIR, KJIT_LOG,
-// KJIT_LOCK_TIMEOUT, KJIT_LOCK_STALE_AFTER). Throws CompileError, CudaError,
+// KJIT_LOCK_TIMEOUT, KJIT_LOCK_STALE_AFTER, KJIT_CACHE_SHARED, KJIT_REMOTE_*). Throws CompileError, CudaError,
 // DriverNotFoundError, UsageError.
 #pragma once
 
@@ -48,6 +48,21 @@ struct KJIT_API RuntimeConfig {
   LogLevel log_level = LogLevel::warn;
   LogCallback log;                              // empty: stderr
 
+  // The cache directory must be this user's and writable by no one else (it holds executable
+  // code); otherwise it is not used (one warning; kernels are compiled in memory). A team cache
+  // opts in (KJIT_CACHE_SHARED=1): the group may write, and the folder is created 2770.
+  bool cache_shared = false;
+  // A fleet's shared cache behind the local disk (KJIT_REMOTE_CACHE): redis://host[:port][/db]
+  // or unix:///path/to/redis.sock; empty: none. A remote hit is written to the local disk; a
+  // compile is sent to the remote in the background; nodes that miss together compile once.
+  // Trouble with the remote never fails a request: it is skipped for a while (one warning).
+  std::string remote_cache;
+  bool remote_read_only = false;                        // KJIT_REMOTE_READONLY: read, never write
+  std::filesystem::path remote_secret_file;             // KJIT_REMOTE_SECRET_FILE: sign, load only signed
+  std::chrono::milliseconds remote_timeout{50};         // KJIT_REMOTE_TIMEOUT: connect, and each reply
+  std::chrono::seconds remote_ttl{0};                   // KJIT_REMOTE_TTL: values expire; 0: never
+  std::uint64_t remote_max_value_size = 64ull << 20;    // KJIT_REMOTE_MAX_VALUE: larger ones are not sent
+
   // Defaults overridden by the KJIT_* environment variables. Throws UsageError for a value
   // it cannot parse (KJIT_CACHE_MAX_SIZE=lots).
   static RuntimeConfig from_environment();
@@ -57,6 +72,12 @@ struct KJIT_API RuntimeConfig {
 struct RuntimeStats {
   std::uint64_t registry_hits = 0, disk_hits = 0, misses = 0, compiles = 0, waits = 0,
                 damaged = 0, evictions = 0, store_failures = 0;
+  // The remote tier, as in CacheStats: GETs made and their summed latency (microseconds), hits,
+  // misses, values rejected (damaged, foreign, unsigned), failed calls and timeouts, writes sent
+  // and dropped, bytes each way.
+  std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
+                remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
+                remote_bytes_written = 0, remote_latency_us = 0;
 };
 
 class KJIT_API Runtime {

@@ -8,6 +8,7 @@ std::string_view to_string(Outcome outcome) {
   case Outcome::hit: return "hit";
   case Outcome::compiled: return "compiled";
   case Outcome::waited: return "waited";
+  case Outcome::remote_hit: return "remote_hit";
   }
   return "?";
 }

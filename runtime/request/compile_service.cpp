@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
+#include "cache/dir_trust.hpp"
 #include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
@@ -23,9 +24,43 @@ PreparedRequest PreparedRequest::make(const Program& program, const CompileOptio
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
   m_cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
-  if (!config.cache_disabled) {
+  if (config.cache_disabled) return;
+  // Entries are executable code: a folder someone else may write into is not read.
+  auto trusted = cache::prepare_trusted_dir(
+      m_cache_dir, config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user);
+  if (trusted) {
     m_store = std::make_unique<cache::Store>(cache::StoreConfig{m_cache_dir, config.cache_max_size});
+    m_remote_stats = &m_store->stats();
+  } else {
+    m_warned_store = true;
+    m_log(LogLevel::warn, fmt::format("{}; kernels are compiled in memory and not kept", trusted.error().message));
   }
+  if (config.remote_cache.empty()) return;
+  cache::RemoteConfig remote;
+  remote.url = config.remote_cache;
+  remote.read_only = config.remote_read_only;
+  remote.timeouts = cache::RemoteTimeouts{config.remote_timeout, config.remote_timeout};
+  remote.ttl = config.remote_ttl;
+  remote.max_value_size = config.remote_max_value_size;
+  remote.lock_ttl = config.lock_stale_after;
+  if (!config.remote_secret_file.empty()) {
+    auto signer = cache::Signer::from_file(config.remote_secret_file.native());
+    if (!signer) throw UsageError(signer.error().message);
+    remote.signer = std::move(*signer);
+  }
+  auto tier = cache::RemoteTier::open(std::move(remote), *m_remote_stats,
+                                      [log = m_log](cache::RemoteTier::Severity severity, std::string_view message) {
+                                        log(severity == cache::RemoteTier::Severity::warning ? LogLevel::warn
+                                                                                             : LogLevel::info,
+                                            message);
+                                      });
+  if (!tier) throw UsageError(tier.error().message);
+  m_remote = std::move(*tier);
+}
+
+CompileService::~CompileService() {
+  m_remote.reset();  // its last writes count into the store's counters, flushed here
+  flush();
 }
 
 CompileResult CompileService::observed(const Program& program, CompileResult result) const {
@@ -35,8 +70,14 @@ CompileResult CompileService::observed(const Program& program, CompileResult res
 
 std::optional<CompileResult> CompileService::find(const Program& program, const Arch& arch,
                                                   const PreparedRequest& request) {
-  if (!m_store || m_config.always_compile) return std::nullopt;
+  if (m_config.always_compile) return std::nullopt;
   const cache::Key& key = request.key.key;
+  if (!m_store) {
+    if (!m_remote) return std::nullopt;
+    cache::RemoteGet remote = m_remote->get(key);
+    if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
+    return observed(program, from_remote(std::move(remote), program, arch, request));
+  }
   cache::GetResult g = m_store->get_in_place(key);
   switch (g.outcome) {
   case cache::GetResult::Outcome::hit:
@@ -51,9 +92,45 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
     m_log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
                                       key.hex(), g.message));
     return std::nullopt;
-  case cache::GetResult::Outcome::miss: return std::nullopt;
+  case cache::GetResult::Outcome::miss: break;
+  }
+  if (m_remote) {
+    cache::RemoteGet remote = m_remote->get(key);
+    if (remote.outcome == cache::RemoteGet::Outcome::hit) {
+      // The disk counted a miss; the request is a remote hit (counted by the tier) instead.
+      m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+      return observed(program, from_remote(std::move(remote), program, arch, request));
+    }
   }
   return std::nullopt;
+}
+
+CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
+                                          const PreparedRequest& request) {
+  const cache::Key& key = request.key.key;
+  if (m_store) {
+    // Backfill: the next process on this machine hits its own disk.
+    cache::PutResult p = m_store->put_bytes(key, value.bytes);
+    if (!p.stored) {
+      ++m_counters.store_failures;
+      if (!m_warned_store.exchange(true)) {
+        m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
+                                          "and not kept", m_cache_dir, p.message));
+      }
+    }
+  }
+  cache::GetResult g;
+  g.outcome = cache::GetResult::Outcome::hit;
+  g.bytes = std::move(value.bytes);
+  g.sections = std::move(value.sections);
+  CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
+  r.outcome = Outcome::remote_hit;
+  return r;
+}
+
+void CompileService::send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token) {
+  if (!m_remote) return;
+  m_remote->put_async(key, entry_bytes, std::move(token));  // a dropped write is counted by the tier
 }
 
 void CompileService::forget_miss() {
@@ -104,8 +181,41 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
 CompileResult CompileService::compile_across_processes(const Program& program, const Arch& arch,
                                                        const PreparedRequest& request) {
   ++m_counters.misses;
-  if (!m_store) return run_nvrtc(program, arch, request);
   const cache::Key& key = request.key.key;
+  // Across nodes: the remote lock, taken (when there is a remote one can write) once this
+  // process is the one on this machine that compiles; or the value another node stored.
+  auto across_nodes = [&]() -> std::optional<CompileResult> {
+    if (!m_remote || m_remote->read_only() || m_config.always_compile) return run_nvrtc(program, arch, request);
+    auto progress = [&](std::chrono::milliseconds waited) {
+      m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another node compiling program {} (key {}) via {}",
+                                        waited.count() / 1000.0, program.name(), key.hex(), m_config.remote_cache));
+    };
+    cache::RemoteLock lock = m_remote->lock_or_wait(key, m_config.lock_timeout, m_config.wait_progress_every, progress);
+    switch (lock.outcome) {
+    case cache::RemoteLock::Outcome::value: {
+      ++m_counters.waits;
+      CompileResult r = from_remote(std::move(lock.value), program, arch, request);
+      r.outcome = Outcome::waited;
+      return r;
+    }
+    case cache::RemoteLock::Outcome::acquired: {
+      std::string token = lock.token;
+      try {
+        return run_nvrtc(program, arch, request, std::move(token));
+      } catch (...) {
+        m_remote->release_async(key, lock.token);
+        throw;
+      }
+    }
+    case cache::RemoteLock::Outcome::timed_out:
+      m_log(LogLevel::warn, fmt::format("compiling program {} (key {}) without the remote lock: {}", program.name(),
+                                        key.hex(), lock.message));
+      return run_nvrtc(program, arch, request);
+    case cache::RemoteLock::Outcome::unavailable: return run_nvrtc(program, arch, request);
+    }
+    return run_nvrtc(program, arch, request);
+  };
+  if (!m_store) return *across_nodes();
   auto progress = [&](std::chrono::milliseconds waited) {
     m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
                                       waited.count() / 1000.0, program.name(), key.hex()));
@@ -136,14 +246,15 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
   }
   CompileResult r = [&] {
     cache::LockHeartbeat heartbeat(lock->fd());  // waiters see this process working
-    return run_nvrtc(program, arch, request);
+    return *across_nodes();
   }();
   lock->release();
   flush();
   return r;
 }
 
-CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
+CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                        std::string remote_token) {
   const std::vector<std::string>& flags = request.flags;
   driver::nvtx::Range range("compile", program.name());
   compile::NvrtcOutput out;
@@ -163,16 +274,24 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   ++m_counters.compiles;
   out.result.key = request.key.key.hex();
   out.result.outcome = Outcome::compiled;
-  if (m_store) {
-    m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
-    cache::PutResult p = m_store->put(request.key.key, to_entry(out.result));
-    if (!p.stored) {
-      ++m_counters.store_failures;
-      if (!m_warned_store.exchange(true)) {
-        m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
-                                          "and not kept", m_cache_dir, p.message));
+  if (!m_store && !m_config.cache_disabled) ++m_counters.store_failures;  // its folder was refused: not kept
+  if (m_store || m_remote) {
+    // Serialized once: the local disk first, then the remote, off the request path.
+    const std::string bytes = cache::serialize(request.key.key, to_entry(out.result));
+    if (m_store) {
+      m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
+      cache::PutResult p = m_store->put_bytes(request.key.key, bytes);
+      if (!p.stored) {
+        ++m_counters.store_failures;
+        if (!m_warned_store.exchange(true)) {
+          m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in "
+                                            "memory and not kept", m_cache_dir, p.message));
+        }
       }
     }
+    send_to_remote(request.key.key, bytes, std::move(remote_token));
+  } else if (m_remote && !remote_token.empty()) {
+    m_remote->release_async(request.key.key, std::move(remote_token));
   }
   return std::move(out.result);
 }

@@ -1,7 +1,10 @@
-// kjit::request::CompileService: a prepared request's compile result from the disk cache, or
+// kjit::request::CompileService: a prepared request's compile result from the disk cache, then
+// the remote tier (a fleet's Redis, when configured; a hit there is written to the disk), or
 // from NVRTC once per key: in this process the first thread compiles and the others wait for its
-// result; across processes the store's per-key lock does the same. It owns the disk store (none
-// when the cache is disabled) and the precompiled-header folders. Observers (dumps) see every
+// result; across processes the store's per-key lock does the same, and across nodes the remote
+// lock. A compile is written to the disk, then sent to the remote off the request path. It owns
+// the disk store (none when the cache is disabled or its folder is not trusted: see
+// cache/dir_trust.hpp), the remote tier and the precompiled-header folders. Observers (dumps) see every
 // result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
 #pragma once
 
@@ -12,6 +15,7 @@
 #include <kjit/runtime.hpp>
 
 #include "cache/key.hpp"
+#include "cache/remote/remote_tier.hpp"
 #include "cache/store.hpp"
 #include "runtime/compile/pch_directories.hpp"
 #include "runtime/request/cache_key.hpp"
@@ -44,9 +48,13 @@ public:
   using Log = std::function<void(LogLevel, std::string_view)>;  // already filtered by level
   using ResultHook = std::function<void(const Program&, const CompileResult&)>;
 
+  // Throws UsageError for a remote cache address or secret file it cannot use.
   CompileService(const RuntimeConfig& config, Counters& counters, Log log);
+  ~CompileService();  // sends what the remote's queue holds, then writes the counters
+  CompileService(const CompileService&) = delete;
+  CompileService& operator=(const CompileService&) = delete;
 
-  // The disk cache's entry for the request, or nullopt (the store counts the miss).
+  // The disk cache's entry for the request, else the remote's, or nullopt (the store counts the miss).
   std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
   // The disk cache, then NVRTC once per key; the hook sees the result.
   CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request);
@@ -60,14 +68,25 @@ public:
 
   const std::string& cache_dir() const { return m_cache_dir; }
   cache::Store* store() { return m_store.get(); }
+  const cache::Store* store() const { return m_store.get(); }
+  cache::RemoteTier* remote() { return m_remote.get(); }
+  // The remote tier's counters (this process).
+  cache::StatsSnapshot remote_stats() const { return m_remote_stats->snapshot(); }
   // Writes the store's counters into the cache directory's persistent stats.
   void flush();
 
 private:
   CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request);
   CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request);
-  CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request);
+  // Compiles, writes the disk, and sends to the remote (releasing `remote_token`'s lock).
+  CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request,
+                          std::string remote_token = {});
   CompileResult observed(const Program& program, CompileResult result) const;
+  // A checked remote value as a result, written to the disk first.
+  CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
+                            const PreparedRequest& request);
+  // Sends a fresh compile to the remote (releasing `token`'s lock), off the request path.
+  void send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token);
 
   const RuntimeConfig& m_config;
   Counters& m_counters;
@@ -76,6 +95,9 @@ private:
   std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
   std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
   std::atomic<bool> m_warned_store{false};
+  cache::Stats m_own_remote_stats;        // the remote's counters when there is no store
+  cache::Stats* m_remote_stats = &m_own_remote_stats;
+  std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
   compile::PchDirectories m_pch;  // used when config.precompiled_headers
 
   // Compiles in flight in this process: key -> the result others wait for.

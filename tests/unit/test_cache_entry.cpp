@@ -44,6 +44,14 @@ void reseal(std::string& bytes) {
 
 bool same(const Entry& a, const Entry& b) { return a.sections == b.sections; }
 
+Key random_key(std::mt19937_64& rng) {
+  Key k;
+  for (auto& b : k.bytes) b = static_cast<std::uint8_t>(rng());
+  return k;
+}
+
+const Key k_sample_key = *Key::from_hex("0123456789abcdef0123456789abcdef");
+
 }  // namespace
 
 TEST_SUITE("Entry") {
@@ -62,21 +70,24 @@ TEST_SUITE("Entry") {
     std::mt19937_64 rng(12345);
     for (int round = 0; round < 300; ++round) {
       const Entry e = random_entry(rng);
-      const ParseResult r = parse(serialize(e));
+      const Key key = random_key(rng);
+      const ParseResult r = parse(serialize(key, e));
       REQUIRE_MESSAGE(r.entry, r.error);
       CHECK(r.error.empty());
       CHECK(same(*r.entry, e));
+      CHECK(r.key == key);  // the key it was stored under travels with it
+      CHECK(parse_in_place(serialize(key, e)).key == key);
     }
   }
 
   TEST_CASE("an entry with no sections round-trips") {
-    const ParseResult r = parse(serialize(Entry{}));
+    const ParseResult r = parse(serialize(k_sample_key, Entry{}));
     REQUIRE(r.entry);
     CHECK(r.entry->sections.empty());
   }
 
   TEST_CASE("a flip of any bit at any byte position is refused") {
-    const std::string good = serialize(sample_entry());
+    const std::string good = serialize(k_sample_key, sample_entry());
     REQUIRE(parse(good).entry);
     int refused = 0;
     for (std::size_t pos = 0; pos < good.size(); ++pos) {
@@ -93,7 +104,7 @@ TEST_SUITE("Entry") {
   }
 
   TEST_CASE("every truncation is refused") {
-    const std::string good = serialize(sample_entry());
+    const std::string good = serialize(k_sample_key, sample_entry());
     for (std::size_t len = 0; len < good.size(); ++len) {
       const ParseResult r = parse(std::string_view(good).substr(0, len));
       CHECK_MESSAGE(!r.entry, "truncated to ", len, " bytes was accepted");
@@ -107,7 +118,7 @@ TEST_SUITE("Entry") {
   }
 
   TEST_CASE("a wrong magic is refused") {
-    std::string bad = serialize(sample_entry());
+    std::string bad = serialize(k_sample_key, sample_entry());
     bad[0] = 'X';
     reseal(bad);
     const ParseResult r = parse(bad);
@@ -116,16 +127,17 @@ TEST_SUITE("Entry") {
   }
 
   TEST_CASE("another format version is refused even with a valid checksum") {
-    std::string bad = serialize(sample_entry());
+    std::string bad = serialize(k_sample_key, sample_entry());
     bad[4] = static_cast<char>(k_entry_format_version + 1);
     reseal(bad);
     const ParseResult r = parse(bad);
     CHECK(!r.entry);
-    CHECK(r.error.find("unsupported format version 2") != std::string::npos);
+    CHECK(r.error.find("unsupported format version " + std::to_string(k_entry_format_version + 1)) !=
+          std::string::npos);
   }
 
   TEST_CASE("trailing garbage is refused") {
-    const std::string good = serialize(sample_entry());
+    const std::string good = serialize(k_sample_key, sample_entry());
     for (std::string extra : {std::string(1, '\0'), std::string("garbage"), std::string(4096, 'x')}) {
       const ParseResult r = parse(good + extra);
       CHECK(!r.entry);
@@ -134,16 +146,16 @@ TEST_SUITE("Entry") {
   }
 
   TEST_CASE("structural lies under a valid checksum are refused") {
-    const std::string good = serialize(sample_entry());
+    const std::string good = serialize(k_sample_key, sample_entry());
     SUBCASE("unknown section kind") {
       std::string bad = good;
-      bad[16] = 9;  // kind of the first section
+      bad[32] = 9;  // kind of the first section (after the 32-byte header)
       reseal(bad);
       CHECK(parse(bad).error.find("unknown kind") != std::string::npos);
     }
     SUBCASE("section size past the end") {
       std::string bad = good;
-      bad[18 + 7] = '\x7f';  // high byte of the first section's size
+      bad[34 + 7] = '\x7f';  // high byte of the first section's size
       reseal(bad);
       CHECK(!parse(bad).entry);
     }

@@ -43,7 +43,8 @@ TEST_SUITE("PersistentStats") {
     CHECK(s.bytes_written == 7);
     CHECK(s.bytes_read == 8);
     CHECK(s.store_failures == 9);
-    CHECK(PersistentStats::format(s) == file);
+    // Counters added later (the remote tier's) follow the old ones: old files keep their totals.
+    CHECK(PersistentStats::format(s).rfind(file, 0) == 0);
   }
 
   TEST_CASE("add accumulates - a missing or garbled file reads as zero") {

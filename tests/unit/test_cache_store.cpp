@@ -196,7 +196,7 @@ TEST_SUITE("Store") {
       const GetResult in_place = store.get_in_place(key);
       REQUIRE(in_place.outcome == Outcome::hit);
       CHECK_FALSE(in_place.entry);
-      CHECK(in_place.bytes == serialize(e));
+      CHECK(in_place.bytes == serialize(key, e));
       REQUIRE(in_place.sections.size() == e.sections.size());
       for (std::size_t s = 0; s < e.sections.size(); ++s) {
         CHECK(in_place.sections[s].kind == e.sections[s].first);
@@ -210,6 +210,26 @@ TEST_SUITE("Store") {
     }
   }
 
+  TEST_CASE("an entry copied under another key is damage and never a hit") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key mine = test_key(501), planted = test_key(502);
+    REQUIRE(store.put(planted, test_entry(planted, 3000)).stored);
+    REQUIRE(store.put(mine, test_entry(mine, 3000)).stored);
+    // Someone copies the whole, checksummed entry of `planted` over the file of `mine`.
+    std::filesystem::copy_file(store.entry_path(planted), store.entry_path(mine),
+                               std::filesystem::copy_options::overwrite_existing);
+    const GetResult g = store.get_in_place(mine);
+    CHECK(g.outcome == Outcome::damaged);
+    CHECK(g.message.find("records key " + planted.hex()) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(store.entry_path(mine)));  // removed: the next request compiles
+    std::filesystem::copy_file(store.entry_path(planted), store.entry_path(mine));
+    const VerifyResult v = store.verify();
+    CHECK(v.ok == 1);
+    REQUIRE(v.damaged.size() == 1);
+    CHECK(v.damaged[0].second.find("not the key of its file name") != std::string::npos);
+  }
+
   TEST_CASE("get_in_place reports a damaged entry, removes it, and returns no bytes") {
     TempDir tmp;
     Store store({.dir = tmp / "cache"});
@@ -217,7 +237,7 @@ TEST_SUITE("Store") {
     REQUIRE(store.put(key, test_entry(key, 3000)).stored);
     const auto path = store.entry_path(key);
     {
-      std::string bytes = serialize(test_entry(key, 3000));
+      std::string bytes = serialize(key, test_entry(key, 3000));
       bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
       FILE* f = std::fopen(path.c_str(), "wb");
       REQUIRE(f);

@@ -1,0 +1,315 @@
+// The Redis backend of RemoteStore, through hiredis (synchronous API). One connection, opened on
+// first use and dropped after any error (the next call reconnects; a call that failed on a
+// connection the server had closed is tried once more on a new one). Every call is bounded by the connect timeout (opening) and the reply timeout (each
+// socket read and write). A server that went away must not kill the process with SIGPIPE: each
+// call blocks SIGPIPE in the calling thread and swallows one it raised.
+#include "cache/remote/remote_store.hpp"
+
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <pthread.h>
+#include <vector>
+
+namespace kjit::cache {
+namespace {
+
+struct RedisAddress {
+  std::string host;  // empty for a unix socket
+  int port = 6379;
+  std::string socket_path;
+  std::string user, password;
+  int db = 0;
+};
+
+Failure bad_url(const std::string& url, std::string_view why) {
+  return Failure{fmt::format("remote cache address \"{}\": {} (expected redis://[[user]:password@]host[:port][/db] "
+                             "or unix:///path/to/redis.sock[?db=N])",
+                             url, why)};
+}
+
+std::optional<int> parse_int(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+Result<RedisAddress> parse_url(const std::string& url) {
+  RedisAddress a;
+  std::string_view s = url;
+  if (s.substr(0, 7) == "unix://") {
+    s.remove_prefix(7);
+    if (auto q = s.find("?db="); q != std::string_view::npos) {
+      auto db = parse_int(s.substr(q + 4));
+      if (!db) return bad_url(url, "the database after ?db= is not a number");
+      a.db = *db;
+      s = s.substr(0, q);
+    }
+    if (s.empty() || s[0] != '/') return bad_url(url, "the socket path must be absolute");
+    a.socket_path = s;
+    return a;
+  }
+  if (s.substr(0, 8) != "redis://") return bad_url(url, "unknown scheme");
+  s.remove_prefix(8);
+  if (auto at = s.rfind('@'); at != std::string_view::npos) {
+    std::string_view cred = s.substr(0, at);
+    s.remove_prefix(at + 1);
+    if (auto colon = cred.find(':'); colon != std::string_view::npos) {
+      a.user = cred.substr(0, colon);
+      a.password = cred.substr(colon + 1);
+    } else {
+      a.password = cred;
+    }
+  }
+  if (auto slash = s.find('/'); slash != std::string_view::npos) {
+    std::string_view db = s.substr(slash + 1);
+    if (!db.empty()) {
+      auto n = parse_int(db);
+      if (!n) return bad_url(url, "the database after / is not a number");
+      a.db = *n;
+    }
+    s = s.substr(0, slash);
+  }
+  if (auto colon = s.rfind(':'); colon != std::string_view::npos && s.find(']') == std::string_view::npos) {
+    auto port = parse_int(s.substr(colon + 1));
+    if (!port || *port == 0 || *port > 65535) return bad_url(url, "the port is not a number from 1 to 65535");
+    a.port = *port;
+    s = s.substr(0, colon);
+  }
+  if (s.empty()) return bad_url(url, "no host");
+  a.host = s;
+  return a;
+}
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+// Blocks SIGPIPE in this thread for one call; a SIGPIPE the call raised is taken off the pending
+// set before the mask is restored, so it never reaches the process's handler.
+class SigpipeGuard {
+public:
+  SigpipeGuard() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    m_was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &m_old);
+  }
+  ~SigpipeGuard() {
+    if (!m_was_pending) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        const timespec zero{0, 0};
+        while (sigtimedwait(&pipe, nullptr, &zero) == -1 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+private:
+  sigset_t m_old{};
+  bool m_was_pending = false;
+};
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class RedisStore final : public RemoteStore {
+public:
+  RedisStore(std::string url, RedisAddress address, RemoteTimeouts timeouts)
+      : m_url(std::move(url)), m_address(std::move(address)), m_timeouts(timeouts) {}
+  ~RedisStore() override { disconnect(); }
+
+  Result<std::optional<std::string>> get(std::string_view name) override {
+    auto r = command({"GET", name});
+    if (!r) return r.error();
+    redisReply* reply = r->get();
+    if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>{};
+    if (reply->type != REDIS_REPLY_STRING) return unexpected("GET", reply);
+    return std::optional<std::string>{std::string(reply->str, reply->len)};
+  }
+
+  Result<void> put(std::string_view name, std::string_view value, std::chrono::milliseconds ttl) override {
+    const std::string px = std::to_string(ttl.count());
+    auto r = ttl.count() > 0 ? command({"SET", name, value, "PX", px}) : command({"SET", name, value});
+    if (!r) return r.error();
+    if (r->get()->type != REDIS_REPLY_STATUS) return unexpected("SET", r->get());
+    return {};
+  }
+
+  Result<bool> try_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) override {
+    const std::string px = std::to_string(std::max<long long>(1, ttl.count()));
+    auto r = command({"SET", name, token, "NX", "PX", px});
+    if (!r) return r.error();
+    if (r->get()->type == REDIS_REPLY_NIL) return false;
+    if (r->get()->type != REDIS_REPLY_STATUS) return unexpected("SET NX", r->get());
+    return true;
+  }
+
+  Result<bool> refresh_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) override {
+    static constexpr std::string_view script =
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
+        "else return 0 end";
+    const std::string px = std::to_string(std::max<long long>(1, ttl.count()));
+    auto r = command({"EVAL", script, "1", name, token, px});
+    if (!r) return r.error();
+    if (r->get()->type != REDIS_REPLY_INTEGER) return unexpected("EVAL (refresh lock)", r->get());
+    return r->get()->integer == 1;
+  }
+
+  Result<void> unlock(std::string_view name, std::string_view token) override {
+    static constexpr std::string_view script =
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+    auto r = command({"EVAL", script, "1", name, token});
+    if (!r) return r.error();
+    if (r->get()->type != REDIS_REPLY_INTEGER) return unexpected("EVAL (unlock)", r->get());
+    return {};
+  }
+
+  Result<std::string> ping() override {
+    auto r = command({"PING"});
+    if (!r) return r.error();
+    if (r->get()->type != REDIS_REPLY_STATUS) return unexpected("PING", r->get());
+    auto info = command({"INFO", "server"});
+    if (!info) return info.error();
+    std::string version = "?";
+    if (info->get()->type == REDIS_REPLY_STRING) {
+      std::string_view text(info->get()->str, info->get()->len);
+      if (auto p = text.find("redis_version:"); p != std::string_view::npos) {
+        text.remove_prefix(p + 14);
+        version = text.substr(0, text.find_first_of("\r\n"));
+      }
+    }
+    return "redis " + version;
+  }
+
+  const std::string& url() const override { return m_url; }
+
+private:
+  Failure unexpected(std::string_view what, const redisReply* reply) {
+    std::string detail = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len)
+                                                          : fmt::format("a reply of type {}", reply->type);
+    return Failure{fmt::format("{} on remote cache {}: {}", what, m_url, detail)};
+  }
+
+  void disconnect() {
+    if (m_context != nullptr) {
+      redisFree(m_context);
+      m_context = nullptr;
+    }
+  }
+
+  // The connection's error as a Failure (timed_out for a timeout), and the connection dropped.
+  Failure connection_failure(std::string_view attempt, int saved_errno) {
+    std::string why = m_context != nullptr && m_context->errstr[0] != '\0' ? m_context->errstr
+                                                                           : std::strerror(saved_errno);
+    const bool timeout = saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT ||
+                         saved_errno == EINPROGRESS || why.find("timed out") != std::string::npos ||
+                         why.find("temporarily unavailable") != std::string::npos;
+    disconnect();
+    Failure f{fmt::format("{} on remote cache {}: {}", attempt, m_url, why)};
+    if (timeout) {
+      f.reason = Failure::Reason::timed_out;
+      f.message += fmt::format(" (timed out: connect {} ms, reply {} ms)", m_timeouts.connect.count(),
+                               m_timeouts.reply.count());
+    }
+    return f;
+  }
+
+  Result<void> connect() {
+    if (m_context != nullptr) return {};
+    errno = 0;
+    const timeval tv = to_timeval(m_timeouts.connect);
+    m_context = m_address.socket_path.empty() ? redisConnectWithTimeout(m_address.host.c_str(), m_address.port, tv)
+                                              : redisConnectUnixWithTimeout(m_address.socket_path.c_str(), tv);
+    if (m_context == nullptr) return Failure{fmt::format("connecting to remote cache {}: out of memory", m_url)};
+    if (m_context->err != 0) return connection_failure("connecting", errno);
+    if (redisSetTimeout(m_context, to_timeval(m_timeouts.reply)) != REDIS_OK) {
+      return connection_failure("setting the reply timeout", errno);
+    }
+    if (!m_address.password.empty()) {
+      auto r = m_address.user.empty() ? raw_command({"AUTH", m_address.password})
+                                      : raw_command({"AUTH", m_address.user, m_address.password});
+      if (!r) return r.error();
+      if (r->get()->type == REDIS_REPLY_ERROR) {
+        Failure f = unexpected("AUTH", r->get());
+        disconnect();
+        return f;
+      }
+    }
+    if (m_address.db != 0) {
+      auto r = raw_command({"SELECT", std::to_string(m_address.db)});
+      if (!r) return r.error();
+      if (r->get()->type == REDIS_REPLY_ERROR) {
+        Failure f = unexpected("SELECT", r->get());
+        disconnect();
+        return f;
+      }
+    }
+    return {};
+  }
+
+  Result<Reply> raw_command(std::initializer_list<std::string_view> args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (std::string_view a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    errno = 0;
+    void* reply = redisCommandArgv(m_context, static_cast<int>(argv.size()), argv.data(), lens.data());
+    if (reply == nullptr) return connection_failure(fmt::format("{}", *args.begin()), errno);
+    return Reply(static_cast<redisReply*>(reply));
+  }
+
+  // A connection the server closed while idle (it restarted, or timed the client out) fails on
+  // its next use with an error that is no timeout: that call is tried once more, on a new one.
+  Result<Reply> command(std::initializer_list<std::string_view> args) {
+    SigpipeGuard guard;
+    const bool reused = m_context != nullptr;
+    if (auto c = connect(); !c) return c.error();
+    auto r = raw_command(args);
+    if (r || !reused || r.error().timed_out()) return r;
+    if (auto c = connect(); !c) return c.error();
+    return raw_command(args);
+  }
+
+  std::string m_url;
+  RedisAddress m_address;
+  RemoteTimeouts m_timeouts;
+  redisContext* m_context = nullptr;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts) {
+  auto address = parse_url(url);
+  if (!address) return address.error();
+  if (timeouts.connect.count() <= 0 || timeouts.reply.count() <= 0) {
+    return Failure{fmt::format("remote cache {}: timeouts must be positive", url)};
+  }
+  return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(url, std::move(*address), timeouts));
+}
+
+}  // namespace kjit::cache

@@ -1,0 +1,336 @@
+#include "cache/remote/remote_tier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <unistd.h>
+
+namespace kjit::cache {
+namespace {
+
+constexpr std::string_view k_signed_magic = "KJSG";
+
+std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
+std::string lock_name(const Key& key) { return "kjit:lock:" + key.hex(); }
+
+std::int64_t now_ticks() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+std::string new_token() {
+  std::random_device rd;
+  return fmt::format("{}:{:08x}{:08x}{:08x}", ::getpid(), rd(), rd(), rd());
+}
+
+void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_add(n, std::memory_order_relaxed); }
+
+}  // namespace
+
+Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log) {
+  auto store = open_remote_store(config.url, config.timeouts);
+  if (!store) return store.error();
+  return std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(*store), stats, std::move(log)));
+}
+
+RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log)
+    : m_config(std::move(config)), m_stats(stats), m_log(std::move(log)), m_request(std::move(request)) {}
+
+RemoteTier::~RemoteTier() {
+  {
+    std::lock_guard lock(m_queue_mutex);
+    m_stop = true;
+  }
+  m_queue_cv.notify_all();
+  if (m_worker.joinable()) m_worker.join();
+}
+
+bool RemoteTier::available() {
+  const std::int64_t until = m_down_until.load(std::memory_order_relaxed);
+  return until == 0 || now_ticks() >= until;
+}
+
+template <class T>
+bool RemoteTier::record(const Result<T>& r) {
+  if (r) {
+    m_failures.store(0, std::memory_order_relaxed);
+    m_down_until.store(0, std::memory_order_relaxed);
+    if (m_down.exchange(false) && m_log) {
+      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", m_config.url));
+    }
+    return true;
+  }
+  add(m_stats.remote_errors, 1);
+  if (r.error().timed_out()) add(m_stats.remote_timeouts, 1);
+  const unsigned failures = m_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (failures >= m_config.failures_before_backoff) {
+    m_down_until.store(now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                         m_config.backoff).count(),
+                       std::memory_order_relaxed);
+    if (!m_down.exchange(true) && m_log) {
+      m_log(Severity::warning,
+            fmt::format("{}; after {} failures in a row the remote cache is skipped for {} s (kernels come from the "
+                        "local cache or are compiled)",
+                        r.error().message, failures, m_config.backoff.count() / 1000.0));
+    }
+  }
+  return false;
+}
+
+std::string RemoteTier::encode(std::string entry_bytes) const {
+  if (!m_config.signer) return entry_bytes;
+  std::string out;
+  out.reserve(k_signed_magic.size() + Signer::k_tag_size + entry_bytes.size());
+  out += k_signed_magic;
+  out += m_config.signer->tag(entry_bytes);
+  out += entry_bytes;
+  return out;
+}
+
+RemoteGet RemoteTier::fetch(const Key& key) {
+  RemoteGet out;
+  if (!available()) {
+    out.outcome = RemoteGet::Outcome::unavailable;
+    out.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+    return out;
+  }
+  Result<std::optional<std::string>> r = [&] {
+    std::lock_guard lock(m_request_mutex);
+    return m_request->get(value_name(key));
+  }();
+  if (!record(r)) {
+    out.outcome = RemoteGet::Outcome::unavailable;
+    out.message = r.error().message;
+    return out;
+  }
+  if (!r->has_value()) return out;  // miss
+  std::string value = std::move(**r);
+  add(m_stats.remote_bytes_read, value.size());
+  auto reject = [&](std::string why) {
+    add(m_stats.remote_rejected, 1);
+    out.outcome = RemoteGet::Outcome::rejected;
+    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(),
+                              m_config.url, why);
+    return out;
+  };
+  const bool is_signed = std::string_view(value).substr(0, k_signed_magic.size()) == k_signed_magic;
+  if (m_config.signer) {
+    if (!is_signed) return reject("it carries no signature, and this process requires one (KJIT_REMOTE_SECRET_FILE)");
+    const std::size_t head = k_signed_magic.size() + Signer::k_tag_size;
+    if (value.size() < head) return reject("truncated signature");
+    const std::string_view tag = std::string_view(value).substr(k_signed_magic.size(), Signer::k_tag_size);
+    if (!m_config.signer->verify(tag, std::string_view(value).substr(head))) {
+      return reject("its signature is not valid for this fleet's secret (damaged, or written by someone without it)");
+    }
+    value.erase(0, head);
+  } else if (is_signed) {
+    return reject("it is signed, and this process has no secret to check it with (set KJIT_REMOTE_SECRET_FILE)");
+  }
+  InPlaceParse parsed = parse_in_place(value);
+  if (!parsed.error.empty()) return reject("damaged: " + parsed.error);
+  if (parsed.key != key) {
+    return reject(fmt::format("it records key {} (a value stored under another name)", parsed.key.hex()));
+  }
+  out.outcome = RemoteGet::Outcome::hit;
+  out.bytes = std::move(value);
+  out.sections = std::move(parsed.sections);
+  return out;
+}
+
+RemoteGet RemoteTier::get(const Key& key) {
+  if (!available()) {
+    add(m_stats.remote_misses, 1);  // skipped during the back-off: no request is made
+    RemoteGet g;
+    g.outcome = RemoteGet::Outcome::unavailable;
+    g.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+    return g;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RemoteGet g = fetch(key);
+  add(m_stats.remote_requests, 1);
+  add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                                std::chrono::steady_clock::now() - start)
+                                                                .count()));
+  add(g.outcome == RemoteGet::Outcome::hit ? m_stats.remote_hits : m_stats.remote_misses, 1);
+  if (g.outcome == RemoteGet::Outcome::rejected && m_log) m_log(Severity::warning, g.message);
+  return g;
+}
+
+RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds timeout,
+                                    std::chrono::milliseconds progress_every,
+                                    const std::function<void(std::chrono::milliseconds)>& progress) {
+  RemoteLock out;
+  if (m_config.read_only) {
+    out.message = "the remote cache is read-only here";
+    return out;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto next_progress = start + progress_every;
+  const std::string name = lock_name(key);
+  std::string token = new_token();
+  for (;;) {
+    if (!available()) {
+      out.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+      return out;
+    }
+    Result<bool> taken = [&] {
+      std::lock_guard lock(m_request_mutex);
+      return m_request->try_lock(name, token, m_config.lock_ttl);
+    }();
+    if (!record(taken)) {
+      out.message = taken.error().message;
+      return out;
+    }
+    if (*taken) {
+      // The holder before this one may have stored the value just before letting go.
+      RemoteGet g = fetch(key);
+      if (g.outcome == RemoteGet::Outcome::hit) {
+        release_async(key, token);
+        add(m_stats.remote_hits, 1);
+        out.outcome = RemoteLock::Outcome::value;
+        out.value = std::move(g);
+        return out;
+      }
+      {
+        std::lock_guard lock(m_queue_mutex);
+        m_held[token] = HeldLock{name, std::chrono::steady_clock::now() + m_config.lock_ttl / 3};
+        start_worker();
+      }
+      m_queue_cv.notify_all();
+      out.outcome = RemoteLock::Outcome::acquired;
+      out.token = std::move(token);
+      return out;
+    }
+    RemoteGet g = fetch(key);
+    if (g.outcome == RemoteGet::Outcome::hit) {
+      add(m_stats.remote_hits, 1);
+      out.outcome = RemoteLock::Outcome::value;
+      out.value = std::move(g);
+      return out;
+    }
+    if (g.outcome == RemoteGet::Outcome::unavailable) {
+      out.message = g.message;
+      return out;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+    if (waited >= timeout) {
+      out.outcome = RemoteLock::Outcome::timed_out;
+      out.message = fmt::format("waited {:.1f} s for another node compiling key {} (lock {} on remote cache {})",
+                                waited.count() / 1000.0, key.hex(), name, m_config.url);
+      return out;
+    }
+    if (progress && now >= next_progress) {
+      progress(waited);
+      next_progress = now + progress_every;
+    }
+    std::this_thread::sleep_for(std::min(m_config.poll_every, timeout - waited));
+  }
+}
+
+void RemoteTier::start_worker() {
+  if (!m_worker.joinable()) m_worker = std::thread([this] { worker_loop(); });
+}
+
+bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string token) {
+  bool queued = false;
+  {
+    std::lock_guard lock(m_queue_mutex);
+    const bool fits = entry_bytes.size() <= m_config.max_value_size &&
+                      m_queue.size() < m_config.queue_capacity &&
+                      m_queue_bytes + entry_bytes.size() <= m_config.queue_max_bytes;
+    if (!m_config.read_only && fits && available()) {
+      m_queue_bytes += entry_bytes.size();
+      m_queue.push_back(Op{key, std::move(entry_bytes), std::move(token)});
+      queued = true;
+    } else {
+      if (!m_config.read_only) add(m_stats.remote_dropped, 1);
+      // The lock is released all the same: a release is small, and never dropped.
+      if (!token.empty()) m_queue.push_back(Op{key, {}, std::move(token)});
+    }
+    if (!m_queue.empty()) start_worker();
+  }
+  m_queue_cv.notify_all();
+  return queued;
+}
+
+void RemoteTier::release_async(const Key& key, std::string token) {
+  if (token.empty()) return;
+  {
+    std::lock_guard lock(m_queue_mutex);
+    m_queue.push_back(Op{key, {}, std::move(token)});
+    start_worker();
+  }
+  m_queue_cv.notify_all();
+}
+
+void RemoteTier::drain() {
+  std::unique_lock lock(m_queue_mutex);
+  m_drained_cv.wait(lock, [&] { return m_queue.empty() && !m_busy; });
+}
+
+Result<std::string> RemoteTier::ping() {
+  Result<std::string> r = [&] {
+    std::lock_guard lock(m_request_mutex);
+    return m_request->ping();
+  }();
+  record(r);
+  return r;
+}
+
+RemoteStore* RemoteTier::writer_store() {
+  if (!m_writer) {
+    if (auto s = open_remote_store(m_config.url, m_config.timeouts)) m_writer = std::move(*s);
+  }
+  return m_writer.get();
+}
+
+void RemoteTier::worker_loop() {
+  std::unique_lock lock(m_queue_mutex);
+  for (;;) {
+    // Refresh the locks this process holds before they expire, one at a time (the map may
+    // change while the lock is released), then sleep until the next one is due.
+    const auto now = std::chrono::steady_clock::now();
+    auto due = std::find_if(m_held.begin(), m_held.end(), [&](const auto& h) { return h.second.next_refresh <= now; });
+    if (due != m_held.end()) {
+      due->second.next_refresh = now + m_config.lock_ttl / 3;
+      const std::string name = due->second.name, token = due->first;
+      lock.unlock();
+      if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
+        record(writer->refresh_lock(name, token, m_config.lock_ttl));
+      }
+      lock.lock();
+      continue;
+    }
+    auto wake = now + std::chrono::seconds(3600);
+    for (const auto& [token, held] : m_held) wake = std::min(wake, held.next_refresh);
+    if (m_queue.empty()) {
+      m_drained_cv.notify_all();
+      if (m_stop) return;
+      m_queue_cv.wait_until(lock, wake, [&] { return m_stop || !m_queue.empty(); });
+      continue;
+    }
+    Op op = std::move(m_queue.front());
+    m_queue.pop_front();
+    m_queue_bytes -= op.value.size();
+    m_busy = true;
+    lock.unlock();
+    RemoteStore* writer = writer_store();
+    if (writer != nullptr && !op.value.empty()) {
+      if (available()) {
+        const std::size_t size = op.value.size();
+        std::string value = encode(std::move(op.value));
+        if (record(writer->put(value_name(op.key), value, m_config.ttl))) {
+          add(m_stats.remote_writes, 1);
+          add(m_stats.remote_bytes_written, size);
+        }
+      } else {
+        add(m_stats.remote_dropped, 1);
+      }
+    }
+    if (writer != nullptr && !op.token.empty() && available()) record(writer->unlock(lock_name(op.key), op.token));
+    lock.lock();
+    if (!op.token.empty()) m_held.erase(op.token);
+    m_busy = false;
+  }
+}
+
+}  // namespace kjit::cache

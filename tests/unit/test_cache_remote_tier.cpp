@@ -1,0 +1,279 @@
+// kjit::cache::RemoteTier against a real redis-server: what it returns (only whole, checked,
+// correctly keyed and, with a secret, correctly signed values), what it writes (nothing when
+// read-only or over the size bound), the fleet lock, and a killed, paused and restarted server.
+#include "cache/remote/remote_tier.hpp"
+#include "support/redis_server.hpp"
+#include "support/temp_dir.hpp"
+#include "tests/unit/test_cache_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+using namespace kjit;
+using namespace kjit::cache;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Fixture {
+  test::TempDir tmp;
+  test::RedisServer redis{tmp / "redis"};
+  Stats stats;
+  std::mutex log_mutex;
+  std::vector<std::pair<RemoteTier::Severity, std::string>> log;
+
+  std::unique_ptr<RemoteTier> tier(RemoteConfig c = {}) {
+    if (c.url.empty()) c.url = redis.url();
+    auto t = RemoteTier::open(std::move(c), stats, [this](RemoteTier::Severity s, std::string_view m) {
+      std::lock_guard lock(log_mutex);
+      log.emplace_back(s, std::string(m));
+    });
+    REQUIRE_MESSAGE(t, (t ? "" : t.error().message));
+    return std::move(*t);
+  }
+  std::size_t warnings() {
+    std::lock_guard lock(log_mutex);
+    std::size_t n = 0;
+    for (auto& [s, m] : log) n += s == RemoteTier::Severity::warning;
+    return n;
+  }
+};
+
+std::string entry_bytes(const Key& key, std::size_t size = 5000) {
+  return serialize(key, test::test_entry(key, size));
+}
+
+std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
+
+}  // namespace
+
+TEST_SUITE("RemoteTier") {
+  TEST_CASE("a value written through the tier comes back checked and an absent key is a miss") {
+    Fixture f;
+    auto tier = f.tier();
+    const Key key = test::test_key(1);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::miss);
+    const std::string bytes = entry_bytes(key);
+    CHECK(tier->put_async(key, bytes));
+    tier->drain();
+    CHECK(f.redis.get(value_name(key)) == bytes);  // unsigned: the entry itself
+    RemoteGet g = tier->get(key);
+    REQUIRE(g.outcome == RemoteGet::Outcome::hit);
+    CHECK(g.bytes == bytes);
+    REQUIRE(!g.sections.empty());
+    CHECK(tier->get(test::test_key(2)).outcome == RemoteGet::Outcome::miss);
+    const StatsSnapshot s = f.stats.snapshot();
+    CHECK(s.remote_requests == 3);
+    CHECK(s.remote_hits == 1);
+    CHECK(s.remote_misses == 2);
+    CHECK(s.remote_writes == 1);
+    CHECK(s.remote_bytes_written == bytes.size());
+    CHECK(s.remote_bytes_read == bytes.size());
+    CHECK(s.remote_errors == 0);
+  }
+
+  TEST_CASE("damaged truncated foreign and garbage values are rejected with a warning and then overwritten") {
+    Fixture f;
+    auto tier = f.tier();
+    const Key key = test::test_key(10);
+    const std::string good = entry_bytes(key);
+    std::string flipped = good;
+    flipped[good.size() / 3] = static_cast<char>(flipped[good.size() / 3] ^ 0x20);
+    const std::string foreign = entry_bytes(test::test_key(11));  // a whole entry, of another key
+    for (const std::string& bad : {flipped, good.substr(0, good.size() - 1), good.substr(0, 40), foreign,
+                                   std::string("not an entry at all"), std::string()}) {
+      f.redis.set(value_name(key), bad);
+      const std::size_t before = f.warnings();
+      RemoteGet g = tier->get(key);
+      CHECK(g.outcome == RemoteGet::Outcome::rejected);
+      CHECK(g.bytes.empty());
+      CHECK(f.warnings() == before + 1);
+    }
+    CHECK(f.stats.snapshot().remote_rejected == 6);
+    CHECK(tier->put_async(key, good));  // what a compile does after the miss
+    tier->drain();
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::hit);
+  }
+
+  TEST_CASE("with a secret only values signed with it load") {
+    Fixture f;
+    RemoteConfig c;
+    c.signer = Signer("fleet secret 1");
+    auto tier = f.tier(c);
+    RemoteConfig other;
+    other.signer = Signer("another secret");
+    auto stranger = f.tier(other);
+    auto unsigned_tier = f.tier();
+    const Key key = test::test_key(20);
+    const std::string bytes = entry_bytes(key);
+
+    CHECK(tier->put_async(key, bytes));
+    tier->drain();
+    const std::string stored = *f.redis.get(value_name(key));
+    CHECK(stored.size() == bytes.size() + 4 + Signer::k_tag_size);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::hit);
+    CHECK(stranger->get(key).outcome == RemoteGet::Outcome::rejected);        // wrong secret
+    CHECK(unsigned_tier->get(key).outcome == RemoteGet::Outcome::rejected);   // no secret to check it
+
+    f.redis.set(value_name(key), bytes);  // a whole, correct entry, but unsigned
+    RemoteGet g = tier->get(key);
+    CHECK(g.outcome == RemoteGet::Outcome::rejected);
+    CHECK(g.message.find("no signature") != std::string::npos);
+
+    std::string tampered = stored;  // the signature kept, a byte of the entry changed
+    tampered[tampered.size() - 100] = static_cast<char>(tampered[tampered.size() - 100] ^ 1);
+    f.redis.set(value_name(key), tampered);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::rejected);
+
+    // A signed value moved under another key: its tag is valid, its recorded key is not.
+    const Key other_key = test::test_key(21);
+    f.redis.set(value_name(other_key), stored);
+    CHECK(tier->get(other_key).outcome == RemoteGet::Outcome::rejected);
+  }
+
+  TEST_CASE("a read-only tier writes nothing and takes no lock") {
+    Fixture f;
+    RemoteConfig c;
+    c.read_only = true;
+    auto tier = f.tier(c);
+    const Key key = test::test_key(30);
+    CHECK_FALSE(tier->put_async(key, entry_bytes(key)));
+    CHECK(tier->lock_or_wait(key, 1s, 1s, {}).outcome == RemoteLock::Outcome::unavailable);
+    tier->drain();
+    CHECK(f.redis.dbsize() == 0);
+    CHECK(f.stats.snapshot().remote_dropped == 0);  // not dropped: never meant to be sent
+  }
+
+  TEST_CASE("a value over the size bound is not sent and counts as dropped") {
+    Fixture f;
+    RemoteConfig c;
+    c.max_value_size = 4096;
+    auto tier = f.tier(c);
+    const Key key = test::test_key(40);
+    CHECK_FALSE(tier->put_async(key, entry_bytes(key, 10000)));
+    CHECK(tier->put_async(test::test_key(41), entry_bytes(test::test_key(41), 100)));
+    tier->drain();
+    CHECK(f.redis.dbsize() == 1);
+    CHECK(f.stats.snapshot().remote_dropped == 1);
+  }
+
+  TEST_CASE("the first node takes the lock and a second one waits for its value") {
+    Fixture f;
+    auto a = f.tier();
+    auto b = f.tier();
+    const Key key = test::test_key(50);
+    RemoteLock la = a->lock_or_wait(key, 10s, 1s, {});
+    REQUIRE(la.outcome == RemoteLock::Outcome::acquired);
+    auto waiter = std::async(std::launch::async, [&] { return b->lock_or_wait(key, 30s, 1s, {}); });
+    CHECK(waiter.wait_for(300ms) == std::future_status::timeout);  // b waits while a "compiles"
+    a->put_async(key, entry_bytes(key), la.token);
+    RemoteLock lb = waiter.get();
+    REQUIRE(lb.outcome == RemoteLock::Outcome::value);
+    CHECK(lb.value.bytes == entry_bytes(key));
+    a->drain();
+    CHECK(f.redis.keys("kjit:lock:*").empty());  // released after the write
+  }
+
+  TEST_CASE("a held lock is refreshed, a waiter gives up at its bound, and a dead holder's lock expires") {
+    Fixture f;
+    RemoteConfig c;
+    c.lock_ttl = 300ms;
+    auto a = f.tier(c);
+    auto b = f.tier(c);
+    const Key key = test::test_key(60);
+    RemoteLock la = a->lock_or_wait(key, 10s, 1s, {});
+    REQUIRE(la.outcome == RemoteLock::Outcome::acquired);
+    std::this_thread::sleep_for(1200ms);  // four lock lifetimes: only refreshes keep it
+    int progress_calls = 0;
+    RemoteLock lb = b->lock_or_wait(key, 400ms, 100ms, [&](std::chrono::milliseconds) { ++progress_calls; });
+    CHECK(lb.outcome == RemoteLock::Outcome::timed_out);
+    CHECK(progress_calls >= 1);
+    a->release_async(key, la.token);
+    a->drain();
+    RemoteLock lb2 = b->lock_or_wait(key, 5s, 1s, {});
+    CHECK(lb2.outcome == RemoteLock::Outcome::acquired);
+
+    // A holder that died: its lock is never refreshed and expires after lock_ttl.
+    const Key key2 = test::test_key(61);
+    auto raw = open_remote_store(f.redis.url(), {});
+    REQUIRE(raw);
+    REQUIRE((*raw)->try_lock("kjit:lock:" + key2.hex(), "dead-holder", 300ms));
+    RemoteLock after = b->lock_or_wait(key2, 10s, 1s, {});
+    CHECK(after.outcome == RemoteLock::Outcome::acquired);
+  }
+
+  TEST_CASE("a paused killed and restarted server never fails a call and back-off warns once") {
+    Fixture f;
+    RemoteConfig c;
+    c.timeouts = {50ms, 50ms};
+    c.failures_before_backoff = 3;
+    c.backoff = 400ms;
+    auto tier = f.tier(c);
+    const Key key = test::test_key(70);
+    REQUIRE(tier->put_async(key, entry_bytes(key)));
+    tier->drain();
+    REQUIRE(tier->get(key).outcome == RemoteGet::Outcome::hit);
+
+    // No call may hang: each is bounded by the timeouts (the bound here only catches a hang).
+    auto bounded = [&](auto call) {
+      const auto start = std::chrono::steady_clock::now();
+      auto r = call();
+      CHECK(std::chrono::steady_clock::now() - start < 5s);
+      return r;
+    };
+    f.redis.pause();
+    for (int i = 0; i < 3; ++i) {
+      CHECK(bounded([&] { return tier->get(key); }).outcome == RemoteGet::Outcome::unavailable);
+    }
+    CHECK(f.stats.snapshot().remote_timeouts >= 1);
+    CHECK(f.warnings() == 1);  // went down: one warning
+    const std::uint64_t requests = f.stats.snapshot().remote_requests;
+    for (int i = 0; i < 20; ++i) CHECK(tier->get(key).outcome == RemoteGet::Outcome::unavailable);
+    CHECK(f.stats.snapshot().remote_requests == requests);  // skipped: no request made
+    CHECK(f.warnings() == 1);
+    CHECK(bounded([&] { return tier->lock_or_wait(key, 10s, 1s, {}); }).outcome ==
+          RemoteLock::Outcome::unavailable);
+    CHECK_FALSE(tier->put_async(key, entry_bytes(key)));  // dropped while skipped
+    f.redis.resume();
+    std::this_thread::sleep_for(500ms);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::hit);
+
+    f.redis.kill();
+    for (int i = 0; i < 3; ++i) CHECK(bounded([&] { return tier->get(key); }).outcome == RemoteGet::Outcome::unavailable);
+    CHECK(f.warnings() == 2);
+    f.redis.restart();  // empty: nothing persisted
+    std::this_thread::sleep_for(500ms);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::miss);
+    CHECK(tier->put_async(key, entry_bytes(key)));
+    tier->drain();
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::hit);
+  }
+
+  TEST_CASE("addresses: redis and unix URLs parse and wrong ones say what was expected") {
+    CHECK(open_remote_store("redis://127.0.0.1:6379/2", {}));
+    CHECK(open_remote_store("redis://:pw@cache.internal", {}));
+    CHECK(open_remote_store("unix:///run/redis.sock", {}));
+    for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/x",
+                            "unix://relative.sock"}) {
+      auto r = open_remote_store(bad, {});
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("expected redis://") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a server that is not there fails fast as an error") {
+    test::TempDir tmp;
+    Stats stats;
+    RemoteConfig c;
+    c.url = "unix://" + (tmp / "nobody.sock").string();
+    auto tier = RemoteTier::open(c, stats, {});
+    REQUIRE(tier);
+    CHECK((*tier)->get(test::test_key(1)).outcome == RemoteGet::Outcome::unavailable);
+    CHECK(stats.snapshot().remote_errors == 1);
+    CHECK_FALSE((*tier)->ping());
+  }
+}
