@@ -166,6 +166,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   auto next_progress = start + progress_every;
   const std::string name = lock_name(key);
   std::string token = new_token();
+  std::chrono::milliseconds pause = std::min(std::chrono::milliseconds(2), m_config.poll_every);
   for (;;) {
     if (!available()) {
       out.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
@@ -222,7 +223,9 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       progress(waited);
       next_progress = now + progress_every;
     }
-    std::this_thread::sleep_for(std::min(m_config.poll_every, timeout - waited));
+    // Poll soon at first (most compiles take tens of milliseconds), then every poll_every.
+    std::this_thread::sleep_for(std::min(pause, timeout - waited));
+    pause = std::min(pause * 2, m_config.poll_every);
   }
 }
 

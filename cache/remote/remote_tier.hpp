@@ -50,7 +50,7 @@ struct RemoteConfig {
   std::size_t queue_capacity = 256;     // writes waiting for the background thread
   std::uint64_t queue_max_bytes = 256ull << 20;
   std::chrono::milliseconds lock_ttl{std::chrono::seconds(10)};  // a dead holder's lock lasts this
-  std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};
+  std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};  // the longest pause between polls
   unsigned failures_before_backoff = 3;
   std::chrono::milliseconds backoff{std::chrono::seconds(30)};
 };

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <random>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -105,9 +106,14 @@ WarmReport warm(const WarmOptions& options, const WarmProgress& progress) {
     if (progress) progress(WarmEvent{kind, item, finished, work.size(), running});
   };
 
+  // Warmers that share a remote cache (several CI machines, a fleet's nodes) start at different
+  // points of the list, so that they split the compiles instead of waiting on the same keys.
+  const std::size_t start =
+      options.runtime.remote_cache.empty() || work.empty() ? 0 : std::random_device{}() % work.size();
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next++) < work.size();) {
+    for (std::size_t k; (k = next++) < work.size();) {
+      const std::size_t i = (start + k) % work.size();
       const Work& w = work[i];
       WarmItem& item = report.items[i];
       item.manifest = w.manifest->path();
