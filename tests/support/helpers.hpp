@@ -26,17 +26,22 @@ struct CommandResult {
   std::string out;
 };
 
-// Runs `command` through /bin/sh; its stdout is collected.
-inline CommandResult run_command(const std::string& command) {
+// Reads a popen()ed command's stdout to its end, then closes it.
+inline CommandResult finish_command(FILE* p) {
   CommandResult r;
-  FILE* p = popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
   char buf[4096];
   std::size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `command` through /bin/sh; its stdout is collected.
+inline CommandResult run_command(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  return finish_command(p);
 }
 
 }  // namespace kjit::test

@@ -92,11 +92,9 @@ TEST_SUITE("cli") {
     std::map<std::string, std::map<std::string, int>> outcomes;  // key -> outcome -> count
     int failures = 0;
     for (FILE* p : procs) {
-      std::string out;
-      char buf[4096];
-      std::size_t n;
-      while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-      failures += pclose(p) != 0;
+      const Run r = kjit::test::finish_command(p);
+      const std::string& out = r.out;
+      failures += r.code != 0;
       auto all = nlohmann::json::parse(out, nullptr, false);  // exactly one document: an array
       REQUIRE_MESSAGE((!all.is_discarded() && all.is_array()), out);
       for (const auto& j : all) outcomes[j["key"].get<std::string>()][j["outcome"].get<std::string>()]++;
