@@ -72,37 +72,30 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
                                                   const PreparedRequest& request) {
   if (m_config.always_compile) return std::nullopt;
   const cache::Key& key = request.key.key;
-  if (!m_store) {
-    if (!m_remote) return std::nullopt;
-    cache::RemoteGet remote = m_remote->get(key);
-    if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
-    return observed(program, from_remote(std::move(remote), program, arch, request));
-  }
-  cache::GetResult g = m_store->get_in_place(key);
-  switch (g.outcome) {
-  case cache::GetResult::Outcome::hit:
-    ++m_counters.disk_hits;
-    return observed(program, from_entry(std::move(g), program.name(), arch, request.flags, key));
-  case cache::GetResult::Outcome::damaged:
-    ++m_counters.damaged;
-    m_log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is recompiled: {}",
-                                      program.name(), key.hex(), g.message));
-    return std::nullopt;
-  case cache::GetResult::Outcome::error:
-    m_log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
-                                      key.hex(), g.message));
-    return std::nullopt;
-  case cache::GetResult::Outcome::miss: break;
-  }
-  if (m_remote) {
-    cache::RemoteGet remote = m_remote->get(key);
-    if (remote.outcome == cache::RemoteGet::Outcome::hit) {
-      // The disk counted a miss; the request is a remote hit (counted by the tier) instead.
-      m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
-      return observed(program, from_remote(std::move(remote), program, arch, request));
+  if (m_store) {
+    cache::GetResult g = m_store->get_in_place(key);
+    switch (g.outcome) {
+    case cache::GetResult::Outcome::hit:
+      ++m_counters.disk_hits;
+      return observed(program, from_entry(std::move(g), program.name(), arch, request.flags, key));
+    case cache::GetResult::Outcome::damaged:
+      ++m_counters.damaged;
+      m_log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is not used: {}",
+                                        program.name(), key.hex(), g.message));
+      break;
+    case cache::GetResult::Outcome::error:
+      m_log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
+                                        key.hex(), g.message));
+      break;
+    case cache::GetResult::Outcome::miss: break;
     }
   }
-  return std::nullopt;
+  if (!m_remote) return std::nullopt;
+  cache::RemoteGet remote = m_remote->get(key);
+  if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
+  // The disk counted a miss; the request is a remote hit (counted by the tier) instead.
+  if (m_store) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+  return observed(program, from_remote(std::move(remote), program, arch, request));
 }
 
 CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
@@ -110,14 +103,7 @@ CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Progra
   const cache::Key& key = request.key.key;
   if (m_store) {
     // Backfill: the next process on this machine hits its own disk.
-    cache::PutResult p = m_store->put_bytes(key, value.bytes);
-    if (!p.stored) {
-      ++m_counters.store_failures;
-      if (!m_warned_store.exchange(true)) {
-        m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
-                                          "and not kept", m_cache_dir, p.message));
-      }
-    }
+    note_put(m_store->put_bytes(key, value.bytes));
   }
   cache::GetResult g;
   g.outcome = cache::GetResult::Outcome::hit;
@@ -126,6 +112,15 @@ CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Progra
   CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
   r.outcome = Outcome::remote_hit;
   return r;
+}
+
+void CompileService::note_put(const cache::PutResult& p) {
+  if (p.stored) return;
+  ++m_counters.store_failures;
+  if (!m_warned_store.exchange(true)) {
+    m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
+                                      "and not kept", m_cache_dir, p.message));
+  }
 }
 
 void CompileService::send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token) {
@@ -184,7 +179,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
   const cache::Key& key = request.key.key;
   // Across nodes: the remote lock, taken (when there is a remote one can write) once this
   // process is the one on this machine that compiles; or the value another node stored.
-  auto across_nodes = [&]() -> std::optional<CompileResult> {
+  auto across_nodes = [&]() -> CompileResult {
     if (!m_remote || m_remote->read_only() || m_config.always_compile) return run_nvrtc(program, arch, request);
     auto progress = [&](std::chrono::milliseconds waited) {
       m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another node compiling program {} (key {}) via {}",
@@ -198,24 +193,22 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
       r.outcome = Outcome::waited;
       return r;
     }
-    case cache::RemoteLock::Outcome::acquired: {
-      std::string token = lock.token;
+    case cache::RemoteLock::Outcome::acquired:
       try {
-        return run_nvrtc(program, arch, request, std::move(token));
+        return run_nvrtc(program, arch, request, lock.token);  // releases the lock once the value is sent
       } catch (...) {
-        m_remote->release_async(key, lock.token);
+        m_remote->release_async(key, lock.token);  // NVRTC refused it: the next node tries
         throw;
       }
-    }
     case cache::RemoteLock::Outcome::timed_out:
       m_log(LogLevel::warn, fmt::format("compiling program {} (key {}) without the remote lock: {}", program.name(),
                                         key.hex(), lock.message));
-      return run_nvrtc(program, arch, request);
-    case cache::RemoteLock::Outcome::unavailable: return run_nvrtc(program, arch, request);
+      break;
+    case cache::RemoteLock::Outcome::unavailable: break;  // the tier warned when it went down
     }
     return run_nvrtc(program, arch, request);
   };
-  if (!m_store) return *across_nodes();
+  if (!m_store) return across_nodes();
   auto progress = [&](std::chrono::milliseconds waited) {
     m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
                                       waited.count() / 1000.0, program.name(), key.hex()));
@@ -246,7 +239,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
   }
   CompileResult r = [&] {
     cache::LockHeartbeat heartbeat(lock->fd());  // waiters see this process working
-    return *across_nodes();
+    return across_nodes();
   }();
   lock->release();
   flush();
@@ -280,14 +273,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
     const std::string bytes = cache::serialize(request.key.key, to_entry(out.result));
     if (m_store) {
       m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
-      cache::PutResult p = m_store->put_bytes(request.key.key, bytes);
-      if (!p.stored) {
-        ++m_counters.store_failures;
-        if (!m_warned_store.exchange(true)) {
-          m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in "
-                                            "memory and not kept", m_cache_dir, p.message));
-        }
-      }
+      note_put(m_store->put_bytes(request.key.key, bytes));
     }
     send_to_remote(request.key.key, bytes, std::move(remote_token));
   } else if (m_remote && !remote_token.empty()) {

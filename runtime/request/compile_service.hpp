@@ -85,6 +85,8 @@ private:
   // A checked remote value as a result, written to the disk first.
   CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
                             const PreparedRequest& request);
+  // Counts a failed disk write, and warns about the first.
+  void note_put(const cache::PutResult& p);
   // Sends a fresh compile to the remote (releasing `token`'s lock), off the request path.
   void send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token);
 
