@@ -161,6 +161,19 @@ TEST_SUITE("RemoteTier") {
     CHECK(f.stats.snapshot().remote_dropped == 1);
   }
 
+  TEST_CASE("values expire after the configured TTL") {
+    Fixture f;
+    RemoteConfig c;
+    c.ttl = 300ms;
+    auto tier = f.tier(c);
+    const Key key = test::test_key(45);
+    REQUIRE(tier->put_async(key, entry_bytes(key)));
+    tier->drain();
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::hit);
+    std::this_thread::sleep_for(700ms);
+    CHECK(tier->get(key).outcome == RemoteGet::Outcome::miss);
+  }
+
   TEST_CASE("the first node takes the lock and a second one waits for its value") {
     Fixture f;
     auto a = f.tier();

@@ -98,6 +98,36 @@ TEST_SUITE("cli remote") {
     CHECK(nlohmann::json::parse(verify.out)["ok"] == 3);
   }
 
+  TEST_CASE("Runtime::stats counts the remote tier of this process") {
+    kjit::test::TempDir dir;
+    kjit::test::RedisServer redis(dir / "redis");
+    kjit::Program p("stats.cu", kernel_source(7));
+    const kjit::CompileOptions o{.arch = kjit::Arch::sm(90)};
+    {
+      auto c = kjit::test::quiet_config(dir / "a");
+      c.remote_cache = redis.url();
+      kjit::Runtime rt(c);
+      CHECK(rt.compile(p, o).outcome == kjit::Outcome::compiled);
+      CHECK(rt.stats().remote_misses == 1);
+    }  // the destructor sends what is queued
+    auto c = kjit::test::quiet_config(dir / "b");
+    c.remote_cache = redis.url();
+    kjit::Runtime rt(c);
+    const kjit::CompileResult r = rt.compile(p, o);
+    CHECK(r.outcome == kjit::Outcome::remote_hit);
+    CHECK(r.has_cubin());
+    const kjit::RuntimeStats s = rt.stats();
+    CHECK(s.remote_requests == 1);
+    CHECK(s.remote_hits == 1);
+    CHECK(s.remote_misses == 0);
+    CHECK(s.remote_bytes_read > r.cubin.size());
+    CHECK(s.remote_latency_us > 0);
+    CHECK(s.remote_errors == 0);
+    CHECK(s.misses == 0);
+    CHECK(s.compiles == 0);
+    CHECK(rt.compile(p, o).outcome == kjit::Outcome::hit);  // from this process's disk now
+  }
+
   TEST_CASE("16 machines with their own disks and one Redis compile each of 20 kernels once") {
     kjit::test::TempDir dir;
     kjit::test::RedisServer redis(dir / "redis");
