@@ -22,7 +22,7 @@
 
 namespace kjit::cache {
 
-enum class SectionKind : std::uint16_t { cubin = 1, ptx = 2, log = 3, lowered_names = 4, meta = 5 };
+enum class SectionKind : std::uint16_t { cubin = 1, ptx = 2, log = 3, lowered_names = 4, meta = 5, ltoir = 6 };
 
 inline constexpr std::uint16_t k_entry_format_version = 2;  // 2: the key in the header
 

@@ -40,7 +40,42 @@ struct CompileArgs {
   std::string emit = "ptx,cubin";
   std::string out_dir;
   std::vector<std::string> flags;
+  bool link = false;
+  bool lto = false;
 };
+
+// kjit compile --link: every file one part of one link (.cu files compiled as relocatable code,
+// prebuilt device code by its extension), the cubin written as <first file's stem>.cubin.
+void compile_and_link(Context& ctx, const CompileArgs& args) {
+  const std::string name = std::filesystem::path(args.files.front()).stem().string();
+  Link link(name);
+  link.lto(args.lto);
+  for (const auto& file : args.files) {
+    ctx.input = file;
+    if (std::filesystem::path(file).extension() == ".cu") link.add(ctx.program(file));
+    else link.add_file(file);
+  }
+  ctx.input.clear();
+  CompileResult r = ctx.runtime().link(link, ctx.options(args.arch, args.flags));
+  std::string written;
+  if (!args.out_dir.empty()) {
+    written = (std::filesystem::path(args.out_dir) / (name + ".cubin")).string();
+    write_output(written, r.cubin);
+  }
+  if (ctx.json) {
+    fmt::print("{}\n", nlohmann::json::array({{{"files", args.files}, {"key", r.key},
+                                                {"outcome", std::string(to_string(r.outcome))}, {"arch", r.arch.str()},
+                                                {"link_ms", r.compile_ms}, {"cubin_bytes", r.cubin.size()},
+                                                {"lto", args.lto}, {"output", written}, {"log", r.log}}})
+                            .dump());
+  } else {
+    fmt::print("{}: {} {} ({}, linked{}){}{}\n", fmt::join(args.files, " + "), to_string(r.outcome), r.key,
+               r.arch.str(), args.lto ? " with LTO" : "",
+               r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
+               written.empty() ? "" : fmt::format(" -> {}", written));
+    if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+  }
+}
 
 }  // namespace
 
@@ -51,16 +86,26 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   compile->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
   compile->add_option("--emit", args->emit, "What to write with -o: ptx, cubin or ptx,cubin")->capture_default_str();
   compile->add_option("-o,--output-dir", args->out_dir, "Write <name>.ptx / <name>.cubin into this directory");
+  compile->add_flag("--link", args->link,
+                    "Link every file into one cubin with nvJitLink: .cu files as relocatable device code, and "
+                    "prebuilt .cubin .ptx .ltoir .fatbin .o .a (libcudadevrt.a for device-side launches)");
+  compile->add_flag("--lto", args->lto, "Link with link-time optimization (.cu files as LTO-IR; implies --link)");
+  ctx.add_instantiate_option(*compile);
   compile->add_option("flags", args->flags, "NVRTC flags, after --");
   compile->positionals_at_end(false);
   compile->footer("Prints one line per file (key, outcome, arch), or with --json one object per file with "
-                  "\"key\" and \"outcome\" (hit, remote_hit, compiled or waited).");
+                  "\"key\" and \"outcome\" (hit, remote_hit, compiled or waited). With --link, one line for "
+                  "the link, and -o writes <first file>.cubin.");
   compile->callback([&ctx, args] {
+    if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
+    if (args->link || args->lto) {
+      compile_and_link(ctx, *args);
+      return;
+    }
     auto emit = split_list(args->emit);
     for (const auto& e : emit) {
       if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
     }
-    if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
     const CompileOptions options = ctx.options(args->arch, args->flags);
     // Every file is tried; a failed one is reported (in the JSON array: {"file", "error"}) and
     // the rest go on.
@@ -68,7 +113,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
     for (const auto& file : args->files) {
       ctx.input = file;
       try {
-        Program program = read_program(file);
+        Program program = ctx.program(file);
         CompileResult r = ctx.runtime().compile(program, options);
         std::vector<std::string> written;
         if (!args->out_dir.empty()) {
@@ -112,13 +157,14 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
   auto kernel = std::make_shared<std::string>();
   ptx->add_option("--kernel", *kernel, "Only this kernel (its name as in the PTX, or as written for extern \"C\")");
+  ctx.add_instantiate_option(*ptx);
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);
   ptx->callback([&ctx, ptx_args, ptx_file, kernel] {
     ctx.input = *ptx_file;
-    Program program = read_program(*ptx_file);
+    Program program = ctx.program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
-    std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, *kernel);
+    std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, r.lowered_name(*kernel).value_or(*kernel));
     if (ctx.json) {
       fmt::print("{}\n", nlohmann::json{{"file", *ptx_file}, {"kernel", *kernel}, {"key", r.key}, {"ptx", text}}.dump());
     } else {

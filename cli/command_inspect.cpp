@@ -75,6 +75,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   diff->add_option("--b-arch", d->b_arch, "Target of side b (overrides --arch)");
   diff->add_option("--a-flags", d->a_flags, "NVRTC flags of side a, one string: --a-flags=\"--use_fast_math -DN=4\"");
   diff->add_option("--b-flags", d->b_flags, "NVRTC flags of side b, one string");
+  ctx.add_instantiate_option(*diff);
   diff->add_flag("--raw", d->raw, "Diff the PTX as NVRTC wrote it (no normalization)");
   diff->add_flag("--base-opcodes", d->base_opcodes, "Group instruction counts by base opcode (ld, mul, ex2, ...)");
   diff->add_option("--context", d->context, "Lines of context in the unified diff")->capture_default_str();
@@ -92,9 +93,9 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     const CompileOptions a_options = with_ptxas_report(ctx.options(a_arch, split_flags(d->a_flags)));
     const CompileOptions b_options = with_ptxas_report(ctx.options(b_arch, split_flags(d->b_flags)));
     ctx.input = a_file;
-    const CompileResult a = ctx.runtime().compile(read_program(a_file), a_options);
+    const CompileResult a = ctx.runtime().compile(ctx.program(a_file), a_options);
     ctx.input = b_file;
-    const CompileResult b = ctx.runtime().compile(read_program(b_file), b_options);
+    const CompileResult b = ctx.runtime().compile(ctx.program(b_file), b_options);
     ctx.input.clear();
     inspect::DiffOptions options;
     options.raw = d->raw;
@@ -114,13 +115,14 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto* resources = app.add_subcommand("resources", "Registers, spills, stack, shared, constant and local memory per kernel (ptxas)");
   resources->add_option("file", r->file, "CUDA source file")->required()->check(CLI::ExistingFile);
   resources->add_option("--arch", r->arch, "Target: native (default) or sm_XX");
+  ctx.add_instantiate_option(*resources);
   resources->add_option("flags", r->flags, "NVRTC flags, after --");
   resources->positionals_at_end(false);
   resources->footer("Compiles with -Xptxas=-v (through the cache) and prints ptxas's report as a table, or "
                     "with --json as an array of objects.");
   resources->callback([&ctx, r] {
     ctx.input = r->file;
-    const auto usage = inspect::resource_usage(ctx.runtime(), read_program(r->file), ctx.options(r->arch, r->flags));
+    const auto usage = inspect::resource_usage(ctx.runtime(), ctx.program(r->file), ctx.options(r->arch, r->flags));
     fmt::print("{}", ctx.json ? inspect::resources_json(usage) + "\n" : inspect::resources_table(usage));
   });
 
@@ -129,13 +131,14 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   sass->add_option("file", s->file, "CUDA source file")->required()->check(CLI::ExistingFile);
   sass->add_option("--arch", s->arch, "Target: native (default) or sm_XX");
   sass->add_option("--kernel", s->kernel, "Only this kernel (its name in the PTX: extern \"C\" or mangled)");
+  ctx.add_instantiate_option(*sass);
   sass->add_option("flags", s->flags, "NVRTC flags, after --");
   sass->positionals_at_end(false);
   sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH).");
   sass->callback([&ctx, s] {
     ctx.input = s->file;
-    const CompileResult result = ctx.runtime().compile(read_program(s->file), ctx.options(s->arch, s->flags));
-    const std::string text = inspect::sass(result, s->kernel);
+    const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));
+    const std::string text = inspect::sass(result, result.lowered_name(s->kernel).value_or(s->kernel));
     if (ctx.json) {
       fmt::print("{}\n", nlohmann::json{{"file", s->file}, {"kernel", s->kernel}, {"key", result.key}, {"sass", text}}.dump());
     } else {

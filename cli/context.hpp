@@ -5,6 +5,7 @@
 
 #include <kjit/kjit.hpp>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>
@@ -21,7 +22,7 @@ inline constexpr int k_exit_usage = 2;     // the command line or an option valu
 inline constexpr int k_exit_error = 3;     // the command could not run (no driver, NVRTC, unexpected)
 inline constexpr int k_exit_different = k_exit_failed;
 inline constexpr const char* k_exit_codes_help =
-    "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile error, a failed warm item, "
+    "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile or link error, a failed warm item, "
     "damage found by cache verify, diff: different); 2 usage (a wrong command line or option value, a missing "
     "file); 3 error (the command could not run: no driver where one is needed, NVRTC itself, unexpected).\n"
     "With --json every command prints exactly one JSON document on stdout, also on failure: "
@@ -38,6 +39,7 @@ struct Context {
   int exit_code = k_exit_ok;
   std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"
+  std::vector<std::string> name_expressions;  // --instantiate (compile, ptx, sass, resources, diff)
 
 
   // The environment's configuration, then the global options over it.
@@ -47,6 +49,10 @@ struct Context {
   // The options for a command: --arch, its own flags, then the flags after "--".
   CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;
   bool stdout_is_terminal() const;
+  // The .cu file as a Program, with the --instantiate name expressions.
+  Program program(const std::string& file) const;
+  // Adds --instantiate to a subcommand.
+  void add_instantiate_option(CLI::App& command);
 
 private:
   std::unique_ptr<Runtime> m_runtime;

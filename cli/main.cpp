@@ -38,6 +38,18 @@ CompileOptions Context::options(const std::string& arch, const std::vector<std::
 
 bool Context::stdout_is_terminal() const { return isatty(STDOUT_FILENO) == 1; }
 
+Program Context::program(const std::string& file) const {
+  Program p = read_program(file);
+  for (const auto& e : name_expressions) p.instantiate(e);
+  return p;
+}
+
+void Context::add_instantiate_option(CLI::App& command) {
+  command.add_option("--instantiate", name_expressions,
+                     "Instantiate a template kernel or variable by its name expression (repeatable): "
+                     "--instantiate 'axpy<float>'; --kernel then takes the same expression");
+}
+
 }  // namespace kjit::cli
 
 int main(int argc, char** argv) {

@@ -12,6 +12,7 @@
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/request/compile_service.hpp"
 #include "runtime/request/counters.hpp"
+#include "runtime/request/link_request.hpp"
 #include "runtime/request/module_registry.hpp"
 #include "runtime/request/request_hash.hpp"
 
@@ -115,6 +116,19 @@ Module Runtime::load(CompileResult result, std::optional<Device> device) {
   std::string key = result.key;
   if (key.empty()) return Module(std::move(result), dev);  // not from the cache: nothing to share
   return m_impl->registry.find_or_load(key, dev.ordinal(), [&] { return Module(std::move(result), dev); });
+}
+
+CompileResult Runtime::link(const Link& link, const CompileOptions& options) {
+  CompileOptions o = normalized(options);
+  Arch arch = compile::resolve_arch(o.arch, std::nullopt);
+  return request::link(m_impl->service, link, arch, request::PreparedLink::make(link, o, arch));
+}
+
+Module Runtime::load(const Link& link, const CompileOptions& options, std::optional<Device> device) {
+  Device dev = device ? *device : Device::current();
+  CompileOptions o = normalized(options);
+  Arch arch = compile::resolve_arch(o.arch, dev);
+  return load(request::link(m_impl->service, link, arch, request::PreparedLink::make(link, o, arch)), dev);
 }
 
 Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {

@@ -31,7 +31,8 @@ public:
   Arch arch = Arch::native();          // the resolved arch (never native)
   std::vector<std::string> options;    // the canonical NVRTC arguments
   std::string ptx;
-  std::string cubin;                   // empty for a virtual arch
+  std::string cubin;                   // empty for a virtual arch (and for -dlto)
+  std::string ltoir;                   // NVVM IR for link-time optimization: only with -dlto
   std::string log;                     // NVRTC's log (warnings, -Xptxas -v output)
   std::vector<std::pair<std::string, std::string>> lowered_names;  // expression -> mangled
   std::string key;                     // cache key, 32 hex digits

@@ -6,6 +6,7 @@
 //   ├── kjit::DriverNotFoundError  no usable libcuda.so.1 (compile-only features still work)
 //   ├── kjit::NvrtcError         an NVRTC API call (not the compile itself) failed
 //   ├── kjit::CompileError       NVRTC rejected the program: name, options, log, source excerpt
+//   ├── kjit::LinkError          nvJitLink refused a link (its log, the inputs named), or is missing
 //   ├── kjit::UsageError         bad input: unknown kernel, wrong argument list, bad option,
 //   │                            launch configuration over the device limit, unsupported arch
 //   └── kjit::IoError            reading a source or writing an output file failed
@@ -69,6 +70,22 @@ private:
   std::vector<std::string> m_options;
   std::string m_log;
   std::string m_excerpt;
+};
+
+// nvJitLink refused a link (an undefined or duplicate symbol, an arch mismatch, LTO-IR without
+// lto()), or libnvJitLink could not be loaded. The message names the link and its inputs.
+class KJIT_API LinkError : public Error {
+public:
+  LinkError(std::string link, std::vector<std::string> inputs, std::string log, const std::string& message)
+      : Error(message), m_link(std::move(link)), m_inputs(std::move(inputs)), m_log(std::move(log)) {}
+  const std::string& link() const noexcept { return m_link; }
+  const std::vector<std::string>& inputs() const noexcept { return m_inputs; }  // "kind name", in link order
+  const std::string& log() const noexcept { return m_log; }                    // nvJitLink's error log
+
+private:
+  std::string m_link;
+  std::vector<std::string> m_inputs;
+  std::string m_log;
 };
 
 class KJIT_API UsageError : public Error {

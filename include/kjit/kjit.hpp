@@ -8,6 +8,7 @@
 #include <kjit/error.hpp>
 #include <kjit/global.hpp>
 #include <kjit/kernel.hpp>
+#include <kjit/link.hpp>
 #include <kjit/load_inline.hpp>
 #include <kjit/loader.hpp>
 #include <kjit/log.hpp>

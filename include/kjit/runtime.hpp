@@ -11,6 +11,7 @@
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/device.hpp>
+#include <kjit/link.hpp>
 #include <kjit/log.hpp>
 #include <kjit/module.hpp>
 #include <kjit/program.hpp>
@@ -97,6 +98,13 @@ public:
   // module already loaded.
   Module load(const Program& program, const CompileOptions& options = {},
               std::optional<Device> device = std::nullopt);
+  // Links the programs and device code of `link` with nvJitLink (include/kjit/link.hpp): the
+  // programs compiled with `options` as relocatable code, each through the cache, then one link
+  // cached like a compile. options.arch native resolves to the current device; a named (real)
+  // arch needs no GPU. Throws LinkError for a link nvJitLink refuses, CompileError for a program.
+  CompileResult link(const Link& link, const CompileOptions& options = {});
+  // link(), then loaded on `device` (native: its arch) through the registry.
+  Module load(const Link& link, const CompileOptions& options = {}, std::optional<Device> device = std::nullopt);
   // Loads a result compile() returned on `device`, through the same registry: a result whose
   // module is already loaded there (same key) returns that module.
   Module load(CompileResult result, std::optional<Device> device = std::nullopt);

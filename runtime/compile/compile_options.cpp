@@ -88,6 +88,12 @@ CompileOptions normalized(const CompileOptions& options) {
       out.line_info = true;
     } else if (f == "-G" || f == "--device-debug") {
       out.device_debug = true;
+    } else if (f == "-rdc=true" || f == "--relocatable-device-code=true" || f == "-dc") {
+      out.flags.emplace_back("-rdc=true");  // one spelling: one key (a Link adds it too)
+    } else if (f == "-rdc=false" || f == "--relocatable-device-code=false") {
+      // the default
+    } else if (f == "-dlto" || f == "--dlink-time-opt") {
+      out.flags.emplace_back("-dlto");
     } else if (f == "-O1" || f == "-O2" || f == "-O3") {
       // NVRTC always optimizes device code; accepted for load_inline compatibility.
     } else if (f == "-O0") {

@@ -229,13 +229,21 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     }
     check_nvrtc(r, "nvrtcCompileProgram", name);
 
+    // -dlto makes NVVM IR for a link with -lto, and no PTX or cubin.
+    const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
+    if (lto) {
+      std::size_t size = 0;
+      check_nvrtc(nvrtcGetLTOIRSize(*prog, &size), "nvrtcGetLTOIRSize", name);
+      result.ltoir.resize(size);
+      check_nvrtc(nvrtcGetLTOIR(*prog, result.ltoir.data()), "nvrtcGetLTOIR", name);
+    }
     std::size_t ptx_size = 0;
     check_nvrtc(nvrtcGetPTXSize(*prog, &ptx_size), "nvrtcGetPTXSize", name);
     result.ptx.resize(ptx_size);
-    check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
+    if (ptx_size > 0) check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
     if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
 
-    if (resolved.is_real()) {
+    if (resolved.is_real() && !lto) {
       std::size_t cubin_size = 0;
       check_nvrtc(nvrtcGetCUBINSize(*prog, &cubin_size), "nvrtcGetCUBINSize", name);
       result.cubin.resize(cubin_size);

@@ -48,4 +48,29 @@ CacheKey CacheKey::compute(const Program& program, const std::vector<std::string
   return CacheKey{h.finish(), h.fields()};
 }
 
+CacheKey CacheKey::compute_link(const Link& link, const std::vector<std::string>& link_options, const Arch& resolved,
+                                const std::vector<cache::Key>& program_keys, const std::string& nvjitlink_version,
+                                cache::Hasher::Fields fields) {
+  cache::Hasher h(k_key_format_version, fields);
+  h.field("kind", "nvjitlink link");
+  h.field("kjit-version", KJIT_VERSION);
+  h.field("nvjitlink-version", nvjitlink_version);
+  h.field("target", resolved.str() + " cubin");
+  h.field("option-count", link_options.size());
+  for (const auto& o : link_options) h.field("option", o);
+  h.field("link-name", link.name());
+  h.field("program-count", program_keys.size());
+  for (std::size_t i = 0; i < program_keys.size(); ++i) {
+    h.field("program-name", link.programs()[i].name());
+    h.field("program-key", program_keys[i].hex());
+  }
+  h.field("input-count", link.inputs().size());
+  for (const auto& in : link.inputs()) {
+    h.field("input-kind", to_string(in.kind));
+    h.field("input-name", in.name);
+    h.field("input-content", in.bytes);
+  }
+  return CacheKey{h.finish(), h.fields()};
+}
+
 }  // namespace kjit::request

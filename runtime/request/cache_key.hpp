@@ -6,6 +6,7 @@
 #pragma once
 
 #include <kjit/compile_options.hpp>
+#include <kjit/link.hpp>
 #include <kjit/program.hpp>
 
 #include "cache/key.hpp"
@@ -28,6 +29,13 @@ struct CacheKey {
                           const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
                           const std::filesystem::path& source_dir,
                           cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
+
+  // The key of a link: key-format version, kjit and nvJitLink versions, target, nvJitLink's
+  // options, the link's name, each program part by its own compile key (which covers its
+  // source, headers, options and NVRTC), and each prebuilt part by kind, name and content.
+  static CacheKey compute_link(const Link& link, const std::vector<std::string>& link_options, const Arch& resolved,
+                               const std::vector<cache::Key>& program_keys, const std::string& nvjitlink_version,
+                               cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 };
 
 }  // namespace kjit::request

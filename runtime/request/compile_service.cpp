@@ -132,16 +132,19 @@ void CompileService::forget_miss() {
   if (m_store && !m_config.always_compile) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
 }
 
-CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request) {
+CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                  const Producer& produce) {
   if (auto hit = find(program, arch, request)) return std::move(*hit);
-  return compile(program, arch, request);
+  return compile(program, arch, request, produce);
 }
 
-CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request) {
-  return observed(program, compile_once(program, arch, request));
+CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                      const Producer& produce) {
+  return observed(program, compile_once(program, arch, request, produce));
 }
 
-CompileResult CompileService::compile_once(const Program& program, const Arch& arch, const PreparedRequest& request) {
+CompileResult CompileService::compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                           const Producer& produce) {
   const cache::Key& key = request.key.key;
   std::promise<CompileResult> promise;
   std::shared_future<CompileResult> future;
@@ -160,7 +163,7 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     return r;
   }
   try {
-    CompileResult r = compile_across_processes(program, arch, request);
+    CompileResult r = compile_across_processes(program, arch, request, produce);
     promise.set_value(r);
     std::lock_guard lock(m_inflight_mutex);
     m_inflight.erase(key);
@@ -174,13 +177,15 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
 }
 
 CompileResult CompileService::compile_across_processes(const Program& program, const Arch& arch,
-                                                       const PreparedRequest& request) {
+                                                       const PreparedRequest& request, const Producer& produce) {
   ++m_counters.misses;
   const cache::Key& key = request.key.key;
   // Across nodes: the remote lock, taken (when there is a remote one can write) once this
   // process is the one on this machine that compiles; or the value another node stored.
   auto across_nodes = [&]() -> CompileResult {
-    if (!m_remote || m_remote->read_only() || m_config.always_compile) return run_nvrtc(program, arch, request);
+    if (!m_remote || m_remote->read_only() || m_config.always_compile) {
+      return produce_and_store(program, arch, request, produce);
+    }
     auto progress = [&](std::chrono::milliseconds waited) {
       m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another node compiling program {} (key {}) via {}",
                                         waited.count() / 1000.0, program.name(), key.hex(), m_config.remote_cache));
@@ -195,7 +200,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     }
     case cache::RemoteLock::Outcome::acquired:
       try {
-        return run_nvrtc(program, arch, request, lock.token);  // releases the lock once the value is sent
+        return produce_and_store(program, arch, request, produce, lock.token);  // released once sent
       } catch (...) {
         m_remote->release_async(key, lock.token);  // NVRTC refused it: the next node tries
         throw;
@@ -206,7 +211,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
       break;
     case cache::RemoteLock::Outcome::unavailable: break;  // the tier warned when it went down
     }
-    return run_nvrtc(program, arch, request);
+    return produce_and_store(program, arch, request, produce);
   };
   if (!m_store) return across_nodes();
   auto progress = [&](std::chrono::milliseconds waited) {
@@ -220,7 +225,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     m_log(lock.error().reason == cache::Failure::Reason::stalled ? LogLevel::warn : LogLevel::info,
           fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
                                       key.hex(), lock.error().message));
-    CompileResult r = run_nvrtc(program, arch, request);
+    CompileResult r = produce_and_store(program, arch, request, produce);
     flush();
     return r;
   }
@@ -246,8 +251,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
   return r;
 }
 
-CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request,
-                                        std::string remote_token) {
+CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
   const std::vector<std::string>& flags = request.flags;
   driver::nvtx::Range range("compile", program.name());
   compile::NvrtcOutput out;
@@ -264,13 +268,25 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
                                    compile::NvrtcCompiler::version(), fmt::join(flags, " "), out.result.log,
                                    excerpt.empty() ? "" : "\nsource:\n", excerpt));
   }
+  return std::move(out.result);
+}
+
+CompileResult CompileService::produce_and_store(const Program& program, const Arch& arch,
+                                                const PreparedRequest& request, const Producer& produce,
+                                                std::string remote_token) {
+  bool keep = true;
+  CompileResult result = produce ? produce(keep) : run_nvrtc(program, arch, request);
   ++m_counters.compiles;
-  out.result.key = request.key.key.hex();
-  out.result.outcome = Outcome::compiled;
+  result.key = request.key.key.hex();
+  result.outcome = Outcome::compiled;
+  if (!keep) {
+    if (m_remote && !remote_token.empty()) m_remote->release_async(request.key.key, std::move(remote_token));
+    return result;
+  }
   if (!m_store && !m_config.cache_disabled) ++m_counters.store_failures;  // its folder was refused: not kept
   if (m_store || m_remote) {
     // Serialized once: the local disk first, then the remote, off the request path.
-    const std::string bytes = cache::serialize(request.key.key, to_entry(out.result));
+    const std::string bytes = cache::serialize(request.key.key, to_entry(result));
     if (m_store) {
       m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
       note_put(m_store->put_bytes(request.key.key, bytes));
@@ -279,7 +295,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   } else if (m_remote && !remote_token.empty()) {
     m_remote->release_async(request.key.key, std::move(remote_token));
   }
-  return std::move(out.result);
+  return result;
 }
 
 void CompileService::flush() {

@@ -47,6 +47,10 @@ class CompileService {
 public:
   using Log = std::function<void(LogLevel, std::string_view)>;  // already filtered by level
   using ResultHook = std::function<void(const Program&, const CompileResult&)>;
+  // What makes a result on a miss: empty for NVRTC on the program; a link's nvJitLink run.
+  // It fills ptx/cubin/log/lowered names; the service sets the key and outcome and stores it,
+  // unless the producer clears `keep` (a result its key does not describe is not cached).
+  using Producer = std::function<CompileResult(bool& keep)>;
 
   // Throws UsageError for a remote cache address or secret file it cannot use.
   CompileService(const RuntimeConfig& config, Counters& counters, Log log);
@@ -56,16 +60,20 @@ public:
 
   // The disk cache's entry for the request, else the remote's, or nullopt (the store counts the miss).
   std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
-  // The disk cache, then NVRTC once per key; the hook sees the result.
-  CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request);
-  // After a miss that find() reported: NVRTC once per key; the hook sees the result.
-  CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request);
+  // The disk cache, then NVRTC (or `produce`) once per key; the hook sees the result.
+  CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request,
+                    const Producer& produce = {});
+  // After a miss that find() reported: NVRTC (or `produce`) once per key; the hook sees the result.
+  CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request,
+                        const Producer& produce = {});
   // A miss find() counted that was no request of its own (a guessed arch): uncounted.
   void forget_miss();
 
   // Called with every result get() or compile() returns (KJIT_DUMP_DIR's dumps).
   void set_result_hook(ResultHook hook) { m_hook = std::move(hook); }
 
+  // The Runtime's log (already filtered by level).
+  void log(LogLevel level, std::string_view message) const { m_log(level, message); }
   const std::string& cache_dir() const { return m_cache_dir; }
   cache::Store* store() { return m_store.get(); }
   const cache::Store* store() const { return m_store.get(); }
@@ -76,11 +84,15 @@ public:
   void flush();
 
 private:
-  CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request);
-  CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request);
-  // Compiles, writes the disk, and sends to the remote (releasing `remote_token`'s lock).
-  CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request,
-                          std::string remote_token = {});
+  CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,
+                             const Producer& produce);
+  CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                         const Producer& produce);
+  // Compiles (NVRTC, or `produce`), writes the disk, and sends to the remote (releasing
+  // `remote_token`'s lock).
+  CompileResult produce_and_store(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                  const Producer& produce, std::string remote_token = {});
+  CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request);
   CompileResult observed(const Program& program, CompileResult result) const;
   // A checked remote value as a result, written to the disk first.
   CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,

@@ -40,6 +40,7 @@ std::vector<std::pair<std::string, std::string>> decode_lowered_names(std::strin
 cache::Entry to_entry(const CompileResult& r) {
   cache::Entry e;
   if (r.has_cubin()) e.set(cache::SectionKind::cubin, r.cubin);
+  if (!r.ltoir.empty()) e.set(cache::SectionKind::ltoir, r.ltoir);
   e.set(cache::SectionKind::ptx, r.ptx);
   e.set(cache::SectionKind::log, r.log);
   e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
@@ -63,11 +64,11 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
   r.arch = arch;
   r.options = std::move(flags);
   const cache::SectionRef* cubin = nullptr;
-  bool seen[6] = {};
+  bool seen[7] = {};
   const std::string_view bytes = g.bytes;
   for (const cache::SectionRef& s : g.sections) {
     auto k = static_cast<std::size_t>(s.kind);
-    if (k >= 6 || seen[k]) continue;
+    if (k >= 7 || seen[k]) continue;
     seen[k] = true;
     const std::string_view view = bytes.substr(s.offset, s.size);
     switch (s.kind) {
@@ -75,6 +76,7 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
     case cache::SectionKind::cubin: cubin = &s; break;
     case cache::SectionKind::log: r.log = view; break;
     case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
+    case cache::SectionKind::ltoir: r.ltoir = view; break;
     case cache::SectionKind::meta: break;
     }
   }

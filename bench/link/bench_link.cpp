@@ -1,0 +1,144 @@
+// bench_link: linking with nvJitLink, kjit against the raw floor in the same run, alternating.
+//   1. Cold link of two small -rdc programs: kjit Runtime::link on a key it has not seen (the
+//      parts are disk hits; a new link name each run) vs raw nvJitLink create + add the same two
+//      relocatable cubins + complete + get the cubin. libnvJitLink is loaded before both timers.
+//   2. A cached link in a fresh Runtime (its key from the parts' keys, then a disk hit) vs a plain
+//      compile's disk hit in a fresh Runtime: a linked result is a cache entry like any other.
+// Needs no GPU (sm_90). bench_link [runs]
+#include <kjit/kjit.hpp>
+
+#include "bench_util.hpp"
+
+#include <fmt/format.h>
+#include <cuda.h>
+#include <nvJitLink.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using kjit::bench_util::median;
+using kjit::bench_util::now_us;
+
+namespace {
+
+kjit::Program caller() {
+  return kjit::Program("caller.cu",
+                       "extern __device__ float twice(float v);\n"
+                       "extern \"C\" __global__ void apply(const float* x, float* y, int n) {\n"
+                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                       "  if (i < n) y[i] = twice(x[i]) + 1.0f;\n"
+                       "}\n");
+}
+kjit::Program callee() { return kjit::Program("callee.cu", "__device__ float twice(float v) { return 2.0f * v; }\n"); }
+
+// The raw floor: nvJitLink's own calls, resolved from the same library kjit loads.
+struct RawLink {
+  decltype(&nvJitLinkCreate) create;
+  decltype(&nvJitLinkAddData) add;
+  decltype(&nvJitLinkComplete) complete;
+  decltype(&nvJitLinkGetLinkedCubinSize) size;
+  decltype(&nvJitLinkGetLinkedCubin) cubin;
+  decltype(&nvJitLinkDestroy) destroy;
+
+  RawLink() {
+    void* h = dlopen(fmt::format("libnvJitLink.so.{}", CUDA_VERSION / 1000).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen(fmt::format("{}/libnvJitLink.so.{}", KJIT_BENCH_CUDA_LIBRARY_DIR, CUDA_VERSION / 1000).c_str(),
+                       RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      std::fprintf(stderr, "bench_link: cannot load libnvJitLink\n");
+      std::exit(2);
+    }
+    create = reinterpret_cast<decltype(create)>(dlsym(h, "nvJitLinkCreate"));
+    add = reinterpret_cast<decltype(add)>(dlsym(h, "nvJitLinkAddData"));
+    complete = reinterpret_cast<decltype(complete)>(dlsym(h, "nvJitLinkComplete"));
+    size = reinterpret_cast<decltype(size)>(dlsym(h, "nvJitLinkGetLinkedCubinSize"));
+    cubin = reinterpret_cast<decltype(cubin)>(dlsym(h, "nvJitLinkGetLinkedCubin"));
+    destroy = reinterpret_cast<decltype(destroy)>(dlsym(h, "nvJitLinkDestroy"));
+  }
+
+  std::string link(const std::string& a, const std::string& b, const std::string& arch) const {
+    const std::string option = "-arch=" + arch;
+    const char* options[] = {option.c_str()};
+    nvJitLinkHandle handle = nullptr;
+    create(&handle, 1, options);
+    add(handle, NVJITLINK_INPUT_CUBIN, a.data(), a.size(), "caller.cu");
+    add(handle, NVJITLINK_INPUT_CUBIN, b.data(), b.size(), "callee.cu");
+    std::string out;
+    if (complete(handle) == NVJITLINK_SUCCESS) {
+      std::size_t n = 0;
+      size(handle, &n);
+      out.resize(n);
+      cubin(handle, out.data());
+    }
+    destroy(&handle);
+    return out;
+  }
+};
+
+kjit::RuntimeConfig config(const std::filesystem::path& dir) {
+  kjit::RuntimeConfig c;
+  c.cache_dir = dir;
+  c.log = [](kjit::LogLevel, std::string_view) {};
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 31;
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("kjit-bench-link-{}", getpid());
+  std::filesystem::remove_all(dir);
+  const kjit::CompileOptions options{.arch = kjit::Arch::sm(90)};
+  const kjit::CompileOptions rdc{.arch = kjit::Arch::sm(90), .flags = {"-rdc=true"}};
+  kjit::Runtime rt(config(dir));
+  // The parts, compiled once (kjit's link requests find them on disk; the raw floor gets them too).
+  const std::string a = rt.compile(caller(), rdc).cubin, b = rt.compile(callee(), rdc).cubin;
+  RawLink raw;
+  if (raw.link(a, b, "sm_90").empty() || rt.link(kjit::Link("warm-up").add(caller()).add(callee()), options).cubin.empty()) {
+    std::fprintf(stderr, "bench_link: the warm-up link failed\n");
+    return 2;
+  }
+
+  std::vector<double> kjit_cold, raw_cold, link_hit, compile_hit;
+  for (int i = 0; i < runs; ++i) {
+    double t0 = now_us();
+    auto r = rt.link(kjit::Link(fmt::format("pair-{}", i)).add(caller()).add(callee()), options);
+    double t1 = now_us();
+    if (r.outcome != kjit::Outcome::compiled) return 3;
+    kjit_cold.push_back(t1 - t0);
+    t0 = now_us();
+    std::string cubin = raw.link(a, b, "sm_90");
+    t1 = now_us();
+    raw_cold.push_back(t1 - t0);
+
+    {
+      kjit::Runtime fresh(config(dir));
+      t0 = now_us();
+      auto hit = fresh.link(kjit::Link(fmt::format("pair-{}", i)).add(caller()).add(callee()), options);
+      t1 = now_us();
+      if (hit.outcome != kjit::Outcome::hit) return 3;
+      link_hit.push_back(t1 - t0);
+    }
+    {
+      kjit::Runtime fresh(config(dir));
+      t0 = now_us();
+      auto hit = fresh.compile(caller(), rdc);
+      t1 = now_us();
+      if (hit.outcome != kjit::Outcome::hit) return 3;
+      compile_hit.push_back(t1 - t0);
+    }
+  }
+  std::filesystem::remove_all(dir);
+  std::printf("bench_link: %d runs, sm_90, nvJitLink %s, medians\n", runs, kjit::nvjitlink_version().c_str());
+  kjit::bench_util::row("cold link of two -rdc programs (raw: nvJitLink)", median(kjit_cold) / 1000,
+                        median(raw_cold) / 1000, "ms", "<= 1.05");
+  kjit::bench_util::row("cached link vs a compile's disk hit (fresh Runtime)", median(link_hit),
+                        median(compile_hit), "us", "report");
+  return 0;
+}
