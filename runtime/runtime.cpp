@@ -62,6 +62,12 @@ struct Runtime::Impl {
     }
   }
 
+  // A result loaded on another device already serves this one (one load for every device).
+  Module load_once(CompileResult result, const Device& device) {
+    if (auto loaded = registry.find_on_any_device(result.key)) return loaded->on(device);
+    return Module(std::move(result), device);
+  }
+
   // The disk cache first, under the arch the request resolves to when NVRTC supports it: a hit
   // asks NVRTC nothing. A miss resolves the arch properly, which may throw for an arch NVRTC
   // does not support.
@@ -108,14 +114,14 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
   if (auto m = im.registry.find(rh)) return std::move(*m);
   CompileResult result = im.obtain(program, normalized(options), dev);
   std::string key = result.key;
-  return im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return Module(std::move(result), dev); });
+  return im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return im.load_once(std::move(result), dev); });
 }
 
 Module Runtime::load(CompileResult result, std::optional<Device> device) {
   Device dev = device ? *device : Device::current();
   std::string key = result.key;
   if (key.empty()) return Module(std::move(result), dev);  // not from the cache: nothing to share
-  return m_impl->registry.find_or_load(key, dev.ordinal(), [&] { return Module(std::move(result), dev); });
+  return m_impl->registry.find_or_load(key, dev.ordinal(), [&] { return m_impl->load_once(std::move(result), dev); });
 }
 
 CompileResult Runtime::link(const Link& link, const CompileOptions& options) {

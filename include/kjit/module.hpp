@@ -1,7 +1,9 @@
-// kjit::Module: a compiled program loaded on one device (the cubin for the device's arch, or
-// the PTX when there is no matching cubin). Cheap to copy: copies share the loaded module,
-// which is unloaded when the last copy goes. kernel() throws UsageError for a missing name,
-// listing the names the module has.
+// kjit::Module: a compiled program loaded for a device (the cubin for the device's arch, or
+// the PTX when there is no matching cubin), through the driver's context-independent loading
+// where it has it: one load serves every device, and a kernel launches on the device of its
+// stream (or the current context; the module's device when none is current). Cheap to copy:
+// copies share the load, which is unloaded when the last copy goes. kernel() throws UsageError
+// for a missing name, listing the names the module has.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -59,6 +61,13 @@ public:
   // per block) without a typed handle. Throws UsageError for a missing name.
   KernelAttributes attributes(std::string_view name) const;
   bool has_kernel(std::string_view name) const;
+
+  // The same compiled result on another device. The driver loads a compiled result once for
+  // every device (context-independent loading, CUDA 12+): a module of the same result on another
+  // device shares that load (a cubin only across devices of its arch). Runtime::load does this.
+  Module on(Device device) const;
+  // Whether the two modules share one load (see on()).
+  bool shares_code_with(const Module& other) const;
 
   Device device() const;
   const CompileResult& compile_result() const;

@@ -43,6 +43,15 @@ struct Loader {
     }
     KJIT_DRIVER_FUNCTIONS(KJIT_RESOLVE_DRIVER_FN)
 #undef KJIT_RESOLVE_DRIVER_FN
+#define KJIT_RESOLVE_OPTIONAL_FN(name, version)                                                        \
+    {                                                                                              \
+      void* p = nullptr;                                                                           \
+      CUdriverProcAddressQueryResult status{};                                                     \
+      if (get_proc(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS)     \
+        api.name = reinterpret_cast<decltype(api.name)>(p);                                       \
+    }
+    KJIT_DRIVER_OPTIONAL_FUNCTIONS(KJIT_RESOLVE_OPTIONAL_FN)
+#undef KJIT_RESOLVE_OPTIONAL_FN
     if (!missing.empty()) {
       error = fmt::format("the driver in libcuda.so.1 lacks entry points kjit needs ({}); kjit needs a "
                           "driver for CUDA 12.4 or newer", missing);

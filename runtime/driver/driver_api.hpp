@@ -37,10 +37,23 @@ namespace kjit::driver {
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphExecDestroy, 10000)          \
   X(cuGraphDestroy, 10000)
 
+// Entry points kjit uses when the driver has them: context-independent loading (CUDA 12.0+).
+// Without them (nullptr), a module is loaded per context (cuModuleLoadDataEx).
+#define KJIT_DRIVER_OPTIONAL_FUNCTIONS(X)                                                             \
+  X(cuLibraryLoadData, 12000) X(cuLibraryUnload, 12000) X(cuLibraryGetKernel, 12000)                \
+  X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000) X(cuLibraryGetKernelCount, 12040)      \
+  X(cuLibraryEnumerateKernels, 12040) X(cuKernelGetName, 12030) X(cuStreamGetCtx, 9020)
+
 struct DriverApi {
 #define KJIT_DECLARE_DRIVER_FN(name, version) PFN_##name##_v##version name = nullptr;
   KJIT_DRIVER_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
+  KJIT_DRIVER_OPTIONAL_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
 #undef KJIT_DECLARE_DRIVER_FN
+  // Whether every entry point of context-independent loading resolved.
+  bool has_libraries() const noexcept {
+    return cuLibraryLoadData && cuLibraryUnload && cuLibraryGetKernel && cuKernelGetFunction && cuLibraryGetGlobal &&
+           cuLibraryGetKernelCount && cuLibraryEnumerateKernels && cuKernelGetName && cuStreamGetCtx;
+  }
   int driver_version = 0;  // from cuDriverGetVersion, e.g. 13000
 };
 

@@ -55,23 +55,66 @@ std::string declared_type(const char* pretty) {
 using driver::make_current;
 using driver::t_current_context;
 
-// A launch trusts t_current_context and asks the driver only when it differs from the kernel's
-// context, or when a launch fails (someone may have changed the current context behind kjit's
-// back): then it checks, switches and retries once.
-void launch(KernelState& k, const LaunchConfig& c, void** args) {
+// The function of a library kernel in `context` (current on this thread) and its shared memory
+// opt-in: found once per context, kept in one of the kernel's slots. No lock: a slot is claimed
+// by compare-and-swap; two threads filling one slot store the same function.
+struct Target {
+  CUfunction function;
+  std::atomic<std::size_t>* allowed;
+};
+
+Target in_context(KernelState& k, CUcontext context, const driver::DriverApi& api) {
+  auto fill = [&](detail::FunctionInContext& slot) {
+    CUfunction f = slot.function.load(std::memory_order_acquire);
+    if (f == nullptr) {
+      check(api.cuKernelGetFunction(&f, k.kernel), "cuKernelGetFunction", "launching kernel {} of program {} in "
+            "another context than its module's", k.name, k.module_name);
+      slot.function.store(f, std::memory_order_release);
+    }
+    return Target{f, &slot.dynamic_shared_allowed};
+  };
+  for (auto& slot : k.others) {
+    CUcontext seen = slot.context.load(std::memory_order_acquire);
+    if (seen == nullptr && slot.context.compare_exchange_strong(seen, context)) return fill(slot);
+    if (seen == context) return fill(slot);
+  }
+  static thread_local std::atomic<std::size_t> unlisted_allowed{0};  // more contexts than slots
+  CUfunction f = nullptr;
+  check(api.cuKernelGetFunction(&f, k.kernel), "cuKernelGetFunction", "launching kernel {} of program {}", k.name,
+        k.module_name);
+  unlisted_allowed.store(48 * 1024, std::memory_order_relaxed);
+  return Target{f, &unlisted_allowed};
+}
+
+// A launch trusts t_current_context. In the module's context it launches the module's function;
+// a library kernel in another current context launches there (its function for that context);
+// with nothing current, the module's context is made current. When a launch fails it asks the
+// driver where it should have run (the stream's context for a library kernel, else the current
+// one; the module's for a per-context module), switches there and retries once.
+void launch(KernelState& k, const LaunchConfig& c, void** args, bool may_retry = true) {
   driver::nvtx::Range range(static_cast<nvtxStringHandle_t>(k.nvtx_name));
   const driver::DriverApi& api = *driver::loaded_driver();  // loaded: the kernel exists
-  if (t_current_context != k.context) [[unlikely]] make_current(k.context, api);
-  if (c.shared_mem > k.dynamic_shared_allowed.load(std::memory_order_relaxed)) [[unlikely]] {
-    CUresult r = api.cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+  CUfunction function = k.function;
+  std::atomic<std::size_t>* allowed = &k.dynamic_shared_allowed;
+  if (const CUcontext current = t_current_context; current != k.context) [[unlikely]] {
+    if (current == nullptr || k.kernel == nullptr) {
+      make_current(k.context, api);
+    } else {
+      const Target t = in_context(k, current, api);
+      function = t.function;
+      allowed = t.allowed;
+    }
+  }
+  if (c.shared_mem > allowed->load(std::memory_order_relaxed)) [[unlikely]] {
+    CUresult r = api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         static_cast<int>(c.shared_mem));
     if (r != CUDA_SUCCESS) throw_launch_error(k, c, r, "cuFuncSetAttribute");
-    k.dynamic_shared_allowed.store(c.shared_mem, std::memory_order_relaxed);
+    allowed->store(c.shared_mem, std::memory_order_relaxed);
   }
   CUresult r;
   const char* call = "cuLaunchKernel";
   if (c.cluster.x == 0 && !c.cooperative) [[likely]] {
-    r = api.cuLaunchKernel(k.function, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
+    r = api.cuLaunchKernel(function, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
                            static_cast<unsigned>(c.shared_mem), c.stream, args, nullptr);
   } else {
     CUlaunchAttribute attrs[2];
@@ -96,15 +139,26 @@ void launch(KernelState& k, const LaunchConfig& c, void** args) {
     cfg.attrs = attrs;
     cfg.numAttrs = n;
     call = "cuLaunchKernelEx";
-    r = api.cuLaunchKernelEx(&cfg, k.function, args, nullptr);
+    r = api.cuLaunchKernelEx(&cfg, function, args, nullptr);
   }
   if (r != CUDA_SUCCESS) [[unlikely]] {
-    CUcontext current = nullptr;
-    api.cuCtxGetCurrent(&current);
-    if (current != k.context) {  // the context changed behind kjit's back: switch and retry once
-      make_current(k.context, api);
-      launch(k, c, args);
-      return;
+    if (may_retry) {
+      CUcontext real = nullptr;
+      api.cuCtxGetCurrent(&real);
+      CUcontext want = k.context;
+      if (k.kernel != nullptr) {
+        CUcontext of_stream = nullptr;
+        if (c.stream != nullptr && api.cuStreamGetCtx(c.stream, &of_stream) == CUDA_SUCCESS && of_stream != nullptr) {
+          want = of_stream;
+        } else if (real != nullptr) {
+          want = real;
+        }
+      }
+      if (want != real || want != t_current_context) {  // switched behind kjit's back, or another device's stream
+        make_current(want, api);
+        launch(k, c, args, false);
+        return;
+      }
     }
     throw_launch_error(k, c, r, call);
   }

@@ -12,9 +12,20 @@
 
 namespace kjit::detail {
 
+// The kernel as a function of one more context (a library kernel launched on another device or
+// context than its module's), found on the first launch there.
+struct FunctionInContext {
+  std::atomic<CUcontext> context{nullptr};
+  std::atomic<CUfunction> function{nullptr};
+  std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
+};
+
 struct KernelState {
-  CUfunction function = nullptr;
+  CUfunction function = nullptr;  // in `context`, the module's
   CUcontext context = nullptr;
+  CUkernel kernel = nullptr;      // context-independent handle (library loading), else nullptr
+  static constexpr int k_other_contexts = 8;  // more are served, asking the driver every launch
+  FunctionInContext others[k_other_contexts];
   int device = 0;
   std::string name;
   std::string module_name;

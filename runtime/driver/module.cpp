@@ -30,6 +30,10 @@ void unload_module(CUmodule m) noexcept {
   if (const auto* api = driver::loaded_driver()) api->cuModuleUnload(m);
 }
 using ModuleHandle = driver::UniqueHandle<CUmodule, &unload_module>;
+void unload_library(CUlibrary l) noexcept {
+  if (const auto* api = driver::loaded_driver()) api->cuLibraryUnload(l);
+}
+using LibraryHandle = driver::UniqueHandle<CUlibrary, &unload_library>;
 
 std::string demangle(const char* name) {
   int status = 0;
@@ -41,32 +45,68 @@ std::string demangle(const char* name) {
 
 namespace detail {
 
-struct ModuleState {
+// One compiled result loaded once for every device (cuLibraryLoadData): the Modules of all
+// devices share it. Without context-independent loading in the driver, `library` is empty and
+// each Module loads a module of its own.
+struct LoadedCode {
   CompileResult result;
+  LibraryHandle library;
+  bool from_cubin = false;  // the image is result.cubin (not PTX)
+};
+
+struct ModuleState {
+  std::shared_ptr<const LoadedCode> code;
+  const CompileResult& result;  // code->result
   Device device;
   CUcontext context = nullptr;
-  ModuleHandle module;
+  ModuleHandle module;      // per-context loading only
   bool from_cubin = false;  // the driver loaded result.cubin (not PTX)
   mutable std::mutex mutex;  // guards `kernels` (lookups only; never the launch path)
   mutable std::map<std::string, std::unique_ptr<KernelState>, std::less<>> kernels;
 
+  explicit ModuleState(std::shared_ptr<const LoadedCode> c) : code(std::move(c)), result(code->result) {}
+  CUlibrary library() const { return code->library.get(); }
+
   std::vector<std::string> mangled_names() const {
     const auto& api = driver::get();
-    unsigned int count = 0;
-    check(api.cuModuleGetFunctionCount(&count, module.get()), "cuModuleGetFunctionCount",
-          "listing the kernels of program {}", result.program_name);
-    std::vector<CUfunction> fns(count);
-    if (count) {
-      check(api.cuModuleEnumerateFunctions(fns.data(), count, module.get()), "cuModuleEnumerateFunctions",
-            "listing the kernels of program {}", result.program_name);
-    }
     std::vector<std::string> names;
-    for (CUfunction f : fns) {
-      const char* n = nullptr;
-      if (api.cuFuncGetName(&n, f) == CUDA_SUCCESS && n) names.emplace_back(n);
+    unsigned int count = 0;
+    if (library()) {
+      check(api.cuLibraryGetKernelCount(&count, library()), "cuLibraryGetKernelCount",
+            "listing the kernels of program {}", result.program_name);
+      std::vector<CUkernel> kernels(count);
+      if (count) {
+        check(api.cuLibraryEnumerateKernels(kernels.data(), count, library()), "cuLibraryEnumerateKernels",
+              "listing the kernels of program {}", result.program_name);
+      }
+      for (CUkernel k : kernels) {
+        const char* n = nullptr;
+        if (api.cuKernelGetName(&n, k) == CUDA_SUCCESS && n) names.emplace_back(n);
+      }
+    } else {
+      check(api.cuModuleGetFunctionCount(&count, module.get()), "cuModuleGetFunctionCount",
+            "listing the kernels of program {}", result.program_name);
+      std::vector<CUfunction> fns(count);
+      if (count) {
+        check(api.cuModuleEnumerateFunctions(fns.data(), count, module.get()), "cuModuleEnumerateFunctions",
+              "listing the kernels of program {}", result.program_name);
+      }
+      for (CUfunction f : fns) {
+        const char* n = nullptr;
+        if (api.cuFuncGetName(&n, f) == CUDA_SUCCESS && n) names.emplace_back(n);
+      }
     }
     std::sort(names.begin(), names.end());
     return names;
+  }
+
+  // The kernel `symbol` in this module's context: CUDA_ERROR_NOT_FOUND when there is none.
+  CUresult find_function(const driver::DriverApi& api, const std::string& symbol, CUfunction* f, CUkernel* k) const {
+    *k = nullptr;
+    if (!library()) return api.cuModuleGetFunction(f, module.get(), symbol.c_str());
+    if (CUresult r = api.cuLibraryGetKernel(k, library(), symbol.c_str()); r != CUDA_SUCCESS) return r;
+    make_current(context, api);
+    return api.cuKernelGetFunction(f, *k);
   }
 };
 
@@ -79,7 +119,8 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   const auto& api = driver::get();
   std::string symbol = m.result.lowered_name(name).value_or(std::string(name));
   CUfunction f = nullptr;
-  CUresult r = api.cuModuleGetFunction(&f, m.module.get(), symbol.c_str());
+  CUkernel kernel = nullptr;
+  CUresult r = m.find_function(api, symbol, &f, &kernel);
   if (r == CUDA_ERROR_NOT_FOUND) {
     std::vector<std::string> shown;
     for (const auto& n : m.mangled_names()) {
@@ -92,10 +133,12 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
                                  symbol.find('<') != std::string::npos
                                      ? " (a template needs Program::instantiate(\"name<args>\"))" : ""));
   }
-  check(r, "cuModuleGetFunction", "looking up kernel \"{}\" in program {}", name, m.result.program_name);
+  check(r, m.library() ? "cuLibraryGetKernel" : "cuModuleGetFunction", "looking up kernel \"{}\" in program {}",
+        name, m.result.program_name);
 
   auto state = std::make_unique<KernelState>();
   state->function = f;
+  state->kernel = kernel;
   state->context = m.context;
   state->device = m.device.ordinal();
   state->name = std::string(name);
@@ -124,15 +167,24 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
 
 }  // namespace detail
 
+namespace {
+
+// Whether `code`, loaded once, serves `device` too: PTX does (the driver compiles it for each
+// device), a cubin only on its own arch.
+bool serves(const detail::LoadedCode& code, const Device& device) {
+  return code.library && (!code.from_cubin || code.result.arch.number() == device.compute_capability());
+}
+
+}  // namespace
+
 Module::Module(CompileResult compiled, Device device) {
   const auto& api = driver::get();
-  auto state = std::make_shared<detail::ModuleState>();
-  state->result = std::move(compiled);
-  const CompileResult& result = state->result;
+  auto code = std::make_shared<detail::LoadedCode>();
+  code->result = std::move(compiled);
+  const CompileResult& result = code->result;
   driver::nvtx::Range range("load", result.program_name);
-  state->device = device;
-  state->context = device.context();
-  make_current(state->context, api);
+  CUcontext context = device.context();
+  make_current(context, api);
 
   int cc = device.compute_capability();
   bool use_cubin = result.has_cubin() && result.arch.is_real() && result.arch.number() == cc;
@@ -141,18 +193,47 @@ Module::Module(CompileResult compiled, Device device) {
     throw UsageError(fmt::format("loading program {} on CUDA device {} (sm_{}): the result has no cubin for this arch "
                                  "({}) and no PTX", result.program_name, device.ordinal(), cc, result.arch.str()));
   }
+  code->from_cubin = use_cubin;
+  auto fail = [&](CUresult r, const char* call) {
+    driver::throw_cuda_error(r, call, fmt::format("loading {} for program {} (key {}, {}) on CUDA device {} (sm_{})",
+                                                  use_cubin ? "cubin" : "PTX (driver JIT)", result.program_name,
+                                                  result.key.empty() ? "none" : result.key, result.arch.str(),
+                                                  device.ordinal(), cc));
+  };
   CUmodule m = nullptr;
-  CUresult r = api.cuModuleLoadDataEx(&m, image.data(), 0, nullptr, nullptr);
-  if (r != CUDA_SUCCESS) {
-    driver::throw_cuda_error(r, "cuModuleLoadDataEx",
-                              fmt::format("loading {} for program {} (key {}, {}) on CUDA device {} (sm_{})",
-                                          use_cubin ? "cubin" : "PTX (driver JIT)", result.program_name,
-                                          result.key.empty() ? "none" : result.key, result.arch.str(),
-                                          device.ordinal(), cc));
+  if (api.has_libraries()) {
+    // Context-independent: one load for every device; each context gets the code on first use.
+    CUlibrary lib = nullptr;
+    if (CUresult r = api.cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+        r != CUDA_SUCCESS) {
+      fail(r, "cuLibraryLoadData");
+    }
+    code->library = LibraryHandle(lib);
+  } else if (CUresult r = api.cuModuleLoadDataEx(&m, image.data(), 0, nullptr, nullptr); r != CUDA_SUCCESS) {
+    fail(r, "cuModuleLoadDataEx");
   }
+  auto state = std::make_shared<detail::ModuleState>(std::move(code));
+  state->device = device;
+  state->context = context;
   state->module = ModuleHandle(m);
   state->from_cubin = use_cubin;
   m_state = std::move(state);
+}
+
+Module Module::on(Device device) const {
+  if (device.ordinal() == m_state->device.ordinal()) return *this;
+  if (!serves(*m_state->code, device)) return Module(m_state->result, device);  // a load of its own
+  auto state = std::make_shared<detail::ModuleState>(m_state->code);
+  state->device = device;
+  state->context = device.context();
+  state->from_cubin = m_state->from_cubin;
+  Module out;
+  out.m_state = std::move(state);
+  return out;
+}
+
+bool Module::shares_code_with(const Module& other) const {
+  return m_state && other.m_state && m_state->code == other.m_state->code;
 }
 
 std::vector<std::string> Module::kernel_names() const {
@@ -163,8 +244,13 @@ std::vector<std::string> Module::kernel_names() const {
 
 bool Module::has_kernel(std::string_view name) const {
   std::string symbol = m_state->result.lowered_name(name).value_or(std::string(name));
+  const auto& api = driver::get();
+  if (CUlibrary lib = m_state->library()) {
+    CUkernel k = nullptr;
+    return api.cuLibraryGetKernel(&k, lib, symbol.c_str()) == CUDA_SUCCESS;
+  }
   CUfunction f = nullptr;
-  return driver::get().cuModuleGetFunction(&f, m_state->module.get(), symbol.c_str()) == CUDA_SUCCESS;
+  return api.cuModuleGetFunction(&f, m_state->module.get(), symbol.c_str()) == CUDA_SUCCESS;
 }
 
 std::vector<std::string> Module::global_names() const {
@@ -183,7 +269,9 @@ GlobalHandle Module::global_handle(std::string_view name, std::size_t element_si
   make_current(m.context, api);
   CUdeviceptr address = 0;
   std::size_t bytes = 0;
-  CUresult r = api.cuModuleGetGlobal(&address, &bytes, m.module.get(), symbol.c_str());
+  // A library's variable has an address on each device: the one of this module's (current) context.
+  CUresult r = m.library() ? api.cuLibraryGetGlobal(&address, &bytes, m.library(), symbol.c_str())
+                           : api.cuModuleGetGlobal(&address, &bytes, m.module.get(), symbol.c_str());
   if (r == CUDA_ERROR_NOT_FOUND) {
     std::vector<std::string> shown;
     for (const auto& n : driver::ptx_variables(result.ptx)) {
@@ -196,7 +284,7 @@ GlobalHandle Module::global_handle(std::string_view name, std::size_t element_si
                                  symbol.find('<') != std::string::npos
                                      ? " (a variable template needs Program::instantiate(\"&name<args>\"))" : ""));
   }
-  check(r, "cuModuleGetGlobal", "looking up global \"{}\" in program {}", name, result.program_name);
+  check(r, m.library() ? "cuLibraryGetGlobal" : "cuModuleGetGlobal", "looking up global \"{}\" in program {}", name, result.program_name);
   if (element_size != 0 && (array ? bytes % element_size != 0 || bytes == 0 : bytes != element_size)) {
     throw UsageError(fmt::format("making a typed handle to global {} of program {}: the variable has {} bytes, the "
                                  "declared type {} {} bytes{}", name, result.program_name, bytes,

@@ -1,5 +1,7 @@
 #include "runtime/request/module_registry.hpp"
 
+#include <limits>
+
 #include <mutex>
 
 namespace kjit::request {
@@ -16,6 +18,13 @@ std::optional<Module> ModuleRegistry::find_by_key(const std::string& key, int de
   std::shared_lock lock(m_mutex);
   auto it = m_by_key.find(std::make_pair(key, device));
   if (it == m_by_key.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<Module> ModuleRegistry::find_on_any_device(const std::string& key) const {
+  std::shared_lock lock(m_mutex);
+  auto it = m_by_key.lower_bound(std::make_pair(key, std::numeric_limits<int>::min()));
+  if (it == m_by_key.end() || it->first.first != key) return std::nullopt;
   return it->second;
 }
 

@@ -44,6 +44,9 @@ public:
     return remember(nullptr, key, device, load());
   }
 
+  // A module of the compiled result (key) on any device: Module::on(device) shares its load.
+  std::optional<Module> find_on_any_device(const std::string& key) const;
+
 private:
   std::optional<Module> find_by_key(const std::string& key, int device) const;
   // Records `module` under its key (and `request`, when given); when another thread recorded one
