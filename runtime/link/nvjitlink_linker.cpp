@@ -12,8 +12,10 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace kjit::link {
 namespace {
@@ -40,20 +42,24 @@ const Api& api() {
   static const Api loaded = [] {
     Api a;
     const std::string soname = fmt::format("libnvJitLink.so.{}", k_major);
-    void* handle = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Its soname (LD_LIBRARY_PATH, the loader's cache), then the toolkit's folders.
+    std::vector<std::string> tried{soname};
+    for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+      if (const char* v = std::getenv(var); v != nullptr && *v != '\0') tried.push_back(fmt::format("{}/lib64/{}", v, soname));
+    }
+    tried.push_back(fmt::format("/usr/local/cuda/lib64/{}", soname));
+    tried.push_back(fmt::format("{}/{}", KJIT_CUDA_LIBRARY_DIR, soname));
+    void* handle = nullptr;
     std::string why;
-    if (handle == nullptr) {
+    for (const auto& path : tried) {
+      if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
       const char* e = dlerror();
-      why = e ? e : "unknown reason";
-      const std::string beside = fmt::format("{}/{}", KJIT_CUDA_LIBRARY_DIR, soname);
-      handle = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle == nullptr) {
-        const char* e2 = dlerror();
-        a.error = fmt::format("loading nvJitLink: dlopen(\"{}\") failed ({}), and so did {} ({}); install the CUDA "
-                              "toolkit's nvJitLink {} or put it on LD_LIBRARY_PATH", soname, why, beside,
-                              e2 ? e2 : "unknown reason", k_major);
-        return a;
-      }
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", path, e ? e : "unknown reason");
+    }
+    if (handle == nullptr) {
+      a.error = fmt::format("loading nvJitLink {}: dlopen failed ({}); install the CUDA toolkit's nvJitLink or put "
+                            "it on LD_LIBRARY_PATH", k_major, why);
+      return a;
     }
     std::string missing;
     auto resolve = [&](auto& fn, const char* name) {
