@@ -62,6 +62,13 @@ struct Runtime::Impl {
     }
   }
 
+  // The linked result for options.arch (native: `device`'s, or the current one's).
+  CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
+    CompileOptions o = normalized(options);
+    Arch arch = compile::resolve_arch(o.arch, device);
+    return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
+  }
+
   // A result loaded on another device already serves this one (one load for every device).
   Module load_once(CompileResult result, const Device& device) {
     if (auto loaded = registry.find_on_any_device(result.key)) return loaded->on(device);
@@ -125,16 +132,12 @@ Module Runtime::load(CompileResult result, std::optional<Device> device) {
 }
 
 CompileResult Runtime::link(const Link& link, const CompileOptions& options) {
-  CompileOptions o = normalized(options);
-  Arch arch = compile::resolve_arch(o.arch, std::nullopt);
-  return request::link(m_impl->service, link, arch, request::PreparedLink::make(link, o, arch));
+  return m_impl->link(link, options, std::nullopt);
 }
 
 Module Runtime::load(const Link& link, const CompileOptions& options, std::optional<Device> device) {
   Device dev = device ? *device : Device::current();
-  CompileOptions o = normalized(options);
-  Arch arch = compile::resolve_arch(o.arch, dev);
-  return load(request::link(m_impl->service, link, arch, request::PreparedLink::make(link, o, arch)), dev);
+  return load(m_impl->link(link, options, dev), dev);
 }
 
 Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {

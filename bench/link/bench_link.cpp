@@ -8,6 +8,7 @@
 #include <kjit/kjit.hpp>
 
 #include "bench_util.hpp"
+#include "runtime/compile/toolkit_location.hpp"
 
 #include <fmt/format.h>
 #include <cuda.h>
@@ -47,9 +48,9 @@ struct RawLink {
   decltype(&nvJitLinkDestroy) destroy;
 
   RawLink() {
-    void* h = dlopen(fmt::format("libnvJitLink.so.{}", CUDA_VERSION / 1000).c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = dlopen(fmt::format("{}/libnvJitLink.so.{}", KJIT_BENCH_CUDA_LIBRARY_DIR, CUDA_VERSION / 1000).c_str(),
-                       RTLD_NOW | RTLD_LOCAL);
+    const std::string soname = fmt::format("libnvJitLink.so.{}", CUDA_VERSION / 1000);
+    void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen((kjit::compile::nvrtc_library_dir() / soname).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       std::fprintf(stderr, "bench_link: cannot load libnvJitLink\n");
       std::exit(2);

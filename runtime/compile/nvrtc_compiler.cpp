@@ -2,6 +2,7 @@
 
 #include "runtime/compile/source_file.hpp"
 #include "runtime/compile/standard_headers.hpp"
+#include "runtime/compile/toolkit_location.hpp"
 
 #include <kjit/error.hpp>
 
@@ -10,7 +11,6 @@
 
 #include <nvrtc.h>
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -38,20 +38,9 @@ struct ProgramDeleter {
 };
 
 std::vector<std::filesystem::path> find_toolkit_include_dirs() {
-  std::vector<std::filesystem::path> candidates;
-  for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(var); v && *v) candidates.push_back(std::filesystem::path(v) / "include");
-  }
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname) {
-    auto lib = std::filesystem::path(info.dli_fname).parent_path();
-    candidates.push_back(lib.parent_path() / "include");               // <cuda>/lib64/libnvrtc.so
-    candidates.push_back(lib.parent_path().parent_path() / "include");  // <cuda>/targets/x/lib
-  }
-  candidates.emplace_back(KJIT_CUDA_INCLUDE_DIR);
-  candidates.emplace_back("/usr/local/cuda/include");
   std::error_code ec;
-  for (const auto& dir : candidates) {
+  for (const auto& root : toolkit_roots()) {
+    const std::filesystem::path dir = root / "include";
     if (std::filesystem::exists(dir / "cuda_runtime.h", ec) || std::filesystem::exists(dir / "cuda_fp16.h", ec)) {
       std::vector<std::filesystem::path> dirs;
       if (std::filesystem::exists(dir / "cccl", ec)) dirs.push_back(dir / "cccl");

@@ -1,5 +1,6 @@
 // SASS through the CUDA toolkit's disassemblers (nvdisasm, else cuobjdump -sass), run on the
 // cubin written to a temporary file.
+#include "runtime/compile/toolkit_location.hpp"
 #include "runtime/inspect/command.hpp"
 #include "runtime/inspect/ptx_text.hpp"
 
@@ -24,10 +25,7 @@ namespace {
 
 std::vector<std::filesystem::path> search_dirs() {
   std::vector<std::filesystem::path> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::filesystem::path(v) / "bin");
-  }
-  dirs.emplace_back("/usr/local/cuda/bin");
+  for (const auto& root : compile::toolkit_roots()) dirs.push_back(root / "bin");
   if (std::string_view(KJIT_CUDA_BIN_DIR).size()) dirs.emplace_back(KJIT_CUDA_BIN_DIR);
   if (const char* path = std::getenv("PATH")) {
     std::string_view p = path;

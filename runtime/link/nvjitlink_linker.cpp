@@ -1,5 +1,7 @@
 #include "runtime/link/nvjitlink_linker.hpp"
 
+#include "runtime/compile/toolkit_location.hpp"
+
 #include <kjit/error.hpp>
 
 #include <fmt/format.h>
@@ -12,7 +14,6 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -42,13 +43,11 @@ const Api& api() {
   static const Api loaded = [] {
     Api a;
     const std::string soname = fmt::format("libnvJitLink.so.{}", k_major);
-    // Its soname (LD_LIBRARY_PATH, the loader's cache), then the toolkit's folders.
+    // Its soname (LD_LIBRARY_PATH, the loader's cache), then beside the libnvrtc this process
+    // loaded (the same toolkit), then the toolkit's other places.
     std::vector<std::string> tried{soname};
-    for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
-      if (const char* v = std::getenv(var); v != nullptr && *v != '\0') tried.push_back(fmt::format("{}/lib64/{}", v, soname));
-    }
-    tried.push_back(fmt::format("/usr/local/cuda/lib64/{}", soname));
-    tried.push_back(fmt::format("{}/{}", KJIT_CUDA_LIBRARY_DIR, soname));
+    if (const auto beside = compile::nvrtc_library_dir(); !beside.empty()) tried.push_back((beside / soname).string());
+    for (const auto& root : compile::toolkit_roots()) tried.push_back((root / "lib64" / soname).string());
     void* handle = nullptr;
     std::string why;
     for (const auto& path : tried) {

@@ -3,12 +3,11 @@
 // libcudadevrt.a. Random inputs, poisoned outputs.
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
+#include "support/toolkit.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <vector>
 #include <string>
@@ -52,21 +51,6 @@ void check_apply_and_scale(const kjit::Module& m, unsigned seed) {
   CHECK(wrong == 0);
 }
 
-// The toolkit's libcudadevrt.a on this machine (the GPU machine's toolkit may live elsewhere
-// than the build machine's).
-std::string devrt() {
-  std::vector<std::string> dirs;
-  for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/lib64");
-  }
-  dirs.push_back("/usr/local/cuda/lib64");
-  dirs.push_back(KJIT_TEST_CUDA_LIBRARY_DIR);
-  for (const auto& d : dirs) {
-    if (std::filesystem::exists(d + "/libcudadevrt.a")) return d + "/libcudadevrt.a";
-  }
-  return dirs.back() + "/libcudadevrt.a";  // the error names it
-}
-
 }  // namespace
 
 TEST_SUITE("gpu") {
@@ -102,7 +86,7 @@ TEST_SUITE("gpu") {
                          "extern \"C\" __global__ void parent(int* x, int blocks, int add) {\n"
                          "  if (threadIdx.x == 0) child<<<blocks, 64>>>(x + blockIdx.x * blocks * 64, add);\n"
                          "}\n");
-    kjit::Module m = rt.load(kjit::Link("cdp").add(parent).add_file(devrt()));
+    kjit::Module m = rt.load(kjit::Link("cdp").add(parent).add_file(kjit::test::toolkit_file("lib64/libcudadevrt.a")));
     const int parents = 3, blocks = 5, n = parents * blocks * 64;
     std::vector<int> host(n);
     std::mt19937 gen(34);

@@ -7,6 +7,7 @@
 #include "runtime/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
+#include "support/toolkit.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -142,8 +143,9 @@ TEST_SUITE("link") {
     SUBCASE("fatbin made by the toolkit's fatbinary") {
       kjit::test::write_file(dir / "callee.cubin", b.cubin);
       const std::string fatbin = (dir / "callee.fatbin").string();
-      const std::string cmd = fmt::format("{}/fatbinary --create={} --image3=kind=elf,sm=90,file={} 2>&1",
-                                          KJIT_TEST_CUDA_BIN_DIR, fatbin, (dir / "callee.cubin").string());
+      const std::string cmd = fmt::format("{} --create={} --image3=kind=elf,sm=90,file={} 2>&1",
+                                          kjit::test::toolkit_file("bin/fatbinary").string(), fatbin,
+                                          (dir / "callee.cubin").string());
       auto made = kjit::test::run_command(cmd);
       REQUIRE_MESSAGE(made.code == 0, made.out);
       auto r = rt.link(Link("fat").add(caller()).add_file(fatbin), k_sm90);
@@ -157,7 +159,7 @@ TEST_SUITE("link") {
     Program parent("parent.cu",
                    "__global__ void child(int* x) { x[threadIdx.x] += 1; }\n"
                    "extern \"C\" __global__ void parent(int* x) { child<<<1, 32>>>(x); }\n");
-    const std::string devrt = std::string(KJIT_TEST_CUDA_LIBRARY_DIR) + "/libcudadevrt.a";
+    const std::filesystem::path devrt = kjit::test::toolkit_file("lib64/libcudadevrt.a");
     auto r = rt.link(Link("cdp").add(parent).add_file(devrt), k_sm90);
     CHECK(has_kernel(r.cubin, "parent"));
     try {
