@@ -12,5 +12,6 @@ void add_compile_commands(CLI::App& app, Context& ctx);  // compile, ptx
 void add_cache_commands(CLI::App& app, Context& ctx);    // cache stats|ls|verify|prune|clear|explain
 void add_inspect_commands(CLI::App& app, Context& ctx);  // diff, resources, sass
 void add_warm_command(CLI::App& app, Context& ctx);      // warm
+void add_profile_command(CLI::App& app, Context& ctx);   // profile
 
 }  // namespace kjit::cli

@@ -83,8 +83,10 @@ int main(int argc, char** argv) {
   add_cache_commands(app, ctx);
   add_inspect_commands(app, ctx);
   add_warm_command(app, ctx);
+  add_profile_command(app, ctx);
 
-  // Everything after the first "--" is NVRTC flags, for whichever command takes them; CLI11
+  // Everything after the first "--" is NVRTC flags, for whichever command takes them (for
+  // `profile`, the program and its arguments); CLI11
   // parses what comes before (so a command with several files still takes flags).
   int parsed = argc;
   for (int i = 1; i < argc; ++i) {

@@ -15,6 +15,7 @@
 #include "runtime/request/link_request.hpp"
 #include "runtime/request/module_registry.hpp"
 #include "runtime/request/request_hash.hpp"
+#include "runtime/profile/collector.hpp"
 
 #include <fmt/format.h>
 
@@ -81,13 +82,32 @@ struct Runtime::Impl {
   CompileResult obtain(const Program& program, const CompileOptions& o, const Device& device) {
     const Arch guess = compile::resolve_arch_unchecked(o.arch, device);
     const auto prepared = request::PreparedRequest::make(program, o, guess);
-    if (auto hit = service.find(program, guess, prepared)) return std::move(*hit);
-    if (const Arch arch = compile::resolve_arch(o.arch, device); arch == guess) {
-      return service.compile(program, arch, prepared);
-    } else {
-      // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own.
-      service.forget_miss();
-      return service.get(program, arch, request::PreparedRequest::make(program, o, arch));
+    profile::PhaseScope lookup;
+    if (auto hit = service.find(program, guess, prepared)) {
+      lookup.end(phase_of(hit->outcome), program.name(), hit->key, to_string(hit->outcome));
+      return std::move(*hit);
+    }
+    profile::PhaseScope compiling;
+    CompileResult r = [&] {
+      if (const Arch arch = compile::resolve_arch(o.arch, device); arch == guess) {
+        return service.compile(program, arch, prepared);
+      } else {
+        // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own.
+        service.forget_miss();
+        return service.get(program, arch, request::PreparedRequest::make(program, o, arch));
+      }
+    }();
+    compiling.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
+    return r;
+  }
+
+  // The profiler's phase for a result's outcome.
+  static profile::Phase phase_of(Outcome outcome) {
+    switch (outcome) {
+    case Outcome::hit: return profile::Phase::disk_hit;
+    case Outcome::remote_hit: return profile::Phase::remote_hit;
+    case Outcome::waited: return profile::Phase::wait;
+    default: return profile::Phase::compile;
     }
   }
 };
@@ -111,14 +131,23 @@ Runtime::~Runtime() {
 CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
   CompileOptions o = normalized(options);
   Arch arch = compile::resolve_arch(o.arch, std::nullopt);
-  return m_impl->service.get(program, arch, request::PreparedRequest::make(program, o, arch));
+  profile::PhaseScope phase;
+  CompileResult r = m_impl->service.get(program, arch, request::PreparedRequest::make(program, o, arch));
+  phase.end(Impl::phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
+  return r;
 }
 
 Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
   Impl& im = *m_impl;
   Device dev = device ? *device : Device::current();
+  profile::PhaseScope hashing;
   request::RequestHash rh = request::request_hash(program, options, dev.ordinal());
-  if (auto m = im.registry.find(rh)) return std::move(*m);
+  hashing.end(profile::Phase::request_hash, program.name());
+  profile::PhaseScope lookup;
+  if (auto m = im.registry.find(rh)) {
+    lookup.end(profile::Phase::registry_hit, program.name(), m->compile_result().key);
+    return std::move(*m);
+  }
   CompileResult result = im.obtain(program, normalized(options), dev);
   std::string key = result.key;
   return im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return im.load_once(std::move(result), dev); });

@@ -14,6 +14,7 @@
 #include <kjit/log.hpp>
 #include <kjit/manifest.hpp>
 #include <kjit/module.hpp>
+#include <kjit/profile.hpp>
 #include <kjit/program.hpp>
 #include <kjit/runtime.hpp>
 #include <kjit/warm.hpp>

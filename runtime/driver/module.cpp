@@ -8,6 +8,7 @@
 #include "runtime/driver/nvtx.hpp"
 #include "runtime/driver/ptx_variables.hpp"
 #include "runtime/driver/unique_handle.hpp"
+#include "runtime/profile/collector.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -143,6 +144,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
+  profile::remember_kernel(symbol, name, m.result.program_name, m.result.key);
   if (driver::nvtx::enabled()) {
     state->nvtx_name = driver::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   }
@@ -183,6 +185,7 @@ Module::Module(CompileResult compiled, Device device) {
   code->result = std::move(compiled);
   const CompileResult& result = code->result;
   driver::nvtx::Range range("load", result.program_name);
+  profile::PhaseScope phase;
   CUcontext context = device.context();
   make_current(context, api);
 
@@ -218,6 +221,7 @@ Module::Module(CompileResult compiled, Device device) {
   state->module = ModuleHandle(m);
   state->from_cubin = use_cubin;
   m_state = std::move(state);
+  phase.end(profile::Phase::load, result.program_name, result.key);
 }
 
 Module Module::on(Device device) const {

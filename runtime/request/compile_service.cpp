@@ -1,5 +1,7 @@
 #include "runtime/request/compile_service.hpp"
 
+#include "runtime/profile/collector.hpp"
+
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
@@ -254,6 +256,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
 CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
   const std::vector<std::string>& flags = request.flags;
   driver::nvtx::Range range("compile", program.name());
+  profile::PhaseScope phase;
   compile::NvrtcOutput out;
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();
@@ -261,6 +264,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   } else {
     out = compile::NvrtcCompiler::compile(program, flags, arch);
   }
+  phase.end(profile::Phase::nvrtc, program.name(), request.key.key.hex());
   if (!out.succeeded) {
     std::string excerpt = compile::source_excerpt(program.name(), program.source(), out.result.log);
     throw CompileError(program.name(), flags, out.result.log, excerpt,

@@ -1,0 +1,98 @@
+// kjit profile: run a program under kjit's profiler (kjit::profile_program) and print its table
+// of kernels, copies and phases, or the same as JSON; --trace writes a Chrome trace.
+#include "commands.hpp"
+
+#include <kjit/profile.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+namespace kjit::cli {
+namespace {
+
+struct ProfileArgs {
+  bool table = false;
+  std::string trace;
+  std::string output;
+  std::string sort_by = "gpu_total";
+  std::size_t limit = 0;
+  bool by_shape = false;
+  bool no_phases = false;
+  std::size_t max_events = 2'000'000;
+};
+
+std::string report(const ProfiledRun& run, const TableOptions& table, bool json) {
+  if (json) {
+    nlohmann::ordered_json j;
+    j["exit_code"] = run.exit_code;
+    j["processes"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < run.pids.size(); ++i) {
+      auto s = nlohmann::ordered_json::parse(to_json(run.summaries[i]));
+      j["processes"].push_back({{"pid", run.pids[i]}, {"summary", std::move(s)}});
+    }
+    j["traces"] = nlohmann::ordered_json::array();
+    for (const auto& t : run.traces) j["traces"].push_back(t.string());
+    if (!run.message.empty()) j["message"] = run.message;
+    return j.dump(2) + "\n";
+  }
+  std::string out;
+  if (!run.message.empty()) out += fmt::format("kjit profile: {}\n", run.message);
+  for (std::size_t i = 0; i < run.pids.size(); ++i) {
+    out += fmt::format("\nkjit profile: process {}{}\n", run.pids[i], i == 0 ? " (the program)" : "");
+    out += format_table(run.summaries[i], table);
+  }
+  for (const auto& t : run.traces) {
+    out += fmt::format("kjit profile: Chrome trace in {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                       t.string());
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<ProfileArgs>();
+  auto* profile = app.add_subcommand(
+      "profile",
+      "Run a program under kjit's profiler (CUPTI, through CUDA's injection: the program need not link kjit) and "
+      "print where its GPU time went: kjit profile [options] -- PROGRAM ARGS...");
+  profile->add_flag("--table", args->table, "Print the table of kernels, copies and host phases (the default)");
+  profile->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to this file");
+  profile->add_option("-o,--output", args->output, "Write the table (or the JSON) to this file, not stdout");
+  profile->add_option("--sort", args->sort_by, "Sort the kernels by gpu_total, gpu_mean, gpu_min, gpu_max, calls, "
+                                               "host_total or name")
+      ->capture_default_str();
+  profile->add_option("--limit", args->limit, "Show at most this many kernels (0: all)")->capture_default_str();
+  profile->add_flag("--by-shape", args->by_shape, "One row per kernel and launch shape");
+  profile->add_flag("--no-phases", args->no_phases, "Leave out the table of host phases");
+  profile->add_option("--max-events", args->max_events,
+                      "Records kept per kind; past it the oldest are dropped and counted")
+      ->capture_default_str();
+  profile->footer("The program's output and exit code pass through (128+N when signal N ended it); the report "
+                  "follows its output. Exit code 2 when the program cannot be started.");
+  profile->callback([&ctx, args] {
+    if (ctx.nvrtc_flags.empty()) throw UsageError("kjit profile: no program given: kjit profile [options] -- PROGRAM ARGS...");
+    ProfileRunOptions options;
+    options.trace = args->trace;
+    options.table.sort_by = args->sort_by;
+    options.table.limit = args->limit;
+    options.table.by_shape = args->by_shape;
+    options.table.phases = !args->no_phases;
+    options.max_events = args->max_events;
+    const ProfiledRun run = profile_program(ctx.nvrtc_flags, options);
+    const std::string text = report(run, options.table, ctx.json);
+    if (args->output.empty()) {
+      std::fflush(stdout);
+      fmt::print("{}", text);
+    } else {
+      std::ofstream out(args->output, std::ios::binary | std::ios::trunc);
+      out << text;
+      if (!out.flush()) throw IoError(fmt::format("kjit profile: writing the report to {} failed", args->output));
+    }
+    ctx.exit_code = run.exit_code;
+  });
+}
+
+}  // namespace kjit::cli

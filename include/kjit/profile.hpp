@@ -1,0 +1,154 @@
+// kjit::Profiler: where a program's GPU time goes. A scope around any code that records, through
+// CUPTI (NVIDIA's profiling interface, loaded on first use), every kernel, memcpy and memset on
+// the GPU (also those other libraries launch), the host call that launched each kernel, kjit's
+// own phases (request hashing, registry hit, disk or remote hit, compile and NVRTC's share, load)
+// and the caller's own ranges. Then a table like torch.profiler's key_averages() (text or data)
+// and a Chrome trace for Perfetto or chrome://tracing.
+//
+//   kjit::Profiler p;
+//   ... launches ...
+//   p.stop();
+//   std::cout << p.table({.sort_by = "gpu_total", .limit = 20});
+//   p.export_chrome_trace("trace.json");
+//
+// Where it cannot record (no libcupti, no GPU, another profiler such as Nsight already attached)
+// it says so once through ProfileOptions::log, active() is false and the program runs unprofiled.
+// One Profiler records at a time in a process. Without an open Profiler, launches pay nothing.
+#pragma once
+
+#include <kjit/export.hpp>
+#include <kjit/log.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+struct ProfileOptions {
+  // GPU records (kernels, copies, sets) and launch calls kept; past it the oldest are dropped
+  // and counted (ProfileSummary::dropped), so a long run never grows without end.
+  std::size_t max_events = 2'000'000;
+  bool memory = true;  // memcpy and memset records besides kernels
+  // Where the one message about a profiler that cannot record goes; empty: stderr.
+  LogCallback log;
+};
+
+struct TableOptions {
+  // gpu_total, gpu_mean, gpu_min, gpu_max, calls, host_total or name.
+  std::string sort_by = "gpu_total";
+  std::size_t limit = 0;   // rows shown; 0: all
+  bool by_shape = false;   // one row per kernel and launch shape (grid, block, shared memory)
+  bool phases = true;      // the table of kjit's phases below the kernels
+};
+
+struct ProfileKernelRow {
+  std::string name;     // the name expression kjit compiled it by, else the demangled name without parameters
+  std::string shape;    // "grid (x,y,z) block (x,y,z) smem N" with by_shape; empty otherwise
+  std::string program;  // the kjit program it came from; empty for kernels kjit did not load
+  std::uint64_t calls = 0;
+  double gpu_total_us = 0, gpu_mean_us = 0, gpu_min_us = 0, gpu_max_us = 0;
+  double gpu_percent = 0;         // of all kernels' GPU time
+  double host_enqueue_total_us = 0;  // the launch calls' time on the host
+};
+
+struct ProfileTransferRow {
+  std::string kind;  // "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", ..., "memset"
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;
+  double gpu_total_us = 0;
+};
+
+struct ProfilePhaseRow {
+  std::string phase;  // request hash, registry hit, disk hit, remote hit, compile, nvrtc, link, load, wait, launch enqueue, or a user range
+  std::uint64_t count = 0;
+  double total_us = 0, mean_us = 0, max_us = 0;
+};
+
+struct ProfileSummary {
+  bool recorded = false;  // false: nothing was recorded; `message` says why
+  std::string message;
+  std::vector<ProfileKernelRow> kernels;     // sorted and limited as asked
+  std::vector<ProfileTransferRow> transfers;
+  std::vector<ProfilePhaseRow> phases;       // kjit's phases, then user ranges
+  std::uint64_t kernel_count = 0;            // every kernel record, also rows past the limit
+  std::size_t kernel_names = 0;              // rows before the limit
+  double gpu_kernel_total_us = 0;
+  double wall_us = 0;                        // from the profiler's start to its stop
+  std::uint64_t dropped = 0;                 // records dropped (oldest first, or by CUPTI)
+};
+
+// The table as text, the same one Profiler::table gives (for a summary read back as JSON).
+KJIT_API std::string format_table(const ProfileSummary& summary, const TableOptions& options = {});
+KJIT_API std::string to_json(const ProfileSummary& summary);
+// Throws UsageError for text that is not a summary to_json wrote.
+KJIT_API ProfileSummary profile_summary_from_json(std::string_view json);
+
+class KJIT_API Profiler {
+public:
+  Profiler();
+  explicit Profiler(ProfileOptions options);
+  ~Profiler();  // stops
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  bool active() const;                 // recording now, or recorded until stop()
+  const std::string& message() const;  // why not, when !active()
+
+  // Ends the recording: every GPU record is flushed first (waits for nothing on the GPU:
+  // synchronize before stop() to see kernels still running). Later calls do nothing.
+  void stop();
+
+  // Stop first (a call before stop() stops).
+  ProfileSummary summary(const TableOptions& options = {});
+  std::string table(const TableOptions& options = {});
+  std::string chrome_trace();
+  // Throws IoError when the file cannot be written.
+  void export_chrome_trace(const std::filesystem::path& path);
+
+  // A host range of the caller's own ("decode"), recorded while a Profiler records, and an NVTX
+  // range in domain "kjit" when Nsight attaches. Costs a branch otherwise.
+  class KJIT_API Range {
+  public:
+    explicit Range(std::string_view name);
+    ~Range();
+    Range(const Range&) = delete;
+    Range& operator=(const Range&) = delete;
+
+  private:
+    std::string m_name;
+    std::uint64_t m_start = 0;
+    bool m_nvtx = false;
+  };
+  static Range range(std::string_view name) { return Range(name); }
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// `kjit profile`: runs a program (argv[0] found on PATH) under the profiler through CUDA's
+// injection (CUDA_INJECTION64_PATH names libkjit_inject, installed beside libkjit), so that a
+// program that never linked kjit is profiled too. Its output passes through; it is waited for.
+struct ProfileRunOptions {
+  std::filesystem::path trace;  // a Chrome trace here when not empty (other processes: <stem>.<pid>.json)
+  TableOptions table;           // applied to the summaries
+  std::size_t max_events = 2'000'000;
+};
+
+struct ProfiledRun {
+  int exit_code = 0;        // the program's; 128 + N when signal N ended it
+  std::vector<int> pids;    // processes that recorded, the program first
+  std::vector<ProfileSummary> summaries;  // one per process in `pids`
+  std::vector<std::filesystem::path> traces;
+  std::string message;      // non-empty when no process recorded: why
+};
+
+// Throws UsageError when the program cannot be started or libkjit_inject is not found.
+KJIT_API ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileRunOptions& options = {});
+
+}  // namespace kjit

@@ -1,0 +1,103 @@
+#include "runtime/profile/cupti_library.hpp"
+
+#include "runtime/compile/toolkit_location.hpp"
+
+#include <fmt/format.h>
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+namespace kjit::profile {
+namespace {
+
+struct Loaded {
+  CuptiApi api;
+  std::string error;
+};
+
+Loaded load() {
+  Loaded out;
+  const std::string soname = fmt::format("libcupti.so.{}", CUDA_VERSION / 1000);
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("KJIT_CUPTI_LIBRARY"); env != nullptr && *env != '\0') {
+    tried.push_back(env);  // the user's choice, and only it
+  } else {
+    tried.push_back(soname);
+    if (const auto beside = compile::nvrtc_library_dir(); !beside.empty()) tried.push_back((beside / soname).string());
+    for (const auto& root : compile::toolkit_roots()) {
+      tried.push_back((root / "lib64" / soname).string());
+      tried.push_back((root / "extras" / "CUPTI" / "lib64" / soname).string());
+    }
+#ifdef KJIT_CUPTI_BUILD_LIBRARY
+    tried.push_back(KJIT_CUPTI_BUILD_LIBRARY);
+#endif
+  }
+  void* handle = nullptr;
+  std::string why;
+  for (const auto& path : tried) {
+    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+      out.api.library = path;
+      break;
+    }
+    const char* e = dlerror();
+    if (why.empty()) why = fmt::format("{}: {}", path, e ? e : "unknown reason");
+  }
+  if (handle == nullptr) {
+    out.error = fmt::format("CUPTI (libcupti, the CUDA toolkit's profiling library) could not be loaded: {}{}; "
+                            "install the toolkit's CUPTI, put it on LD_LIBRARY_PATH or name it in KJIT_CUPTI_LIBRARY",
+                            why, tried.size() > 1 ? fmt::format(" (and {} other places)", tried.size() - 1) : "");
+    return out;
+  }
+  std::string missing;
+  auto resolve = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+    if (fn == nullptr) missing += missing.empty() ? name : fmt::format(", {}", name);
+  };
+  CuptiApi& a = out.api;
+  resolve(a.subscribe, "cuptiSubscribe");
+  resolve(a.unsubscribe, "cuptiUnsubscribe");
+  resolve(a.enable_callback, "cuptiEnableCallback");
+  resolve(a.activity_enable, "cuptiActivityEnable");
+  resolve(a.activity_disable, "cuptiActivityDisable");
+  resolve(a.register_callbacks, "cuptiActivityRegisterCallbacks");
+  resolve(a.flush_all, "cuptiActivityFlushAll");
+  resolve(a.next_record, "cuptiActivityGetNextRecord");
+  resolve(a.dropped_records, "cuptiActivityGetNumDroppedRecords");
+  resolve(a.timestamp, "cuptiGetTimestamp");
+  resolve(a.result_string, "cuptiGetResultString");
+  if (!missing.empty()) out.error = fmt::format("CUPTI {} lacks {}", a.library, missing);
+  return out;
+}
+
+}  // namespace
+
+std::string CuptiApi::describe(CUptiResult result) const {
+  const char* text = nullptr;
+  if (result_string == nullptr || result_string(result, &text) != CUPTI_SUCCESS || text == nullptr) {
+    return fmt::format("CUPTI error {}", static_cast<int>(result));
+  }
+  return text;
+}
+
+const CuptiApi* cupti(std::string* why) {
+  // Kept once loaded; a failure is tried again next time (KJIT_CUPTI_LIBRARY may change).
+  static std::mutex mutex;
+  static const Loaded* loaded = nullptr;
+  std::lock_guard lock(mutex);
+  if (loaded == nullptr) {
+    Loaded attempt = load();
+    if (!attempt.error.empty()) {
+      if (why != nullptr) *why = attempt.error;
+      return nullptr;
+    }
+    loaded = new Loaded(std::move(attempt));  // never freed: CUPTI stays loaded
+  }
+  return &loaded->api;
+}
+
+}  // namespace kjit::profile

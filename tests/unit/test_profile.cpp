@@ -1,0 +1,356 @@
+// The profiler's parts that need no GPU: the table's grouping, sorting, limits, shapes, names
+// and phases from a Recording built by hand with random times; the Chrome trace against the
+// trace event format (every event's fields, flow pairs, track names); the summary's JSON round
+// trip; names demangled without parameters; a missing libcupti or driver gives one message and
+// an inactive Profiler; `kjit profile` passes the program's output and exit code through.
+#include <kjit/error.hpp>
+#include <kjit/profile.hpp>
+
+#include "runtime/profile/chrome_trace.hpp"
+#include "runtime/profile/collector.hpp"
+#include "runtime/profile/recording.hpp"
+#include "runtime/profile/summary.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+
+namespace {
+
+using kjit::profile::HostRange;
+using kjit::profile::KernelEvent;
+using kjit::profile::LaunchCall;
+using kjit::profile::Phase;
+using kjit::profile::Recording;
+
+struct Made {
+  Recording rec;
+  std::map<std::string, std::uint64_t> calls;  // by display name
+  std::map<std::string, double> total_us;
+  std::map<std::string, double> host_us;
+};
+
+// Three kernels (one known to kjit by its name expression, one plain C++ name, one extern "C"),
+// random counts and durations, each with its launch call; transfers and phases.
+Made make_recording(unsigned seed) {
+  std::mt19937_64 gen(seed);
+  Made m;
+  Recording& r = m.rec;
+  r.pid = 4242;
+  r.start = 1'000'000'000;
+  r.names = {"_Z7softmaxIfLi256EEvPKfPfii", "_Z6squarePKfPfi", "raw_saxpy", "cuLaunchKernel"};
+  r.known.push_back({"_Z7softmaxIfLi256EEvPKfPfii", "softmax<float, 256>", "softmax.cu", "abc123"});
+  const std::string display[] = {"softmax<float, 256>", "square", "raw_saxpy"};
+  std::uint64_t t = r.start + 1000;
+  std::uint32_t correlation = 1;
+  for (int i = 0; i < 300; ++i) {
+    const std::uint32_t which = static_cast<std::uint32_t>(gen() % 3);
+    KernelEvent k;
+    k.name = which;
+    k.start = t + 500 + gen() % 1000;
+    k.end = k.start + 1000 + gen() % 50'000;
+    k.stream = 7 + which % 2;
+    k.correlation = correlation;
+    k.grid[0] = which == 0 ? 4096 : 128 + static_cast<int>(gen() % 2);
+    k.block[0] = 256;
+    k.registers = 32;
+    k.static_shared = which == 0 ? 1024 : 0;
+    LaunchCall l;
+    l.start = t;
+    l.end = t + 2000 + gen() % 3000;
+    l.correlation = correlation++;
+    l.thread = 99;
+    l.api = 3;
+    r.kernels.push_back(k);
+    r.launches.push_back(l);
+    m.calls[display[which]] += 1;
+    m.total_us[display[which]] += static_cast<double>(k.end - k.start) / 1e3;
+    m.host_us[display[which]] += static_cast<double>(l.end - l.start) / 1e3;
+    t = k.end;
+  }
+  for (int i = 0; i < 5; ++i) {
+    r.transfers.push_back({t, t + 3000, 1u << 20, 0, 1, 7, 0, static_cast<std::uint8_t>(kjit::profile::TransferKind::htod)});
+    t += 4000;
+  }
+  r.ranges.push_back({r.start + 10, r.start + 35'000'000, 99, Phase::compile, "softmax.cu", "abc123", "compiled"});
+  r.ranges.push_back({r.start + 20, r.start + 34'000'000, 99, Phase::nvrtc, "softmax.cu", "abc123", ""});
+  r.ranges.push_back({t, t + 800, 99, Phase::registry_hit, "softmax.cu", "abc123", ""});
+  r.ranges.push_back({t, t + 900, 99, Phase::user, "decode", "", ""});
+  r.ranges.push_back({t + 1000, t + 1900, 99, Phase::user, "decode", "", ""});
+  r.stop = t + 10'000;
+  return m;
+}
+
+}  // namespace
+
+TEST_SUITE("profile") {
+  TEST_CASE("the table groups kernels by name and counts every call and nanosecond") {
+    for (unsigned seed : {1u, 2u, 3u}) {
+      Made m = make_recording(seed);
+      auto s = kjit::profile::summarize(m.rec, {});
+      REQUIRE(s.recorded);
+      CHECK(s.kernel_count == 300);
+      CHECK(s.kernel_names == 3);
+      REQUIRE(s.kernels.size() == 3);
+      double percent = 0;
+      for (const auto& row : s.kernels) {
+        INFO(row.name);
+        REQUIRE(m.calls.count(row.name) == 1);
+        CHECK(row.calls == m.calls[row.name]);
+        CHECK(row.gpu_total_us == doctest::Approx(m.total_us[row.name]));
+        CHECK(row.host_enqueue_total_us == doctest::Approx(m.host_us[row.name]));
+        CHECK(row.gpu_mean_us == doctest::Approx(row.gpu_total_us / static_cast<double>(row.calls)));
+        CHECK(row.gpu_min_us <= row.gpu_mean_us);
+        CHECK(row.gpu_max_us >= row.gpu_mean_us);
+        percent += row.gpu_percent;
+      }
+      CHECK(percent == doctest::Approx(100.0));
+      // The name expression kjit compiled it by, and its program.
+      auto known = std::find_if(s.kernels.begin(), s.kernels.end(), [](auto& r) { return r.name == "softmax<float, 256>"; });
+      REQUIRE(known != s.kernels.end());
+      CHECK(known->program == "softmax.cu");
+      // Sorted by GPU total, largest first.
+      CHECK(std::is_sorted(s.kernels.begin(), s.kernels.end(),
+                           [](auto& a, auto& b) { return a.gpu_total_us > b.gpu_total_us; }));
+    }
+  }
+
+  TEST_CASE("the table sorts by each column and shows at most the limit") {
+    Made m = make_recording(9);
+    for (std::string key : {"gpu_total", "gpu_mean", "gpu_min", "gpu_max", "calls", "host_total"}) {
+      auto s = kjit::profile::summarize(m.rec, {.sort_by = key});
+      auto field = [&](const kjit::ProfileKernelRow& r) {
+        return key == "gpu_total" ? r.gpu_total_us : key == "gpu_mean" ? r.gpu_mean_us : key == "gpu_min" ? r.gpu_min_us
+             : key == "gpu_max" ? r.gpu_max_us : key == "calls" ? static_cast<double>(r.calls) : r.host_enqueue_total_us;
+      };
+      for (std::size_t i = 1; i < s.kernels.size(); ++i) CHECK(field(s.kernels[i - 1]) >= field(s.kernels[i]));
+    }
+    auto by_name = kjit::profile::summarize(m.rec, {.sort_by = "name"});
+    CHECK(std::is_sorted(by_name.kernels.begin(), by_name.kernels.end(), [](auto& a, auto& b) { return a.name < b.name; }));
+    auto limited = kjit::profile::summarize(m.rec, {.sort_by = "calls", .limit = 2});
+    CHECK(limited.kernels.size() == 2);
+    CHECK(limited.kernel_names == 3);
+    CHECK(limited.kernel_count == 300);
+    const std::string text = kjit::format_table(limited, {.limit = 2});
+    CHECK(text.find("300 kernel launches of 3 kernels (2 shown)") != std::string::npos);
+    CHECK_THROWS_AS(kjit::profile::summarize(m.rec, {.sort_by = "fastest"}), kjit::UsageError);
+  }
+
+  TEST_CASE("by shape gives one row per kernel and launch shape") {
+    Made m = make_recording(5);
+    auto s = kjit::profile::summarize(m.rec, {.by_shape = true});
+    std::set<std::pair<std::string, std::string>> expected;
+    for (const auto& k : m.rec.kernels) {
+      const std::string name = k.name == 0 ? "softmax<float, 256>" : kjit::profile::short_kernel_name(m.rec.names[k.name]);
+      expected.insert({name, fmt::format("grid ({},{},{}) block ({},{},{}) smem {}", k.grid[0], k.grid[1], k.grid[2],
+                                         k.block[0], k.block[1], k.block[2], k.static_shared + k.dynamic_shared)});
+    }
+    CHECK(s.kernels.size() == expected.size());
+    std::uint64_t calls = 0;
+    for (const auto& r : s.kernels) {
+      CHECK(expected.count({r.name, r.shape}) == 1);
+      calls += r.calls;
+    }
+    CHECK(calls == 300);
+    const std::string text = kjit::format_table(s, {.by_shape = true});
+    CHECK(text.find("Shape") != std::string::npos);
+    CHECK(text.find("grid (4096,1,1) block (256,1,1) smem 1024") != std::string::npos);
+  }
+
+  TEST_CASE("the phase table lists kjit phases in request order then launch enqueue and user ranges") {
+    Made m = make_recording(11);
+    auto s = kjit::profile::summarize(m.rec, {});
+    std::vector<std::string> names;
+    for (const auto& p : s.phases) names.push_back(p.phase);
+    CHECK(names == std::vector<std::string>{"registry hit", "compile", "nvrtc", "launch enqueue", "decode"});
+    auto decode = std::find_if(s.phases.begin(), s.phases.end(), [](auto& p) { return p.phase == "decode"; });
+    CHECK(decode->count == 2);
+    CHECK(decode->total_us == doctest::Approx(1.8));
+    CHECK(decode->max_us == doctest::Approx(0.9));
+    auto launches = std::find_if(s.phases.begin(), s.phases.end(), [](auto& p) { return p.phase == "launch enqueue"; });
+    CHECK(launches->count == 300);
+    const std::string text = kjit::format_table(s);
+    for (const char* column : {"Name", "Calls", "GPU total", "GPU mean", "GPU min", "GPU max", "% GPU", "Host enqueue",
+                               "Host phase", "Transfer", "memcpy HtoD", "5.00 MiB"}) {
+      CHECK_MESSAGE(text.find(column) != std::string::npos, column);
+    }
+    CHECK(kjit::format_table(kjit::profile::summarize(m.rec, {.phases = false}), {.phases = false}).find("Host phase") ==
+          std::string::npos);
+  }
+
+  TEST_CASE("kernel names are demangled without return type and parameters") {
+    using kjit::profile::short_kernel_name;
+    CHECK(short_kernel_name("_Z6squarePKfPfi") == "square");
+    CHECK(short_kernel_name("_Z7softmaxIfLi256EEvPKfPfii") == "softmax<float, 256>");
+    CHECK(short_kernel_name("_ZN4kjit7kernels4meanIfEEvPKfPfi") == "kjit::kernels::mean<float>");
+    CHECK(short_kernel_name("raw_saxpy") == "raw_saxpy");
+    CHECK(short_kernel_name("_Znot_really") == "_Znot_really");
+    CHECK(kjit::profile::demangle("_Z6squarePKfPfi") == "square(float const*, float*, int)");
+  }
+
+  TEST_CASE("the Chrome trace follows the trace event format with a flow from each launch to its kernel") {
+    Made m = make_recording(21);
+    const std::string text = kjit::profile::chrome_trace(m.rec);
+    const auto j = nlohmann::json::parse(text);
+    REQUIRE(j.contains("traceEvents"));
+    const auto& events = j["traceEvents"];
+    std::map<std::uint64_t, int> starts, finishes;
+    std::set<std::int64_t> host_tids, gpu_tids;
+    int kernels = 0, launches = 0, phases = 0, users = 0, named_tracks = 0;
+    for (const auto& e : events) {
+      REQUIRE(e.contains("ph"));
+      REQUIRE(e.contains("pid"));
+      REQUIRE(e.contains("tid"));
+      const std::string ph = e["ph"];
+      CHECK((ph == "X" || ph == "s" || ph == "f" || ph == "M"));
+      if (ph == "M") {
+        CHECK(e["args"].contains(e["name"] == "process_sort_index" ? "sort_index" : "name"));
+        if (e["name"] == "thread_name") ++named_tracks;
+        continue;
+      }
+      REQUIRE(e.contains("ts"));
+      CHECK(e["ts"].is_number());
+      CHECK(e["ts"].get<double>() >= 0);
+      if (ph == "X") {
+        REQUIRE(e.contains("dur"));
+        CHECK(e["dur"].get<double>() >= 0);
+        const std::string cat = e["cat"];
+        if (cat == "kernel") {
+          ++kernels;
+          gpu_tids.insert(e["tid"].get<std::int64_t>());
+          for (const char* arg : {"grid", "block", "registers per thread", "static shared memory",
+                                  "dynamic shared memory", "stream", "correlation"}) {
+            CHECK_MESSAGE(e["args"].contains(arg), arg);
+          }
+          CHECK(e["pid"].get<std::int64_t>() != 4242);
+          if (e["name"] == "softmax<float, 256>") CHECK(e["args"]["program"] == "softmax.cu");
+        } else if (cat == "launch") {
+          ++launches;
+          CHECK(e["pid"] == 4242);
+          host_tids.insert(e["tid"].get<std::int64_t>());
+        } else if (cat == "kjit") {
+          ++phases;
+          CHECK(e["args"]["program"] == "softmax.cu");
+        } else if (cat == "user") {
+          ++users;
+        }
+      } else {
+        CHECK(e["cat"] == "launch");
+        const auto id = e["id"].get<std::uint64_t>();
+        if (ph == "s") {
+          ++starts[id];
+          CHECK(e["pid"] == 4242);
+        } else {
+          ++finishes[id];
+          CHECK(e["bp"] == "e");
+          CHECK(e["pid"].get<std::int64_t>() != 4242);
+        }
+      }
+    }
+    CHECK(kernels == 300);
+    CHECK(launches == 300);
+    CHECK(phases == 3);
+    CHECK(users == 2);
+    CHECK(starts.size() == 300);
+    CHECK(starts == finishes);  // every flow starts on the host and ends at its kernel
+    CHECK(named_tracks == static_cast<int>(host_tids.size() + gpu_tids.size()));
+  }
+
+  TEST_CASE("a summary survives its JSON form and other text is refused") {
+    Made m = make_recording(33);
+    auto s = kjit::profile::summarize(m.rec, {.by_shape = true});
+    auto back = kjit::profile_summary_from_json(kjit::to_json(s));
+    CHECK(back.recorded);
+    CHECK(back.kernel_count == s.kernel_count);
+    REQUIRE(back.kernels.size() == s.kernels.size());
+    for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+      CHECK(back.kernels[i].name == s.kernels[i].name);
+      CHECK(back.kernels[i].shape == s.kernels[i].shape);
+      CHECK(back.kernels[i].calls == s.kernels[i].calls);
+      CHECK(back.kernels[i].gpu_total_us == doctest::Approx(s.kernels[i].gpu_total_us));
+    }
+    CHECK(back.phases.size() == s.phases.size());
+    CHECK(kjit::format_table(back, {.by_shape = true}) == kjit::format_table(s, {.by_shape = true}));
+    CHECK_THROWS_AS(kjit::profile_summary_from_json("{\"kernels\": 3}"), kjit::UsageError);
+    CHECK_THROWS_AS(kjit::profile_summary_from_json("not json"), kjit::UsageError);
+  }
+
+  TEST_CASE("without libcupti the profiler says so once and records nothing") {
+    ::setenv("KJIT_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
+    std::vector<std::string> said;
+    kjit::ProfileOptions options;
+    options.log = [&](kjit::LogLevel, std::string_view m) { said.emplace_back(m); };
+    {
+      kjit::Profiler p(options);
+      CHECK_FALSE(p.active());
+      CHECK(p.message().find("CUPTI") != std::string::npos);
+      CHECK(p.message().find("/nonexistent/libcupti.so.13") != std::string::npos);
+      CHECK_FALSE(kjit::profile::recording());
+      auto s = p.summary();
+      CHECK_FALSE(s.recorded);
+      CHECK(p.table().find("nothing recorded") != std::string::npos);
+      { auto r = kjit::Profiler::range("decode"); }
+      CHECK_NOTHROW(p.stop());
+    }
+    kjit::Profiler again(options);
+    CHECK_FALSE(again.active());
+    REQUIRE(said.size() == 1);  // once per process
+    CHECK(said[0].find("runs unprofiled") != std::string::npos);
+    ::unsetenv("KJIT_CUPTI_LIBRARY");
+  }
+
+  TEST_CASE("without a GPU the profiler says there is no driver") {
+    if (kjit::driver::try_driver() != nullptr) {
+      MESSAGE("a CUDA driver is here: the GPU tests cover the profiler");
+      return;
+    }
+    std::vector<std::string> said;
+    kjit::ProfileOptions options;
+    options.log = [&](kjit::LogLevel level, std::string_view m) {
+      CHECK(level == kjit::LogLevel::warn);
+      said.emplace_back(m);
+    };
+    kjit::Profiler p(options);
+    CHECK_FALSE(p.active());
+    CHECK(p.message().find("no CUDA driver") != std::string::npos);
+    CHECK(said.size() == 1);
+    // A second Profiler may start after a failed one: nothing is left open.
+    kjit::Profiler q(options);
+    CHECK(q.message() == p.message());
+  }
+
+  TEST_CASE("kjit profile passes the program's output and exit code through") {
+    const std::string kjit_cli = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+    auto r = kjit::test::run_command(kjit_cli + " profile -- /bin/sh -c 'echo from-the-program; exit 7' 2>&1");
+    CHECK(r.code == 7);
+    CHECK(r.out.rfind("from-the-program\n", 0) == 0);
+    CHECK(r.out.find("wrote no profile") != std::string::npos);  // no CUDA call: nothing to show
+    auto j = kjit::test::run_command(kjit_cli + " profile --json -- /bin/sh -c 'exit 5'");
+    CHECK(j.code == 5);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["exit_code"] == 5);
+    CHECK(doc["processes"].empty());
+    auto sig = kjit::test::run_command(kjit_cli + " profile -- /bin/sh -c 'kill -TERM $$' 2>&1");
+    CHECK(sig.code == 128 + 15);
+    CHECK(kjit::test::run_command(kjit_cli + " profile --sort fastest -- /bin/true 2>&1").code == 2);
+    auto missing = kjit::test::run_command(kjit_cli + " profile -- /nonexistent/program 2>&1");
+    CHECK(missing.code == 2);
+    CHECK(missing.out.find("/nonexistent/program") != std::string::npos);
+    CHECK(kjit::test::run_command(kjit_cli + " profile 2>&1").code == 2);
+    kjit::test::TempDir dir;
+    auto file = kjit::test::run_command(kjit_cli + " profile -o " + (dir.path() / "report.txt").string() +
+                                        " -- /bin/sh -c 'echo x' 2>&1");
+    CHECK(file.code == 0);
+    CHECK(file.out == "x\n");
+    CHECK(std::filesystem::exists(dir.path() / "report.txt"));
+  }
+}
