@@ -1,6 +1,7 @@
 // The lecture's profiling walk-through, with kjit: compile a kernel (through the cache), time
-// it with kjit::bench the way the lecture teaches (warm-up, CUDA events, median), dump its
-// PTX, and print the exact Nsight Compute command line that profiles it.
+// it with kjit::bench the way the lecture teaches (warm-up, CUDA events, median), see where a
+// run's GPU time goes with kjit::Profiler (the key_averages()-style table and a Chrome trace),
+// dump its PTX, and print the exact Nsight Compute command line that profiles it.
 //
 //   profiling [--rows 4096] [--cols 4096] [--dump-dir kjit_profiling] [--once]
 //
@@ -9,6 +10,7 @@
 #include <kjit/inspect.hpp>
 #include <kjit/kernels.hpp>
 #include <kjit/kjit.hpp>
+#include <kjit/profile.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -76,16 +78,35 @@ int main(int argc, char** argv) {
                 "read + written\n", r.repetitions, r.median_ms * 1e3, r.min_ms * 1e3, r.quantile_ms[0] * 1e3,
                 r.quantile_ms[1] * 1e3, gb / (r.median_ms * 1e-3));
 
-    // 3. Its PTX, alone, in a file.
-    const std::string mangled = compiled.lowered_name(name).value_or(name);
+    // 3. Where a run's time goes: every kernel on the GPU (also the others'), the launch calls,
+    // kjit's phases and a range of our own, as a table and a Chrome trace.
     std::filesystem::create_directories(dump_dir);
+    {
+      kjit::Profiler profiler;
+      {
+        auto step = kjit::Profiler::range("ten softmax steps");
+        for (int i = 0; i < 10; ++i) kernels.softmax(x.data(), y.data(), rows, cols);
+        auto copy_back = y.to_host();  // a device-to-host copy shows in the table too
+      }
+      kjit::Device::current().synchronize();
+      profiler.stop();
+      std::printf("3. kjit::Profiler over ten softmax steps:\n%s", profiler.table({.sort_by = "gpu_total", .limit = 10}).c_str());
+      if (profiler.active()) {
+        const auto trace = dump_dir / "trace.json";
+        profiler.export_chrome_trace(trace);
+        std::printf("   its Chrome trace is in %s (open it in https://ui.perfetto.dev)\n", trace.string().c_str());
+      }
+    }
+
+    // 4. Its PTX, alone, in a file.
+    const std::string mangled = compiled.lowered_name(name).value_or(name);
     const auto ptx_path = dump_dir / "softmax.ptx";
     std::ofstream(ptx_path) << kjit::inspect::function_ptx(compiled.ptx, mangled);
-    std::printf("3. its PTX is in %s (all of softmax.cu's kernels: `kjit compile --arch %s -o DIR "
+    std::printf("4. its PTX is in %s (all of softmax.cu's kernels: `kjit compile --arch %s -o DIR "
                 "kernels_src/softmax.cu`, or KJIT_DUMP_DIR=DIR)\n", ptx_path.string().c_str(), compiled.arch.str().c_str());
 
-    // 4. Profile one launch with Nsight Compute.
-    std::printf("4. profile one launch with Nsight Compute (kjit marks each launch with an NVTX range in "
+    // 5. Profile one launch with Nsight Compute.
+    std::printf("5. profile one launch with Nsight Compute (kjit marks each launch with an NVTX range in "
                 "domain \"kjit\"):\n   ncu --nvtx --kernel-name regex:softmax_fused --launch-count 1 --set full "
                 "-o softmax_report %s --rows %d --cols %d --once\n",
                 std::filesystem::absolute(argv[0]).string().c_str(), rows, cols);
