@@ -1,9 +1,8 @@
 #include "runtime/profile/chrome_trace.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
 
+#include <iterator>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,10 +10,62 @@
 namespace kjit::profile {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 // GPUs as processes of their own, numbered past any real pid.
 constexpr std::int64_t k_gpu_pid_base = 1'000'000'000;
+
+// Written with fmt straight into one buffer (a trace holds several events per launch, and a
+// JSON object per event costs ten times more); strings go through escaped().
+using Out = fmt::memory_buffer;
+
+struct Escaped {
+  std::string_view text;
+};
+
+}  // namespace
+}  // namespace kjit::profile
+
+template <>
+struct fmt::formatter<kjit::profile::Escaped> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const kjit::profile::Escaped& e, Context& ctx) const {
+    auto out = ctx.out();
+    *out++ = '"';
+    for (char c : e.text) {
+      switch (c) {
+      case '"': out = fmt::format_to(out, "\\\""); break;
+      case '\\': out = fmt::format_to(out, "\\\\"); break;
+      case '\n': out = fmt::format_to(out, "\\n"); break;
+      case '\t': out = fmt::format_to(out, "\\t"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out = fmt::format_to(out, "\\u{:04x}", static_cast<unsigned>(c));
+        else *out++ = c;
+      }
+    }
+    *out++ = '"';
+    return out;
+  }
+};
+
+namespace kjit::profile {
+namespace {
+
+Escaped esc(std::string_view s) { return Escaped{s}; }
+
+class Writer {
+public:
+  explicit Writer(Out& out) : m_out(out) {}
+  // Starts the next event: "{" after a comma when needed.
+  Out& next() {
+    if (!m_first) m_out.push_back(',');
+    m_first = false;
+    m_out.push_back('\n');
+    return m_out;
+  }
+
+private:
+  Out& m_out;
+  bool m_first = true;
+};
 
 }  // namespace
 
@@ -26,102 +77,115 @@ std::string chrome_trace(const Recording& rec) {
 
   std::unordered_map<std::string, const KnownKernel*> known;
   for (const auto& k : rec.known) known.emplace(k.mangled, &k);
+  // Each kernel name's display name and arguments, once.
+  std::vector<std::string> display(rec.names.size()), name_args(rec.names.size());
+  std::vector<bool> made(rec.names.size(), false);
+  auto names_of = [&](std::uint32_t index) {
+    if (!made[index]) {
+      made[index] = true;
+      const std::string& mangled = rec.names[index];
+      display[index] = short_kernel_name(mangled);
+      name_args[index] = fmt::format("\"mangled name\":{}", esc(mangled));
+      if (auto it = known.find(mangled); it != known.end()) {
+        if (!it->second->expression.empty()) display[index] = it->second->expression;
+        name_args[index] += fmt::format(",\"program\":{},\"cache key\":{}", esc(it->second->program),
+                                        esc(it->second->key));
+      }
+    }
+  };
 
-  Json events = Json::array();
+  Out out;
+  out.reserve(256 * (rec.kernels.size() * 2 + rec.launches.size() * 2 + rec.ranges.size()) + 4096);
+  fmt::format_to(std::back_inserter(out), "{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"producer\":\"kjit profiler\","
+                                          "\"dropped records\":{}}},\"traceEvents\":[",
+                 rec.dropped);
+  Writer w(out);
+  auto to = [](Out& o) { return std::back_inserter(o); };
+
   std::set<std::uint32_t> host_threads;
   std::set<std::pair<std::uint32_t, std::uint32_t>> streams;  // device, stream
   std::unordered_set<std::uint32_t> launched;  // correlations with a kernel (for the flow's start)
+  launched.reserve(rec.kernels.size());
   for (const auto& k : rec.kernels) launched.insert(k.correlation);
 
   for (const auto& l : rec.launches) {
     host_threads.insert(l.thread);
-    events.push_back({{"name", rec.names[l.api]}, {"cat", "launch"}, {"ph", "X"}, {"ts", us(l.start)},
-                      {"dur", dur(l.start, l.end)}, {"pid", host_pid}, {"tid", l.thread},
-                      {"args", {{"correlation", l.correlation}}}});
+    fmt::format_to(to(w.next()),
+                   "{{\"name\":{},\"cat\":\"launch\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
+                   "\"args\":{{\"correlation\":{}}}}}",
+                   esc(rec.names[l.api]), us(l.start), dur(l.start, l.end), host_pid, l.thread, l.correlation);
     if (launched.count(l.correlation) != 0) {
-      events.push_back({{"name", "launch"}, {"cat", "launch"}, {"ph", "s"}, {"id", l.correlation},
-                        {"ts", us(l.start)}, {"pid", host_pid}, {"tid", l.thread}});
+      fmt::format_to(to(w.next()),
+                     "{{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":{},\"ts\":{:.3f},\"pid\":{},\"tid\":{}}}",
+                     l.correlation, us(l.start), host_pid, l.thread);
     }
   }
   for (const auto& r : rec.ranges) {
     host_threads.insert(r.thread);
-    Json args = Json::object();
-    if (r.phase == Phase::user) {
-      args["range"] = r.name;
+    const bool user = r.phase == Phase::user;
+    std::string args;
+    if (user) {
+      args = fmt::format("\"range\":{}", esc(r.name));
     } else {
-      args["program"] = r.name;
-      if (!r.key.empty()) args["key"] = r.key;
-      if (!r.outcome.empty()) args["outcome"] = r.outcome;
+      args = fmt::format("\"program\":{}", esc(r.name));
+      if (!r.key.empty()) args += fmt::format(",\"key\":{}", esc(r.key));
+      if (!r.outcome.empty()) args += fmt::format(",\"outcome\":{}", esc(r.outcome));
     }
-    const std::string name = r.phase == Phase::user ? r.name : fmt::format("kjit {}", to_string(r.phase));
-    events.push_back({{"name", name}, {"cat", r.phase == Phase::user ? "user" : "kjit"}, {"ph", "X"},
-                      {"ts", us(r.start)}, {"dur", dur(r.start, r.end)}, {"pid", host_pid}, {"tid", r.thread},
-                      {"args", std::move(args)}});
+    const std::string name = user ? r.name : fmt::format("kjit {}", to_string(r.phase));
+    fmt::format_to(to(w.next()),
+                   "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
+                   "\"args\":{{{}}}}}",
+                   esc(name), user ? "user" : "kjit", us(r.start), dur(r.start, r.end), host_pid, r.thread, args);
   }
   std::unordered_set<std::uint32_t> flowed;
+  flowed.reserve(rec.kernels.size());
   for (const auto& k : rec.kernels) {
     streams.insert({k.device, k.stream});
-    const std::string& mangled = rec.names[k.name];
-    Json args = {{"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-                 {"block", {k.block[0], k.block[1], k.block[2]}},
-                 {"registers per thread", k.registers},
-                 {"static shared memory", k.static_shared},
-                 {"dynamic shared memory", k.dynamic_shared},
-                 {"device", k.device},
-                 {"stream", k.stream},
-                 {"correlation", k.correlation},
-                 {"mangled name", mangled}};
-    std::string name = short_kernel_name(mangled);
-    if (auto it = known.find(mangled); it != known.end()) {
-      if (!it->second->expression.empty()) name = it->second->expression;
-      args["program"] = it->second->program;
-      args["cache key"] = it->second->key;
-    }
+    names_of(k.name);
     const std::int64_t pid = k_gpu_pid_base + k.device;
-    events.push_back({{"name", name}, {"cat", "kernel"}, {"ph", "X"}, {"ts", us(k.start)},
-                      {"dur", dur(k.start, k.end)}, {"pid", pid}, {"tid", k.stream}, {"args", std::move(args)}});
+    fmt::format_to(to(w.next()),
+                   "{{\"name\":{},\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
+                   "\"args\":{{\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers per thread\":{},"
+                   "\"static shared memory\":{},\"dynamic shared memory\":{},\"device\":{},\"stream\":{},"
+                   "\"correlation\":{},{}}}}}",
+                   esc(display[k.name]), us(k.start), dur(k.start, k.end), pid, k.stream, k.grid[0], k.grid[1],
+                   k.grid[2], k.block[0], k.block[1], k.block[2], k.registers, k.static_shared, k.dynamic_shared,
+                   k.device, k.stream, k.correlation, name_args[k.name]);
     if (flowed.insert(k.correlation).second) {
-      events.push_back({{"name", "launch"}, {"cat", "launch"}, {"ph", "f"}, {"bp", "e"}, {"id", k.correlation},
-                        {"ts", us(k.start)}, {"pid", pid}, {"tid", k.stream}});
+      fmt::format_to(to(w.next()),
+                     "{{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"ts\":{:.3f},"
+                     "\"pid\":{},\"tid\":{}}}",
+                     k.correlation, us(k.start), pid, k.stream);
     }
   }
   for (const auto& t : rec.transfers) {
     streams.insert({t.device, t.stream});
-    events.push_back({{"name", to_string(static_cast<TransferKind>(t.kind))}, {"cat", "memory"}, {"ph", "X"},
-                      {"ts", us(t.start)}, {"dur", dur(t.start, t.end)}, {"pid", k_gpu_pid_base + t.device},
-                      {"tid", t.stream},
-                      {"args", {{"bytes", t.bytes}, {"device", t.device}, {"stream", t.stream},
-                                {"correlation", t.correlation}}}});
+    fmt::format_to(to(w.next()),
+                   "{{\"name\":\"{}\",\"cat\":\"memory\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
+                   "\"args\":{{\"bytes\":{},\"device\":{},\"stream\":{},\"correlation\":{}}}}}",
+                   to_string(static_cast<TransferKind>(t.kind)), us(t.start), dur(t.start, t.end),
+                   k_gpu_pid_base + t.device, t.stream, t.bytes, t.device, t.stream, t.correlation);
   }
 
-  // Names for the tracks.
-  Json meta = Json::array();
-  meta.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", host_pid}, {"tid", 0},
-                  {"args", {{"name", fmt::format("host (pid {})", rec.pid)}}}});
-  meta.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", host_pid}, {"tid", 0},
-                  {"args", {{"sort_index", 0}}}});
-  for (auto t : host_threads) {
-    meta.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", host_pid}, {"tid", t},
-                    {"args", {{"name", fmt::format("thread {}", t)}}}});
-  }
+  // Names for the tracks: the host first, then each GPU and its streams.
+  auto meta = [&](const char* name, std::int64_t pid, std::int64_t tid, const std::string& args) {
+    fmt::format_to(to(w.next()), "{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{{}}}}}", name, pid,
+                   tid, args);
+  };
+  meta("process_name", host_pid, 0, fmt::format("\"name\":\"host (pid {})\"", rec.pid));
+  meta("process_sort_index", host_pid, 0, "\"sort_index\":0");
+  for (auto t : host_threads) meta("thread_name", host_pid, t, fmt::format("\"name\":\"thread {}\"", t));
   std::set<std::uint32_t> devices;
   for (const auto& [device, stream] : streams) {
+    const std::int64_t pid = k_gpu_pid_base + device;
     if (devices.insert(device).second) {
-      meta.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", k_gpu_pid_base + device}, {"tid", 0},
-                      {"args", {{"name", fmt::format("GPU {}", device)}}}});
-      meta.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", k_gpu_pid_base + device}, {"tid", 0},
-                      {"args", {{"sort_index", 1 + device}}}});
+      meta("process_name", pid, 0, fmt::format("\"name\":\"GPU {}\"", device));
+      meta("process_sort_index", pid, 0, fmt::format("\"sort_index\":{}", 1 + device));
     }
-    meta.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", k_gpu_pid_base + device}, {"tid", stream},
-                    {"args", {{"name", fmt::format("stream {}", stream)}}}});
+    meta("thread_name", pid, stream, fmt::format("\"name\":\"stream {}\"", stream));
   }
-  for (auto& e : events) meta.push_back(std::move(e));
-
-  Json trace;
-  trace["traceEvents"] = std::move(meta);
-  trace["displayTimeUnit"] = "ms";
-  trace["otherData"] = {{"producer", "kjit profiler"}, {"dropped records", rec.dropped}};
-  return trace.dump();
+  out.append(std::string_view("\n]}\n"));
+  return fmt::to_string(out);
 }
 
 }  // namespace kjit::profile

@@ -365,10 +365,10 @@ Recording stop_session() {
     std::lock_guard lock(s.mutex);
     out = std::move(s.rec);
     out.stop = stop;
+    out.dropped = s.kernels.dropped + s.transfers.dropped + s.ranges_dropped + s.cupti_dropped;
     out.kernels = s.kernels.take();
     out.transfers = s.transfers.take();
     out.ranges = std::move(s.ranges);
-    out.dropped = s.kernels.dropped + s.transfers.dropped + s.ranges_dropped + s.cupti_dropped;
     s.ranges.clear();
     s.rec = Recording{};
   }

@@ -265,6 +265,21 @@ TEST_SUITE("profile") {
     CHECK(named_tracks == static_cast<int>(host_tids.size() + gpu_tids.size()));
   }
 
+  TEST_CASE("the Chrome trace escapes names that JSON would not take as they are") {
+    Made m = make_recording(4);
+    const std::string odd = "say \"hi\" \\ then\ttab\nline \x01";
+    m.rec.ranges.push_back({m.rec.start + 5, m.rec.start + 9, 99, Phase::user, odd, "", ""});
+    const auto j = nlohmann::json::parse(kjit::profile::chrome_trace(m.rec));
+    int found = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e.value("cat", "") == "user" && e["name"] == odd) {
+        CHECK(e["args"]["range"] == odd);
+        ++found;
+      }
+    }
+    CHECK(found == 1);
+  }
+
   TEST_CASE("a summary survives its JSON form and other text is refused") {
     Made m = make_recording(33);
     auto s = kjit::profile::summarize(m.rec, {.by_shape = true});
