@@ -20,6 +20,7 @@ struct ProfileArgs {
   std::size_t limit = 0;
   bool by_shape = false;
   bool no_phases = false;
+  std::size_t name_width = 70;
   std::size_t max_events = 2'000'000;
 };
 
@@ -66,6 +67,8 @@ void add_profile_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   profile->add_option("--limit", args->limit, "Show at most this many kernels (0: all)")->capture_default_str();
   profile->add_flag("--by-shape", args->by_shape, "One row per kernel and launch shape");
+  profile->add_option("--name-width", args->name_width, "Longer kernel names end in ... in the table (0: whole)")
+      ->capture_default_str();
   profile->add_flag("--no-phases", args->no_phases, "Leave out the table of host phases");
   profile->add_option("--max-events", args->max_events,
                       "Records kept per kind; past it the oldest are dropped and counted")
@@ -80,6 +83,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
     options.table.limit = args->limit;
     options.table.by_shape = args->by_shape;
     options.table.phases = !args->no_phases;
+    options.table.name_width = args->name_width;
     options.max_events = args->max_events;
     const ProfiledRun run = profile_program(ctx.nvrtc_flags, options);
     const std::string text = report(run, options.table, ctx.json);

@@ -44,6 +44,7 @@ struct TableOptions {
   std::size_t limit = 0;   // rows shown; 0: all
   bool by_shape = false;   // one row per kernel and launch shape (grid, block, shared memory)
   bool phases = true;      // the table of kjit's phases below the kernels
+  std::size_t name_width = 70;  // longer names end in "..." in the text table (0: whole); data keeps them whole
 };
 
 struct ProfileKernelRow {

@@ -262,8 +262,12 @@ std::string format_table(const ProfileSummary& s, const TableOptions& options) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"Name", "Calls", "GPU total", "GPU mean", "GPU min", "GPU max", "% GPU", "Host enqueue"});
   if (options.by_shape) rows.front().insert(rows.front().begin() + 1, "Shape");
+  auto shown = [&](const std::string& name) {
+    if (options.name_width == 0 || name.size() <= options.name_width) return name;
+    return name.substr(0, options.name_width > 3 ? options.name_width - 3 : 0) + "...";
+  };
   for (const auto& k : s.kernels) {
-    std::vector<std::string> r{k.name, std::to_string(k.calls), duration(k.gpu_total_us), duration(k.gpu_mean_us),
+    std::vector<std::string> r{shown(k.name), std::to_string(k.calls), duration(k.gpu_total_us), duration(k.gpu_mean_us),
                                duration(k.gpu_min_us), duration(k.gpu_max_us), fmt::format("{:.1f}%", k.gpu_percent),
                                duration(k.host_enqueue_total_us)};
     if (options.by_shape) r.insert(r.begin() + 1, k.shape);

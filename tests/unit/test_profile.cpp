@@ -143,6 +143,12 @@ TEST_SUITE("profile") {
     const std::string text = kjit::format_table(limited, {.limit = 2});
     CHECK(text.find("300 kernel launches of 3 kernels (2 shown)") != std::string::npos);
     CHECK_THROWS_AS(kjit::profile::summarize(m.rec, {.sort_by = "fastest"}), kjit::UsageError);
+    // Long names end in "..." in the text, whole in the data.
+    auto narrow = kjit::profile::summarize(m.rec, {.name_width = 8});
+    const std::string narrow_text = kjit::format_table(narrow, {.name_width = 8});
+    CHECK(narrow_text.find("softm...") != std::string::npos);
+    CHECK(narrow_text.find("softmax<float") == std::string::npos);
+    CHECK(std::any_of(narrow.kernels.begin(), narrow.kernels.end(), [](auto& r) { return r.name == "softmax<float, 256>"; }));
   }
 
   TEST_CASE("by shape gives one row per kernel and launch shape") {
