@@ -144,7 +144,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
-  profile::remember_kernel(symbol, name, m.result.program_name, m.result.key);
+  profile::remember_kernel(symbol, name, m.result.program_name, m.result.key, to_string(m.result.outcome));
   if (driver::nvtx::enabled()) {
     state->nvtx_name = driver::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   }

@@ -88,8 +88,8 @@ std::string chrome_trace(const Recording& rec) {
       name_args[index] = fmt::format("\"mangled name\":{}", esc(mangled));
       if (auto it = known.find(mangled); it != known.end()) {
         if (!it->second->expression.empty()) display[index] = it->second->expression;
-        name_args[index] += fmt::format(",\"program\":{},\"cache key\":{}", esc(it->second->program),
-                                        esc(it->second->key));
+        name_args[index] += fmt::format(",\"program\":{},\"cache key\":{},\"cache outcome\":{}",
+                                        esc(it->second->program), esc(it->second->key), esc(it->second->outcome));
       }
     }
   };

@@ -408,7 +408,7 @@ void record_range(HostRange range) noexcept {
 }
 
 void remember_kernel(std::string_view mangled, std::string_view expression, std::string_view program,
-                     std::string_view key) {
+                     std::string_view key, std::string_view outcome) {
   Session& s = session();
   std::lock_guard lock(s.known_mutex);
   auto& k = s.known[std::string(mangled)];
@@ -416,6 +416,7 @@ void remember_kernel(std::string_view mangled, std::string_view expression, std:
   k.expression = expression;
   k.program = program;
   k.key = key;
+  k.outcome = outcome;
 }
 
 void PhaseScope::end(Phase phase, std::string_view program, std::string_view key, std::string_view outcome) noexcept {

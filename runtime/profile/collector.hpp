@@ -40,7 +40,7 @@ void record_range(HostRange range) noexcept;
 // What kjit knows of a kernel it loaded, for the table's names and the trace's arguments. Kept
 // for the process's life (kernels are often loaded before a Profiler opens); once per kernel.
 void remember_kernel(std::string_view mangled, std::string_view expression, std::string_view program,
-                     std::string_view key);
+                     std::string_view key, std::string_view outcome);
 
 // A phase of kjit's own: started at construction when a session records, recorded by end().
 class PhaseScope {

@@ -58,6 +58,7 @@ struct HostRange {
 // What kjit knows of a kernel it loaded: the name expression and program of a mangled name.
 struct KnownKernel {
   std::string mangled, expression, program, key;
+  std::string outcome;  // how its module's result came: compiled, hit, remote_hit, waited
 };
 
 struct Recording {

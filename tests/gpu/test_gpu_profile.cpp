@@ -271,6 +271,16 @@ extern "C" __global__ void add_constant(float* y, int n) {{
       if (e.value("cat", "") == "kjit" && e["args"].value("key", "") == key) ++tagged;
     }
     CHECK(tagged >= 4);  // compile, nvrtc, disk hit, registry hit, loads
+    int kernel_events = 0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("cat", "") == "kernel" && e["name"] == "add_constant") {
+        ++kernel_events;
+        CHECK(e["args"]["program"] == "phases.cu");
+        CHECK(e["args"]["cache key"] == key);
+        CHECK(e["args"]["cache outcome"] == "hit");  // launched from the disk hit's module
+      }
+    }
+    CHECK(kernel_events == 1);
   }
 
   TEST_CASE("profile: past max_events the oldest records are dropped and counted") {

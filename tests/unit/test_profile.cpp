@@ -48,7 +48,7 @@ Made make_recording(unsigned seed) {
   r.pid = 4242;
   r.start = 1'000'000'000;
   r.names = {"_Z7softmaxIfLi256EEvPKfPfii", "_Z6squarePKfPfi", "raw_saxpy", "cuLaunchKernel"};
-  r.known.push_back({"_Z7softmaxIfLi256EEvPKfPfii", "softmax<float, 256>", "softmax.cu", "abc123"});
+  r.known.push_back({"_Z7softmaxIfLi256EEvPKfPfii", "softmax<float, 256>", "softmax.cu", "abc123", "hit"});
   const std::string display[] = {"softmax<float, 256>", "square", "raw_saxpy"};
   std::uint64_t t = r.start + 1000;
   std::uint32_t correlation = 1;
@@ -238,7 +238,11 @@ TEST_SUITE("profile") {
             CHECK_MESSAGE(e["args"].contains(arg), arg);
           }
           CHECK(e["pid"].get<std::int64_t>() != 4242);
-          if (e["name"] == "softmax<float, 256>") CHECK(e["args"]["program"] == "softmax.cu");
+          if (e["name"] == "softmax<float, 256>") {
+            CHECK(e["args"]["program"] == "softmax.cu");
+            CHECK(e["args"]["cache key"] == "abc123");
+            CHECK(e["args"]["cache outcome"] == "hit");
+          }
         } else if (cat == "launch") {
           ++launches;
           CHECK(e["pid"] == 4242);
