@@ -16,6 +16,7 @@
 #include "runtime/request/module_registry.hpp"
 #include "runtime/request/request_hash.hpp"
 #include "runtime/profile/collector.hpp"
+#include "runtime/runtime_access.hpp"
 
 #include <fmt/format.h>
 
@@ -202,6 +203,8 @@ RuntimeStats Runtime::stats() const {
 }
 
 void Runtime::flush_stats() { m_impl->service.flush(); }
+
+request::CompileService& RuntimeAccess::service(Runtime& runtime) { return runtime.m_impl->service; }
 void Runtime::report(std::string_view message) const { m_impl->deliver(LogLevel::info, message); }
 
 std::string nvrtc_version() { return compile::NvrtcCompiler::version(); }

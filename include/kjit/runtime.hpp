@@ -130,6 +130,7 @@ public:
   void report(std::string_view message) const;
 
 private:
+  friend struct RuntimeAccess;  // kjit's own parts (the tuner) reach the compile service
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

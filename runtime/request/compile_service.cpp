@@ -302,6 +302,26 @@ CompileResult CompileService::produce_and_store(const Program& program, const Ar
   return result;
 }
 
+std::optional<std::string> CompileService::find_entry(const cache::Key& key) {
+  if (m_store) {
+    cache::GetResult g = m_store->get_in_place(key);
+    if (g.outcome == cache::GetResult::Outcome::hit) return std::move(g.bytes);
+  }
+  if (m_remote) {
+    cache::RemoteGet r = m_remote->get(key);
+    if (r.outcome == cache::RemoteGet::Outcome::hit) {
+      if (m_store) note_put(m_store->put_bytes(key, r.bytes));
+      return std::move(r.bytes);
+    }
+  }
+  return std::nullopt;
+}
+
+void CompileService::store_entry(const cache::Key& key, const std::string& bytes) {
+  if (m_store) note_put(m_store->put_bytes(key, bytes));
+  if (m_remote && !m_remote->read_only()) m_remote->put_async(key, bytes);
+}
+
 void CompileService::flush() {
   if (m_store) m_store->flush_stats();
 }

@@ -69,6 +69,12 @@ public:
   // A miss find() counted that was no request of its own (a guessed arch): uncounted.
   void forget_miss();
 
+  // Entries that are not compile results (a tuner's decisions): the disk's checked entry under
+  // `key`, else the remote's (then written to the disk), else nullopt. No compile counters move.
+  std::optional<std::string> find_entry(const cache::Key& key);
+  // Writes such an entry to the disk, then queues it for the remote (when one may be written).
+  void store_entry(const cache::Key& key, const std::string& bytes);
+
   // Called with every result get() or compile() returns (KJIT_DUMP_DIR's dumps).
   void set_result_hook(ResultHook hook) { m_hook = std::move(hook); }
 

@@ -64,11 +64,11 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
   r.arch = arch;
   r.options = std::move(flags);
   const cache::SectionRef* cubin = nullptr;
-  bool seen[7] = {};
+  bool seen[8] = {};
   const std::string_view bytes = g.bytes;
   for (const cache::SectionRef& s : g.sections) {
     auto k = static_cast<std::size_t>(s.kind);
-    if (k >= 7 || seen[k]) continue;
+    if (k >= 8 || seen[k]) continue;
     seen[k] = true;
     const std::string_view view = bytes.substr(s.offset, s.size);
     switch (s.kind) {
@@ -77,7 +77,8 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
     case cache::SectionKind::log: r.log = view; break;
     case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
     case cache::SectionKind::ltoir: r.ltoir = view; break;
-    case cache::SectionKind::meta: break;
+    case cache::SectionKind::meta:
+    case cache::SectionKind::tuning: break;
     }
   }
   if (cubin != nullptr) {

@@ -1,0 +1,180 @@
+// kjit::Tuner: which variant of a kernel is fastest, timed once per device and problem key and
+// cached like a kernel. Candidates differ by template arguments (name expressions), -D defines
+// and launch shape. A key seen before launches the chosen candidate at once; a new key compiles
+// the candidates in parallel, times them (kjit::bench, successive halving: a clearly slower one
+// stops early), launches the winner and stores the decision as a small entry of kjit's cache
+// (disk, and the fleet's remote tier), so that a fresh process, or another node, times nothing.
+//
+//   kjit::Tuner<void(const float*, float*, int)> square(program, {
+//       {.kernel = "square<1>", .block = 128}, {.kernel = "square<4>", .block = 256}});
+//   square.launch(kjit::TuneKey().add_bucketed("n", n),
+//                 [&](const kjit::TuneCandidate& c) { return kjit::Dim3(kjit::ceil_div(n, c.block.x)); },
+//                 stream, {}, x, y, n);
+//
+// KJIT_TUNE=off launches the first candidate, KJIT_TUNE=force times again; KJIT_PRINT_TUNING=1
+// reports each decision with its timings through the Runtime's log (stderr by default).
+#pragma once
+
+#include <kjit/bench.hpp>
+#include <kjit/compile_options.hpp>
+#include <kjit/export.hpp>
+#include <kjit/kernel.hpp>
+#include <kjit/module.hpp>
+#include <kjit/program.hpp>
+#include <kjit/runtime.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kjit {
+
+struct TuneCandidate {
+  std::string kernel;                 // the kernel's name or name expression ("square<4>")
+  std::vector<std::string> defines;   // -D for this candidate only ("TILE=64")
+  Dim3 block{256};
+  std::size_t shared_mem = 0;         // dynamic shared memory, bytes
+  Dim3 cluster{0, 0, 0};
+  std::string label;                  // empty: text()
+
+  // "square<4> block (256,1,1) smem 0 -DTILE=64": what the decision key holds.
+  KJIT_API std::string text() const;
+};
+
+// The caller's problem key: sizes and types whose change may change the winner.
+class KJIT_API TuneKey {
+public:
+  TuneKey& add(std::string_view name, long long value);
+  TuneKey& add(std::string_view name, std::string_view value);
+  // The value's bucket, the next power of two (1000 and 1024 share one decision).
+  TuneKey& add_bucketed(std::string_view name, long long value);
+  const std::string& text() const { return m_text; }
+
+private:
+  std::string m_text;
+};
+
+enum class TuneMode { on, off, force };
+// KJIT_TUNE: unset, "on" or empty: on; "off"; "force". Throws UsageError for another value.
+KJIT_API TuneMode tune_mode_from_environment();
+
+struct TuneOptions {
+  CompileOptions compile;        // every candidate's, before its own defines
+  std::optional<TuneMode> mode;  // unset: KJIT_TUNE
+  std::optional<bool> print;     // unset: KJIT_PRINT_TUNING
+  double noise = 0.03;           // candidates within 3% of the best tie; a tie goes to the earliest
+  int rounds = 3;                // successive halving: rounds, each with twice the time
+  double drop_above = 1.3;       // a candidate over 1.3x the best stops after a round
+  double round_ms = 8;           // the first round's timing per candidate
+  bool flush_l2 = true;
+};
+
+// Outputs that timing runs must leave as they found them: zeroed before each run (an
+// accumulator) or copied aside and put back before each run and at the end.
+struct TuneBuffers {
+  std::vector<std::pair<void*, std::size_t>> reset_to_zero;
+  std::vector<std::pair<void*, std::size_t>> restore;
+};
+
+struct TuneDecision {
+  enum class Source { timed, cache, off } source = Source::timed;
+  std::size_t chosen = 0;
+  std::string label;
+  std::vector<std::string> labels;
+  std::vector<double> median_us;      // < 0: not timed to the end (failed or dropped)
+  std::vector<std::string> why_not;   // per candidate: empty, or why it was skipped or dropped
+  double noise = 0;
+  std::string key;                    // the decision's cache key (hex)
+};
+
+struct TunerStats {
+  std::uint64_t timed = 0;       // decisions made by timing
+  std::uint64_t from_cache = 0;  // decisions read from the disk or remote cache
+  std::uint64_t in_memory = 0;   // launches whose decision this Tuner held already
+};
+
+// The untyped engine behind Tuner<Sig>: candidates, decisions and their cache.
+class KJIT_API TunerEngine {
+public:
+  using Run = std::function<void(std::size_t candidate, CUstream_st* stream)>;
+
+  TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options, Runtime* runtime);
+  ~TunerEngine();
+  TunerEngine(const TunerEngine&) = delete;
+  TunerEngine& operator=(const TunerEngine&) = delete;
+
+  std::size_t size() const;
+  const TuneCandidate& candidate(std::size_t i) const;
+  // The candidate's kernel (compiled and loaded on first use). Throws what compiling throws.
+  const KernelHandle& kernel(std::size_t i);
+  // The decision for `key` on the current device: held, cached, or made now by timing `run`.
+  // Throws Error when every candidate fails.
+  const TuneDecision& decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream);
+  // The decision held for `key`, without deciding.
+  const TuneDecision* find(const TuneKey& key) const;
+  TunerStats stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+template <class Signature>
+class Tuner;
+
+template <class... Params>
+class Tuner<void(Params...)> {
+public:
+  using Grid = std::function<Dim3(const TuneCandidate&)>;
+
+  Tuner(Program program, std::vector<TuneCandidate> candidates, TuneOptions options = {},
+        Runtime* runtime = nullptr)
+      : m_engine(std::move(program), std::move(candidates), std::move(options), runtime),
+        m_typed(m_engine.size()),
+        m_once(std::make_unique<std::once_flag[]>(m_engine.size())) {}
+
+  // Launches the candidate chosen for `key` on `stream` (tuning first when the key is new).
+  const TuneDecision& launch(const TuneKey& key, const Grid& grid, CUstream_st* stream, const TuneBuffers& buffers,
+                             std::type_identity_t<Params>... args) {
+    const TuneDecision* d = m_engine.find(key);
+    if (d == nullptr) {
+      d = &m_engine.decide(
+          key, [&](std::size_t i, CUstream_st* s) { typed(i).launch(config(i, grid, s), args...); }, buffers,
+          stream);
+    }
+    typed(d->chosen).launch(config(d->chosen, grid, stream), args...);
+    return *d;
+  }
+
+  TunerEngine& engine() { return m_engine; }
+  TunerStats stats() const { return m_engine.stats(); }
+
+private:
+  LaunchConfig config(std::size_t i, const Grid& grid, CUstream_st* stream) const {
+    const TuneCandidate& c = m_engine.candidate(i);
+    LaunchConfig cfg;
+    cfg.grid = grid(c);
+    cfg.block = c.block;
+    cfg.shared_mem = c.shared_mem;
+    cfg.stream = stream;
+    cfg.cluster = c.cluster;
+    return cfg;
+  }
+  // The candidate's typed kernel, made (and its signature checked) once.
+  const Kernel<void(Params...)>& typed(std::size_t i) {
+    std::call_once(m_once[i], [&] { m_typed[i] = Kernel<void(Params...)>(m_engine.kernel(i)); });
+    return m_typed[i];
+  }
+
+  TunerEngine m_engine;
+  std::vector<Kernel<void(Params...)>> m_typed;
+  std::unique_ptr<std::once_flag[]> m_once;
+};
+
+}  // namespace kjit

@@ -1,0 +1,329 @@
+// kjit::TunerEngine: the candidates' modules (compiled in parallel on a key's first tuning),
+// decisions held in memory, then in kjit's cache (tune/decision: a `tuning` entry on the disk and
+// the remote tier), else made by timing with kjit::bench under successive halving. Timing runs
+// reset and restore the caller's named outputs, so that after it only the winner's launch (the
+// caller's) shows.
+#include <kjit/error.hpp>
+#include <kjit/tune.hpp>
+
+#include "runtime/driver/driver_api.hpp"
+#include "runtime/environment.hpp"
+#include "runtime/runtime_access.hpp"
+#include "runtime/tune/decision.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <mutex>
+
+namespace kjit {
+
+std::string TuneCandidate::text() const {
+  std::string t = fmt::format("{} block ({},{},{}) smem {}", kernel, block.x, block.y, block.z, shared_mem);
+  if (cluster.x > 0) t += fmt::format(" cluster ({},{},{})", cluster.x, cluster.y, cluster.z);
+  for (const auto& d : defines) t += fmt::format(" -D{}", d);
+  return t;
+}
+
+TuneKey& TuneKey::add(std::string_view name, long long value) {
+  m_text += fmt::format("{}{}={}", m_text.empty() ? "" : " ", name, value);
+  return *this;
+}
+TuneKey& TuneKey::add(std::string_view name, std::string_view value) {
+  m_text += fmt::format("{}{}={}", m_text.empty() ? "" : " ", name, value);
+  return *this;
+}
+TuneKey& TuneKey::add_bucketed(std::string_view name, long long value) {
+  m_text += fmt::format("{}{}<={}", m_text.empty() ? "" : " ", name, tune::next_power_of_two(value));
+  return *this;
+}
+
+TuneMode tune_mode_from_environment() {
+  const char* v = std::getenv("KJIT_TUNE");
+  const std::string s = v == nullptr ? "" : v;
+  if (s.empty() || s == "on" || s == "1") return TuneMode::on;
+  if (s == "off" || s == "0") return TuneMode::off;
+  if (s == "force") return TuneMode::force;
+  throw UsageError(fmt::format("KJIT_TUNE=\"{}\": expected on, off or force", s));
+}
+
+namespace {
+
+std::string first_line(std::string_view text) {
+  const auto end = text.find('\n');
+  return std::string(text.substr(0, end == std::string_view::npos ? text.size() : end));
+}
+
+// Device memory copied aside for the restore list, freed with the object.
+class SavedBuffers {
+public:
+  SavedBuffers(const TuneBuffers& buffers, CUstream_st* stream) : m_buffers(buffers), m_stream(stream) {
+    const auto& api = driver::get();
+    for (const auto& [ptr, bytes] : m_buffers.restore) {
+      CUdeviceptr copy = 0;
+      driver::check(api.cuMemAlloc(&copy, bytes), "cuMemAlloc", "keeping a copy of a tuned kernel's output");
+      m_copies.push_back(copy);
+      driver::check(api.cuMemcpyDtoDAsync(copy, reinterpret_cast<CUdeviceptr>(ptr), bytes, stream),
+                    "cuMemcpyDtoDAsync", "keeping a copy of a tuned kernel's output");
+    }
+  }
+  ~SavedBuffers() {
+    const auto& api = driver::get();
+    api.cuStreamSynchronize(m_stream);
+    for (CUdeviceptr c : m_copies) api.cuMemFree(c);
+  }
+  SavedBuffers(const SavedBuffers&) = delete;
+  SavedBuffers& operator=(const SavedBuffers&) = delete;
+
+  // The outputs as they were: the reset ones zeroed, the restored ones copied back.
+  void put_back() const {
+    const auto& api = driver::get();
+    for (const auto& [ptr, bytes] : m_buffers.reset_to_zero) {
+      driver::check(api.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(ptr), 0, bytes, m_stream), "cuMemsetD8Async",
+                    "zeroing a tuned kernel's output");
+    }
+    for (std::size_t i = 0; i < m_copies.size(); ++i) {
+      const auto& [ptr, bytes] = m_buffers.restore[i];
+      driver::check(api.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(ptr), m_copies[i], bytes, m_stream),
+                    "cuMemcpyDtoDAsync", "restoring a tuned kernel's output");
+    }
+  }
+
+private:
+  const TuneBuffers& m_buffers;
+  CUstream_st* m_stream;
+  std::vector<CUdeviceptr> m_copies;
+};
+
+}  // namespace
+
+struct TunerEngine::Impl {
+  Program program;
+  std::vector<TuneCandidate> candidates;
+  TuneOptions options;
+  Runtime* runtime;
+  TuneMode mode;
+  bool print;
+
+  // Candidates' kernels: loaded once each (compile errors kept, so a failed one fails once).
+  std::vector<std::once_flag> loaded;
+  std::vector<KernelHandle> kernels;
+  std::vector<std::string> load_errors;
+
+  mutable std::mutex mutex;  // decisions
+  std::map<std::string, std::unique_ptr<TuneDecision>> decisions;  // by tuning key text (stable addresses)
+  std::atomic<std::uint64_t> timed{0}, from_cache{0};
+  mutable std::atomic<std::uint64_t> in_memory{0};
+
+  Impl(Program p, std::vector<TuneCandidate> c, TuneOptions o, Runtime* r)
+      : program(std::move(p)), candidates(std::move(c)), options(std::move(o)),
+        runtime(r != nullptr ? r : &Runtime::global()),
+        mode(options.mode ? *options.mode : tune_mode_from_environment()),
+        print(options.print ? *options.print : env_flag("KJIT_PRINT_TUNING")),
+        loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
+    if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
+  }
+
+  CompileOptions options_for(std::size_t i) const {
+    CompileOptions o = options.compile;
+    for (const auto& d : candidates[i].defines) o.defines.push_back(d);
+    return o;
+  }
+
+  // Loads candidate i once; false (and its error kept) when it does not compile or load.
+  bool load(std::size_t i) {
+    std::call_once(loaded[i], [&] {
+      try {
+        Program p = program;
+        if (candidates[i].kernel.find('<') != std::string::npos) p.instantiate(candidates[i].kernel);
+        Module m = runtime->load(p, options_for(i));
+        kernels[i] = m.kernel_handle(candidates[i].kernel);
+      } catch (const std::exception& e) {
+        load_errors[i] = first_line(e.what());
+      }
+    });
+    return static_cast<bool>(kernels[i]);
+  }
+
+  std::string label(std::size_t i) const {
+    return candidates[i].label.empty() ? candidates[i].text() : candidates[i].label;
+  }
+
+  cache::Key decision_key(const TuneKey& key) {
+    const Device device = Device::current();
+    tune::DecisionKeyFields f;
+    f.source_key = runtime->explain(program, options.compile).key;
+    for (const auto& c : candidates) f.candidates.push_back(c.text());
+    f.device_name = device.name();
+    f.compute_capability = device.compute_capability();
+    f.driver_version = driver::get().driver_version;
+    f.kjit_version = std::string(version());
+    f.tuning_key = key.text();
+    return tune::decision_key(f);
+  }
+
+  TuneDecision from(const tune::Decision& d, TuneDecision::Source source, const cache::Key& key) const {
+    TuneDecision out;
+    out.source = source;
+    out.chosen = d.chosen;
+    out.labels = d.labels;
+    out.label = d.labels[d.chosen];
+    out.median_us = d.median_us;
+    out.why_not = d.why_not;
+    out.noise = d.noise;
+    out.key = key.hex();
+    return out;
+  }
+
+  void report(const TuneDecision& d, const TuneKey& key) const {
+    if (!print) return;
+    std::string text = fmt::format("tuning {} for {} on {}: {} ({})", program.name(), key.text().empty() ? "-" : key.text(),
+                                   Device::current().name(), d.label,
+                                   d.source == TuneDecision::Source::timed ? "timed"
+                                   : d.source == TuneDecision::Source::cache ? "from the cache" : "KJIT_TUNE=off");
+    for (std::size_t i = 0; i < d.labels.size(); ++i) {
+      text += fmt::format("\n  {} {:<40} {}", i == d.chosen ? "*" : " ", d.labels[i],
+                          d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
+      if (!d.why_not[i].empty()) text += fmt::format("  ({})", d.why_not[i]);
+    }
+    runtime->report(text);
+  }
+
+  TuneDecision tune(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
+                    const cache::Key& dkey) {
+    // Compile every candidate at once (NVRTC runs in parallel; the cache makes repeats free).
+    std::vector<std::future<bool>> loads;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      loads.push_back(std::async(std::launch::async, [this, i] { return load(i); }));
+    }
+    for (auto& f : loads) f.get();
+
+    SavedBuffers saved(buffers, stream);
+    const auto time = [&](std::size_t i, int round, std::string* why) -> std::optional<double> {
+      if (!kernels[i]) {
+        *why = fmt::format("does not compile: {}", load_errors[i]);
+        return std::nullopt;
+      }
+      BenchOptions b;
+      b.warmup_ms = round == 0 ? options.round_ms / 2 : 1;
+      b.repeat_ms = options.round_ms * std::ldexp(1.0, round);
+      b.min_repetitions = 3;
+      b.flush_l2 = options.flush_l2;
+      b.quantiles = {};
+      b.stream = stream;
+      try {
+        const BenchResult r = bench([&](CUstream_st* s) {
+          saved.put_back();
+          run(i, s);
+        }, b);
+        return r.median_ms * 1e3;
+      } catch (const std::exception& e) {
+        *why = fmt::format("does not launch: {}", first_line(e.what()));
+        return std::nullopt;
+      }
+    };
+    tune::HalvingOptions h;
+    h.rounds = options.rounds;
+    h.drop_above = options.drop_above;
+    const tune::HalvingResult halving = tune::successive_halving(candidates.size(), time, h);
+    saved.put_back();  // the caller's launch of the winner comes next, on the same stream
+
+    std::vector<std::optional<double>> finalists(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (halving.finalists[i]) finalists[i] = halving.times[i];
+    }
+    const auto chosen = tune::choose(finalists, options.noise);
+    if (!chosen) {
+      std::vector<std::string> whys;
+      for (std::size_t i = 0; i < candidates.size(); ++i) whys.push_back(fmt::format("{}: {}", label(i), halving.why_not[i]));
+      throw Error(fmt::format("tuning {} for {}: every candidate failed ({})", program.name(), key.text(),
+                              fmt::join(whys, "; ")));
+    }
+    tune::Decision d;
+    d.chosen = *chosen;
+    d.noise = options.noise;
+    d.tuning_key = key.text();
+    d.device = Device::current().name();
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      d.labels.push_back(label(i));
+      d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
+      d.why_not.push_back(halving.why_not[i]);
+    }
+    RuntimeAccess::service(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
+    ++timed;
+    return from(d, TuneDecision::Source::timed, dkey);
+  }
+};
+
+TunerEngine::TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options,
+                         Runtime* runtime)
+    : m_impl(std::make_unique<Impl>(std::move(program), std::move(candidates), std::move(options), runtime)) {}
+TunerEngine::~TunerEngine() = default;
+
+std::size_t TunerEngine::size() const { return m_impl->candidates.size(); }
+const TuneCandidate& TunerEngine::candidate(std::size_t i) const { return m_impl->candidates.at(i); }
+
+const KernelHandle& TunerEngine::kernel(std::size_t i) {
+  Impl& im = *m_impl;
+  if (!im.load(i)) {
+    throw UsageError(fmt::format("tuning {}: candidate {} ({}) cannot be used: {}", im.program.name(), i, im.label(i),
+                                 im.load_errors[i]));
+  }
+  return im.kernels[i];
+}
+
+const TuneDecision* TunerEngine::find(const TuneKey& key) const {
+  std::lock_guard lock(m_impl->mutex);
+  auto it = m_impl->decisions.find(key.text());
+  if (it == m_impl->decisions.end()) return nullptr;
+  m_impl->in_memory.fetch_add(1, std::memory_order_relaxed);
+  return it->second.get();
+}
+
+const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers,
+                                        CUstream_st* stream) {
+  Impl& im = *m_impl;
+  std::lock_guard lock(im.mutex);  // one decision per key at a time (timing runs alone on the GPU)
+  if (auto it = im.decisions.find(key.text()); it != im.decisions.end()) return *it->second;
+  TuneDecision d;
+  if (im.mode == TuneMode::off) {
+    d.source = TuneDecision::Source::off;
+    for (std::size_t i = 0; i < im.candidates.size(); ++i) {
+      d.labels.push_back(im.label(i));
+      d.median_us.push_back(-1);
+      d.why_not.push_back(i == 0 ? "" : "KJIT_TUNE=off");
+    }
+    d.label = d.labels[0];
+  } else {
+    const cache::Key dkey = im.decision_key(key);
+    std::optional<tune::Decision> cached;
+    if (im.mode == TuneMode::on) {
+      if (auto bytes = RuntimeAccess::service(*im.runtime).find_entry(dkey)) {
+        std::string why;
+        cached = tune::decode_decision(dkey, *bytes, &why);
+        if (cached && cached->labels.size() != im.candidates.size()) cached.reset();
+      }
+    }
+    if (cached) {
+      d = im.from(*cached, TuneDecision::Source::cache, dkey);
+      ++im.from_cache;
+    } else {
+      d = im.tune(key, run, buffers, stream, dkey);
+    }
+  }
+  im.report(d, key);
+  auto& slot = im.decisions[key.text()];
+  slot = std::make_unique<TuneDecision>(std::move(d));
+  return *slot;
+}
+
+TunerStats TunerEngine::stats() const {
+  return {m_impl->timed.load(), m_impl->from_cache.load(), m_impl->in_memory.load()};
+}
+
+}  // namespace kjit
