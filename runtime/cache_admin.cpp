@@ -5,8 +5,13 @@
 #include "cache/remote/remote_store.hpp"
 #include "cache/config.hpp"
 #include "cache/store.hpp"
+#include "runtime/tune/decision.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 
 namespace kjit {
 
@@ -55,6 +60,20 @@ CacheListResult Cache::list_with_skipped() const {
   CacheListResult out;
   for (const auto& e : l.entries) out.entries.push_back({e.key.hex(), e.path, e.size, e.last_use});
   out.skipped = skipped_of(l.skipped);
+  return out;
+}
+
+std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
+  std::vector<CacheTuningInfo> out;
+  for (const auto& e : m_impl->store.list_with_skipped().entries) {
+    std::ifstream in(e.path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    auto d = tune::decode_decision(e.key, bytes.str());
+    if (!d) continue;  // a compile result, or not readable now
+    out.push_back({e.key.hex(), e.path, e.last_use, d->device, d->tuning_key, d->chosen, d->labels, d->median_us});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
   return out;
 }
 

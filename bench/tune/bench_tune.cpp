@@ -67,8 +67,8 @@ int child() {
   kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), options);
   const auto& d = tuner.launch(kjit::TuneKey().add_bucketed("n", k_n), grid, nullptr, {}, x.data(), y.data(), k_n);
   dev.synchronize();
-  std::printf("%.3f %s %s\n", (now_us() - t0) / 1e3, d.label.c_str(),
-              d.source == kjit::TuneDecision::Source::timed ? "timed" : "cached");
+  std::printf("%.3f %s %s\n", (now_us() - t0) / 1e3, d.source == kjit::TuneDecision::Source::timed ? "timed" : "cached",
+              d.label.c_str());
   return 0;
 }
 
@@ -81,8 +81,8 @@ ChildResult run_child(const char* self, const std::string& cache) {
   const std::string command = "KJIT_CACHE_DIR=" + cache + " " + self + " child";
   ChildResult r;
   if (FILE* p = popen(command.c_str(), "r")) {
-    char label[256] = {}, source[32] = {};
-    if (std::fscanf(p, "%lf %255s %31s", &r.ms, label, source) != 3) r.ms = -1;
+    char source[32] = {}, label[256] = {};
+    if (std::fscanf(p, "%lf %31s %255[^\n]", &r.ms, source, label) != 3) r.ms = -1;
     r.label = label;
     r.source = source;
     pclose(p);

@@ -46,6 +46,18 @@ struct CacheListResult {
   std::vector<std::pair<std::filesystem::path, std::string>> skipped;
 };
 
+// A kjit::Tuner decision kept in the cache (`kjit cache ls --tuning`).
+struct CacheTuningInfo {
+  std::string key;  // the decision's key, 32 hex digits
+  std::filesystem::path path;
+  std::chrono::system_clock::time_point last_use;
+  std::string device;
+  std::string tuning_key;
+  std::size_t chosen = 0;
+  std::vector<std::string> labels;
+  std::vector<double> median_us;  // < 0: not timed to the end
+};
+
 struct CachePruneResult {
   std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
   // Symbolic links inside the cache, left alone and not followed: path, why.
@@ -71,6 +83,8 @@ public:
   std::vector<CacheEntryInfo> list() const;
   // list(), and the symbolic links it left alone (maintenance never follows a link in the cache).
   CacheListResult list_with_skipped() const;
+  // The tuner's decisions among the entries (each read and checked), most recently used first.
+  std::vector<CacheTuningInfo> tuning_decisions() const;
   // Reads and checks every entry; damaged ones are removed and listed.
   CacheVerifyResult verify();
   // Removes entries unused for `older_than`, then the least recently used until at most

@@ -140,7 +140,7 @@ struct TunerEngine::Impl {
     std::call_once(loaded[i], [&] {
       try {
         Program p = program;
-        if (candidates[i].kernel.find('<') != std::string::npos) p.instantiate(candidates[i].kernel);
+        p.instantiate(candidates[i].kernel);  // a C++ name (template or not) by its expression
         Module m = runtime->load(p, options_for(i));
         kernels[i] = m.kernel_handle(candidates[i].kernel);
       } catch (const std::exception& e) {
@@ -206,7 +206,7 @@ struct TunerEngine::Impl {
     SavedBuffers saved(buffers, stream);
     const auto time = [&](std::size_t i, int round, std::string* why) -> std::optional<double> {
       if (!kernels[i]) {
-        *why = fmt::format("does not compile: {}", load_errors[i]);
+        *why = fmt::format("does not compile or load: {}", load_errors[i]);
         return std::nullopt;
       }
       BenchOptions b;

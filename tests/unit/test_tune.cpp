@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <random>
 #include <set>
@@ -188,5 +190,33 @@ TEST_SUITE("tune") {
     other.device_name = "NVIDIA H200";
     CHECK_FALSE(kjit::RuntimeAccess::service(fresh).find_entry(kjit::tune::decision_key(other)).has_value());
     CHECK(fresh.stats().compiles == 0);
+  }
+
+  TEST_CASE("kjit cache ls --tuning lists decisions and leaves compile results out") {
+    kjit::test::TempDir dir;
+    const auto key = kjit::tune::decision_key(fields());
+    {
+      kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+      kjit::RuntimeAccess::service(rt).store_entry(key, kjit::tune::encode_decision(key, decision()));
+      rt.compile(kjit::Program("plain.cu", "extern \"C\" __global__ void k(float* p) { p[0] = 1; }"),
+                 kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
+    }
+    const std::string kjit_cli = std::string(KJIT_BINARY_DIR) + "/cli/kjit --cache-dir " + dir.path().string();
+    auto all = kjit::test::run_command(kjit_cli + " cache ls --json");
+    CHECK(all.code == 0);
+    CHECK(nlohmann::json::parse(all.out).size() == 2);
+    auto tuning = kjit::test::run_command(kjit_cli + " cache ls --tuning --json");
+    CHECK(tuning.code == 0);
+    const auto j = nlohmann::json::parse(tuning.out);
+    REQUIRE(j.size() == 1);
+    CHECK(j[0]["key"] == key.hex());
+    CHECK(j[0]["chosen"] == 1);
+    CHECK(j[0]["device"] == "NVIDIA H100 80GB HBM3");
+    CHECK(j[0]["tuning_key"] == "n<=1048576");
+    CHECK(j[0]["labels"].size() == 3);
+    auto text = kjit::test::run_command(kjit_cli + " cache ls --tuning");
+    CHECK(text.out.find("* b") != std::string::npos);
+    CHECK(text.out.find("10.250 us") != std::string::npos);
+    CHECK(text.out.find("1 decision") != std::string::npos);
   }
 }
