@@ -114,7 +114,12 @@ TEST_SUITE("gpu") {
   TEST_CASE("tune: candidates that do not compile or cannot launch are skipped with why") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
-    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    std::vector<std::string> logged;
+    auto config = kjit::test::quiet_config(dir.path());
+    config.log = [&](kjit::LogLevel, std::string_view m) { logged.emplace_back(m); };
+    kjit::Runtime rt(config);
+    auto printing = quick();
+    printing.print = true;  // KJIT_PRINT_TUNING: the decision and its timings through the log
     const int n = 4096;
     auto host = kjit::test::random_floats(n, 8);
     kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
@@ -123,9 +128,14 @@ TEST_SUITE("gpu") {
                              {{.kernel = "scale<0>", .defines = {"BROKEN"}, .block = 256},
                               {.kernel = "scale<0>", .block = 2048},  // over every GPU's 1024 threads
                               {.kernel = "scale<0>", .block = 128}},
-                             quick(), &rt);
+                             printing, &rt);
     const auto& d = tuner.launch(kjit::TuneKey().add("n", n), grid_for(n), nullptr, {}, x.data(), y.data(), 3.0f, n);
     CHECK(d.chosen == 2);
+    REQUIRE(logged.size() == 1);
+    CHECK(logged[0].find("tuning scale.cu for n=4096") != std::string::npos);
+    CHECK(logged[0].find("* scale<0> block (128,1,1)") != std::string::npos);
+    CHECK(logged[0].find(" us") != std::string::npos);
+    CHECK(logged[0].find("does not launch") != std::string::npos);
     CHECK(d.why_not[0].find("does not compile") != std::string::npos);
     CHECK(d.why_not[0].find("scale.cu") != std::string::npos);
     CHECK(d.why_not[1].find("does not launch") != std::string::npos);
