@@ -1,8 +1,10 @@
 // kjit::kernels: typed host entry points for the lecture kernels shipped in kernels_src
 // (square, GELU, row-wise softmax, mean), for float, kjit::half and kjit::bfloat16. A Kernels<T>
 // loads the programs once from the installed kernels_src (KernelLoader, with kjit.json's
-// instantiations; the cache applies, and `kjit warm` fills it) and picks the instantiation and
-// launch shape for each call; the calls only enqueue work on the given stream.
+// instantiations; the cache applies, and `kjit warm` fills it). Softmax's instantiation and the
+// mean's grid are tuned (kjit::Tuner) once per device and shape bucket, the decision cached like
+// a kernel; with KJIT_TUNE=off (or a shape's first call timed under it) the hand-picked rule,
+// which is always the first candidate, decides. A decided call only enqueues work.
 //
 //   kjit::kernels::Kernels<float> k;
 //   k.softmax(x.data(), y.data(), rows, cols, stream.handle());
@@ -17,9 +19,11 @@
 #include <kjit/float16.hpp>
 #include <kjit/kernel.hpp>
 #include <kjit/runtime.hpp>
+#include <kjit/tune.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +33,8 @@ namespace kjit::kernels {
 template <class T>
 class KJIT_API Kernels {
 public:
-  explicit Kernels(Device device = Device::current(), Runtime& runtime = Runtime::global());
+  explicit Kernels(Device device = Device::current(), Runtime& runtime = Runtime::global(),
+                   TuneOptions tuning = {});
 
   // y[i] = x[i]^2 and y[i] = gelu_tanh(x[i]) for n elements (x and y may not overlap partly).
   void square(const T* x, T* y, std::size_t n, CUstream_st* stream = nullptr) const;
@@ -43,7 +48,8 @@ public:
   // The lecture's naive 16x16 square (float only), for reference.
   void square_naive(const float* x, float* y, int width, int height, CUstream_st* stream = nullptr) const;
 
-  // Name expressions of the instantiations a call would use (for dumps and profiling).
+  // Name expressions of the instantiations a call would use (for dumps and profiling); softmax's
+  // is the hand-picked one (the smallest that holds a row), which tuning may better.
   std::string square_kernel_name() const;
   std::string softmax_kernel_name(int cols, bool aligned) const;
   std::string mean_kernel_name() const;
@@ -70,9 +76,12 @@ private:
   std::vector<SoftmaxShape> m_softmax_fused;  // ascending capacity
   Kernel<void(const T*, T*, int)> m_softmax_online;
   Kernel<void(const T*, unsigned long long, double*, unsigned int*, float*)> m_mean;
-  unsigned m_mean_blocks = 0;
+  unsigned m_mean_blocks = 0;  // the most any candidate launches
+  unsigned m_sms = 1;
   DeviceBuffer<double> m_mean_partials;
   DeviceBuffer<unsigned int> m_mean_ticket;
+  // Candidates: every fused shape (ascending capacity), then online; the mean's blocks per SM.
+  std::unique_ptr<TunerEngine> m_softmax_tuner, m_mean_tuner;
 };
 
 // The device type name NVRTC knows each element type by: "float", "__half", "__nv_bfloat16".

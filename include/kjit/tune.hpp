@@ -37,6 +37,7 @@ namespace kjit {
 
 struct TuneCandidate {
   std::string kernel;                 // the kernel's name or name expression ("square<4>")
+  long long param = 0;                // a value of the caller's (blocks per SM, ...), passed to its grid function
   std::vector<std::string> defines;   // -D for this candidate only ("TILE=64")
   Dim3 block{256};
   std::size_t shared_mem = 0;         // dynamic shared memory, bytes
@@ -105,6 +106,10 @@ public:
   using Run = std::function<void(std::size_t candidate, CUstream_st* stream)>;
 
   TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options, Runtime* runtime);
+  // Over kernels already loaded (one each, in the candidates' order), named `name`, whose code the
+  // cache key `source_key` stands for: the shipped kernels tune this way.
+  TunerEngine(std::string name, std::string source_key, std::vector<TuneCandidate> candidates,
+              std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime);
   ~TunerEngine();
   TunerEngine(const TunerEngine&) = delete;
   TunerEngine& operator=(const TunerEngine&) = delete;
@@ -115,7 +120,10 @@ public:
   const KernelHandle& kernel(std::size_t i);
   // The decision for `key` on the current device: held, cached, or made now by timing `run`.
   // Throws Error when every candidate fails.
-  const TuneDecision& decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream);
+  // `allowed` (empty: all) leaves out candidates that cannot serve this call (a shape too small):
+  // put what decides it in the key.
+  const TuneDecision& decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
+                             const std::vector<bool>& allowed = {});
   // The decision held for `key`, without deciding.
   const TuneDecision* find(const TuneKey& key) const;
   TunerStats stats() const;

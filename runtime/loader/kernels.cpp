@@ -42,7 +42,7 @@ std::string elementwise_name(const char* op) {
 }
 
 template <class T>
-Kernels<T>::Kernels(Device device, Runtime& runtime) {
+Kernels<T>::Kernels(Device device, Runtime& runtime, TuneOptions tuning) {
   // The installed kernels_src only (a KJIT_KERNEL_PATH file of the same name must not stand in),
   // through the same requests as `kjit warm` of it: a warmed cache serves them.
   KernelLoader loader({.use_environment = false}, runtime);
@@ -67,8 +67,36 @@ Kernels<T>::Kernels(Device device, Runtime& runtime) {
   m_softmax_online = softmax.kernel<void(const T*, T*, int)>(
       fmt::format("kjit::softmax_online<{}, {}>", device_type_name<T>(), softmax_online_block));
   m_mean = mean.kernel<void(const T*, unsigned long long, double*, unsigned int*, float*)>(mean_kernel_name());
-  m_mean_blocks = static_cast<unsigned>(device.multiprocessor_count() *
-                                        std::max(1, m_mean.max_active_blocks_per_sm(mean_block)));
+
+  // Softmax: every fused shape, then the online kernel; the hand-picked rule's choice (the
+  // smallest fused shape that holds a row) is the first one a call allows.
+  std::vector<TuneCandidate> softmax_candidates;
+  std::vector<KernelHandle> softmax_kernels;
+  for (const auto& s : m_softmax_fused) {
+    softmax_candidates.push_back({.kernel = fmt::format("kjit::softmax_fused<{}, {}, {}, {}>", device_type_name<T>(),
+                                                        s.width, s.block, s.items),
+                                  .block = static_cast<unsigned>(s.block)});
+    softmax_kernels.push_back(s.kernel);
+  }
+  softmax_candidates.push_back({.kernel = fmt::format("kjit::softmax_online<{}, {}>", device_type_name<T>(),
+                                                      softmax_online_block),
+                                .block = softmax_online_block});
+  softmax_kernels.push_back(m_softmax_online);
+  m_softmax_tuner = std::make_unique<TunerEngine>("kernels_src/softmax.cu", softmax.compile_result().key,
+                                                  std::move(softmax_candidates), std::move(softmax_kernels), tuning,
+                                                  &runtime);
+
+  // The mean's grid: blocks per SM, the occupancy limit first (the hand-picked rule), then fewer.
+  m_sms = static_cast<unsigned>(device.multiprocessor_count());
+  const int most = std::max(1, m_mean.max_active_blocks_per_sm(mean_block));
+  std::vector<TuneCandidate> mean_candidates{{.kernel = mean_kernel_name(), .param = most, .block = mean_block}};
+  for (int bps : {1, 2, 4}) {
+    if (bps < most) mean_candidates.push_back({.kernel = mean_kernel_name(), .param = bps, .block = mean_block});
+  }
+  std::vector<KernelHandle> mean_kernels(mean_candidates.size(), m_mean);
+  m_mean_tuner = std::make_unique<TunerEngine>("kernels_src/mean.cu", mean.compile_result().key,
+                                               std::move(mean_candidates), std::move(mean_kernels), tuning, &runtime);
+  m_mean_blocks = m_sms * static_cast<unsigned>(most);
   m_mean_partials = DeviceBuffer<double>(m_mean_blocks, device);
   m_mean_ticket = DeviceBuffer<unsigned int>(1, device);
   m_mean_ticket.fill_bytes(0);
@@ -111,28 +139,53 @@ void Kernels<T>::softmax(const T* x, T* y, int rows, int cols, CUstream_st* stre
     throw UsageError(fmt::format("running the softmax kernel on {} rows of {} columns: both must be at least 1",
                                  rows, cols));
   }
-  LaunchConfig c;
-  c.grid = Dim3(static_cast<unsigned>(rows));
-  c.stream = stream;
-  const SoftmaxShape& s = softmax_shape(cols, aligned16(x, y));
-  if (s.kernel) {
-    c.block = Dim3(static_cast<unsigned>(s.block));
-    s.kernel.launch(c, x, y, cols);
-  } else {
-    c.block = Dim3(softmax_online_block);
-    m_softmax_online.launch(c, x, y, cols);
+  // Which candidates hold a row of this length for these pointers: part of the key.
+  const bool aligned = aligned16(x, y);
+  const std::size_t count = m_softmax_fused.size() + 1;
+  std::uint32_t fits = 1u << m_softmax_fused.size();  // the online kernel holds any row
+  for (std::size_t i = 0; i < m_softmax_fused.size(); ++i) {
+    const auto& s = m_softmax_fused[i];
+    if ((s.width == 1 || (aligned && cols % s.width == 0)) && cols <= s.width * s.block * s.items) fits |= 1u << i;
   }
+  const TuneKey key = TuneKey().add("type", device_type_name<T>()).add_bucketed("rows", rows)
+                          .add_bucketed("cols", cols).add("fits", static_cast<long long>(fits));
+  auto launch = [&](std::size_t i, CUstream_st* s) {
+    LaunchConfig c;
+    c.grid = Dim3(static_cast<unsigned>(rows));
+    c.stream = s;
+    if (i < m_softmax_fused.size()) {
+      c.block = Dim3(static_cast<unsigned>(m_softmax_fused[i].block));
+      m_softmax_fused[i].kernel.launch(c, x, y, cols);
+    } else {
+      c.block = Dim3(softmax_online_block);
+      m_softmax_online.launch(c, x, y, cols);
+    }
+  };
+  const TuneDecision* d = m_softmax_tuner->find(key);
+  if (d == nullptr) {
+    std::vector<bool> allowed(count);
+    for (std::size_t i = 0; i < count; ++i) allowed[i] = (fits >> i) & 1u;
+    d = &m_softmax_tuner->decide(key, launch, {}, stream, allowed);
+  }
+  launch(d->chosen, stream);
 }
 
 template <class T>
 void Kernels<T>::mean(const T* x, std::size_t n, float* out, CUstream_st* stream) {
   if (n == 0) throw UsageError("running the mean kernel on 0 elements: the mean of nothing is undefined");
   const std::size_t packs = (n + pack_width<T> - 1) / pack_width<T>;
-  LaunchConfig c;
-  c.grid = Dim3(static_cast<unsigned>(std::min<std::size_t>(m_mean_blocks, ceil_div(packs, mean_block))));
-  c.block = Dim3(mean_block);
-  c.stream = stream;
-  m_mean.launch(c, x, n, m_mean_partials.data(), m_mean_ticket.data(), out);
+  auto launch = [&](std::size_t i, CUstream_st* s) {
+    const auto per_sm = static_cast<std::size_t>(m_mean_tuner->candidate(i).param);
+    LaunchConfig c;
+    c.grid = Dim3(static_cast<unsigned>(std::min<std::size_t>(m_sms * per_sm, ceil_div(packs, mean_block))));
+    c.block = Dim3(mean_block);
+    c.stream = s;
+    m_mean.launch(c, x, n, m_mean_partials.data(), m_mean_ticket.data(), out);
+  };
+  const TuneKey key = TuneKey().add("type", device_type_name<T>()).add_bucketed("n", static_cast<long long>(n));
+  const TuneDecision* d = m_mean_tuner->find(key);
+  if (d == nullptr) d = &m_mean_tuner->decide(key, launch, {}, stream);
+  launch(d->chosen, stream);
 }
 
 template <class T>

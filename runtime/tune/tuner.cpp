@@ -25,6 +25,7 @@ namespace kjit {
 
 std::string TuneCandidate::text() const {
   std::string t = fmt::format("{} block ({},{},{}) smem {}", kernel, block.x, block.y, block.z, shared_mem);
+  if (param != 0) t += fmt::format(" param {}", param);
   if (cluster.x > 0) t += fmt::format(" cluster ({},{},{})", cluster.x, cluster.y, cluster.z);
   for (const auto& d : defines) t += fmt::format(" -D{}", d);
   return t;
@@ -102,8 +103,10 @@ private:
 
 }  // namespace
 
-struct TunerEngine::Impl {
+// Hidden: its lambdas must not join libkjit's exports (TunerEngine is KJIT_API, and nested types inherit it).
+struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   Program program;
+  std::string source_key;  // for preloaded kernels; else computed from the program
   std::vector<TuneCandidate> candidates;
   TuneOptions options;
   Runtime* runtime;
@@ -127,6 +130,19 @@ struct TunerEngine::Impl {
         print(options.print ? *options.print : env_flag("KJIT_PRINT_TUNING")),
         loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
     if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
+  }
+
+  Impl(std::string name, std::string key, std::vector<TuneCandidate> c, std::vector<KernelHandle> k, TuneOptions o,
+       Runtime* r)
+      : Impl(Program(std::move(name), ""), std::move(c), std::move(o), r) {
+    if (k.size() != candidates.size()) {
+      throw UsageError(fmt::format("tuning {}: {} kernels for {} candidates", program.name(), k.size(),
+                                   candidates.size()));
+    }
+    source_key = std::move(key);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      std::call_once(loaded[i], [&] { kernels[i] = std::move(k[i]); });
+    }
   }
 
   CompileOptions options_for(std::size_t i) const {
@@ -157,7 +173,7 @@ struct TunerEngine::Impl {
   cache::Key decision_key(const TuneKey& key) {
     const Device device = Device::current();
     tune::DecisionKeyFields f;
-    f.source_key = runtime->explain(program, options.compile).key;
+    f.source_key = source_key.empty() ? runtime->explain(program, options.compile).key : source_key;
     for (const auto& c : candidates) f.candidates.push_back(c.text());
     f.device_name = device.name();
     f.compute_capability = device.compute_capability();
@@ -195,16 +211,20 @@ struct TunerEngine::Impl {
   }
 
   TuneDecision tune(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
-                    const cache::Key& dkey) {
+                    const cache::Key& dkey, const std::vector<bool>& allowed) {
     // Compile every candidate at once (NVRTC runs in parallel; the cache makes repeats free).
     std::vector<std::future<bool>> loads;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      loads.push_back(std::async(std::launch::async, [this, i] { return load(i); }));
+      if (allowed.empty() || allowed[i]) loads.push_back(std::async(std::launch::async, [this, i] { return load(i); }));
     }
     for (auto& f : loads) f.get();
 
     SavedBuffers saved(buffers, stream);
     const auto time = [&](std::size_t i, int round, std::string* why) -> std::optional<double> {
+      if (!allowed.empty() && !allowed[i]) {
+        *why = "not for this call";
+        return std::nullopt;
+      }
       if (!kernels[i]) {
         *why = fmt::format("does not compile or load: {}", load_errors[i]);
         return std::nullopt;
@@ -263,6 +283,10 @@ struct TunerEngine::Impl {
 TunerEngine::TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options,
                          Runtime* runtime)
     : m_impl(std::make_unique<Impl>(std::move(program), std::move(candidates), std::move(options), runtime)) {}
+TunerEngine::TunerEngine(std::string name, std::string source_key, std::vector<TuneCandidate> candidates,
+                         std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime)
+    : m_impl(std::make_unique<Impl>(std::move(name), std::move(source_key), std::move(candidates), std::move(kernels),
+                                    std::move(options), runtime)) {}
 TunerEngine::~TunerEngine() = default;
 
 std::size_t TunerEngine::size() const { return m_impl->candidates.size(); }
@@ -286,19 +310,30 @@ const TuneDecision* TunerEngine::find(const TuneKey& key) const {
 }
 
 const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers,
-                                        CUstream_st* stream) {
+                                        CUstream_st* stream, const std::vector<bool>& allowed) {
   Impl& im = *m_impl;
   std::lock_guard lock(im.mutex);  // one decision per key at a time (timing runs alone on the GPU)
   if (auto it = im.decisions.find(key.text()); it != im.decisions.end()) return *it->second;
   TuneDecision d;
+  if (!allowed.empty() && allowed.size() != im.candidates.size()) {
+    throw UsageError(fmt::format("tuning {}: {} flags for {} candidates", im.program.name(), allowed.size(),
+                                 im.candidates.size()));
+  }
   if (im.mode == TuneMode::off) {
+    // The first candidate this call allows.
+    std::size_t first = 0;
+    while (!allowed.empty() && first < allowed.size() && !allowed[first]) ++first;
+    if (first == im.candidates.size()) {
+      throw UsageError(fmt::format("tuning {} for {}: no candidate serves this call", im.program.name(), key.text()));
+    }
     d.source = TuneDecision::Source::off;
+    d.chosen = first;
     for (std::size_t i = 0; i < im.candidates.size(); ++i) {
       d.labels.push_back(im.label(i));
       d.median_us.push_back(-1);
-      d.why_not.push_back(i == 0 ? "" : "KJIT_TUNE=off");
+      d.why_not.push_back(i == first ? "" : "KJIT_TUNE=off");
     }
-    d.label = d.labels[0];
+    d.label = d.labels[first];
   } else {
     const cache::Key dkey = im.decision_key(key);
     std::optional<tune::Decision> cached;
@@ -306,14 +341,17 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
       if (auto bytes = RuntimeAccess::service(*im.runtime).find_entry(dkey)) {
         std::string why;
         cached = tune::decode_decision(dkey, *bytes, &why);
-        if (cached && cached->labels.size() != im.candidates.size()) cached.reset();
+        if (cached && (cached->labels.size() != im.candidates.size() ||
+                       (!allowed.empty() && !allowed[cached->chosen]))) {
+          cached.reset();
+        }
       }
     }
     if (cached) {
       d = im.from(*cached, TuneDecision::Source::cache, dkey);
       ++im.from_cache;
     } else {
-      d = im.tune(key, run, buffers, stream, dkey);
+      d = im.tune(key, run, buffers, stream, dkey, allowed);
     }
   }
   im.report(d, key);
