@@ -102,6 +102,11 @@ TEST_SUITE("gpu") {
     kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
     kjit::DeviceBuffer<float> mean_out(1);
     y.fill_bytes(0xFF);
+    // Softmax and mean tune on a shape's first call (timing runs of their candidates): decided
+    // before the profile, so that it counts the calls below alone.
+    kernels.softmax(x.data(), y.data(), rows, cols);
+    kernels.mean(x.data(), n, mean_out.data());
+    kjit::Device::current().synchronize();
 
     kjit::Profiler p;
     const bool skip = another_tool_holds_cupti(p);
@@ -135,7 +140,9 @@ TEST_SUITE("gpu") {
     INFO(p.table());
     REQUIRE(s.recorded);
     const auto* square = row(s, kernels.square_kernel_name());
-    const auto* softmax = row(s, kernels.softmax_kernel_name(cols, true));
+    auto softmax_it = std::find_if(s.kernels.begin(), s.kernels.end(),
+                                   [](auto& r) { return r.name.find("softmax") != std::string::npos; });
+    const auto* softmax = softmax_it == s.kernels.end() ? nullptr : &*softmax_it;  // the tuner's choice
     const auto* mean = row(s, kernels.mean_kernel_name());
     const auto* raw_row = row(s, "raw_scale");
     auto gelu = std::find_if(s.kernels.begin(), s.kernels.end(), [](auto& r) { return r.name.find("gelu") != std::string::npos; });
