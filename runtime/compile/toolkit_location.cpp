@@ -28,4 +28,28 @@ std::vector<std::filesystem::path> toolkit_roots() {
   return roots;
 }
 
+std::vector<std::string> toolkit_library_candidates(const std::string& soname, const std::vector<std::string>& folders) {
+  std::vector<std::string> out{soname};
+  if (const auto beside = nvrtc_library_dir(); !beside.empty()) out.push_back((beside / soname).string());
+  for (const auto& root : toolkit_roots()) {
+    for (const auto& folder : folders) out.push_back((root / folder / soname).string());
+  }
+  return out;
+}
+
+OpenedLibrary open_first(const std::vector<std::string>& candidates) {
+  OpenedLibrary out;
+  for (const auto& path : candidates) {
+    if ((out.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+      out.file = path;
+      out.why.clear();
+      return out;
+    }
+    const char* e = dlerror();
+    if (out.why.empty()) out.why = path + ": " + (e ? e : "unknown reason");
+  }
+  if (candidates.size() > 1) out.why += " (and " + std::to_string(candidates.size() - 1) + " other places)";
+  return out;
+}
+
 }  // namespace kjit::compile

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace kjit::compile {
@@ -13,5 +14,18 @@ std::vector<std::filesystem::path> toolkit_roots();
 // The folder of the libnvrtc this process loaded (empty when it cannot be told): its siblings
 // (libnvJitLink) are of the same toolkit.
 std::filesystem::path nvrtc_library_dir();
+
+// Where to look for a toolkit library, in order: its soname (the loader's own search), beside the
+// loaded libnvrtc, then <root>/<folder>/<soname> for each toolkit root and each of `folders`.
+std::vector<std::string> toolkit_library_candidates(const std::string& soname,
+                                                    const std::vector<std::string>& folders = {"lib64"});
+// dlopen of the first candidate that opens (RTLD_NOW | RTLD_LOCAL): the handle and the file, or
+// nullptr and why the first one failed (with how many others were tried too).
+struct OpenedLibrary {
+  void* handle = nullptr;
+  std::string file;
+  std::string why;
+};
+OpenedLibrary open_first(const std::vector<std::string>& candidates);
 
 }  // namespace kjit::compile

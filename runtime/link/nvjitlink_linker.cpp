@@ -45,19 +45,11 @@ const Api& api() {
     const std::string soname = fmt::format("libnvJitLink.so.{}", k_major);
     // Its soname (LD_LIBRARY_PATH, the loader's cache), then beside the libnvrtc this process
     // loaded (the same toolkit), then the toolkit's other places.
-    std::vector<std::string> tried{soname};
-    if (const auto beside = compile::nvrtc_library_dir(); !beside.empty()) tried.push_back((beside / soname).string());
-    for (const auto& root : compile::toolkit_roots()) tried.push_back((root / "lib64" / soname).string());
-    void* handle = nullptr;
-    std::string why;
-    for (const auto& path : tried) {
-      if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-      const char* e = dlerror();
-      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", path, e ? e : "unknown reason");
-    }
+    const compile::OpenedLibrary opened = compile::open_first(compile::toolkit_library_candidates(soname));
+    void* handle = opened.handle;
     if (handle == nullptr) {
       a.error = fmt::format("loading nvJitLink {}: dlopen failed ({}); install the CUDA toolkit's nvJitLink or put "
-                            "it on LD_LIBRARY_PATH", k_major, why);
+                            "it on LD_LIBRARY_PATH", k_major, opened.why);
       return a;
     }
     std::string missing;

@@ -27,32 +27,20 @@ Loaded load() {
   if (const char* env = std::getenv("KJIT_CUPTI_LIBRARY"); env != nullptr && *env != '\0') {
     tried.push_back(env);  // the user's choice, and only it
   } else {
-    tried.push_back(soname);
-    if (const auto beside = compile::nvrtc_library_dir(); !beside.empty()) tried.push_back((beside / soname).string());
-    for (const auto& root : compile::toolkit_roots()) {
-      tried.push_back((root / "lib64" / soname).string());
-      tried.push_back((root / "extras" / "CUPTI" / "lib64" / soname).string());
-    }
+    tried = compile::toolkit_library_candidates(soname, {"lib64", "extras/CUPTI/lib64"});
 #ifdef KJIT_CUPTI_BUILD_LIBRARY
     tried.push_back(KJIT_CUPTI_BUILD_LIBRARY);
 #endif
   }
-  void* handle = nullptr;
-  std::string why;
-  for (const auto& path : tried) {
-    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
-      out.api.library = path;
-      break;
-    }
-    const char* e = dlerror();
-    if (why.empty()) why = fmt::format("{}: {}", path, e ? e : "unknown reason");
-  }
+  const compile::OpenedLibrary opened = compile::open_first(tried);
+  void* handle = opened.handle;
   if (handle == nullptr) {
-    out.error = fmt::format("CUPTI (libcupti, the CUDA toolkit's profiling library) could not be loaded: {}{}; "
+    out.error = fmt::format("CUPTI (libcupti, the CUDA toolkit's profiling library) could not be loaded: {}; "
                             "install the toolkit's CUPTI, put it on LD_LIBRARY_PATH or name it in KJIT_CUPTI_LIBRARY",
-                            why, tried.size() > 1 ? fmt::format(" (and {} other places)", tried.size() - 1) : "");
+                            opened.why);
     return out;
   }
+  out.api.library = opened.file;
   std::string missing;
   auto resolve = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
