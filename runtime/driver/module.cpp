@@ -5,7 +5,7 @@
 #include "runtime/driver/cubin_info.hpp"
 #include "runtime/driver/kernel_state.hpp"
 #include "runtime/driver/driver_api.hpp"
-#include "runtime/driver/nvtx.hpp"
+#include "runtime/profile/nvtx.hpp"
 #include "runtime/driver/ptx_variables.hpp"
 #include "runtime/driver/unique_handle.hpp"
 #include "runtime/profile/collector.hpp"
@@ -145,8 +145,8 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->name = std::string(name);
   state->module_name = m.result.program_name;
   profile::remember_kernel(symbol, name, m.result.program_name, m.result.key, to_string(m.result.outcome));
-  if (driver::nvtx::enabled()) {
-    state->nvtx_name = driver::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
+  if (profile::nvtx::enabled()) {
+    state->nvtx_name = profile::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   }
   // The sizes come from the cubin kjit loaded when it can read them there: asking the driver
   // means a failing call past the last parameter, which costs more than the rest of the lookup.
@@ -184,7 +184,7 @@ Module::Module(CompileResult compiled, Device device) {
   auto code = std::make_shared<detail::LoadedCode>();
   code->result = std::move(compiled);
   const CompileResult& result = code->result;
-  driver::nvtx::Range range("load", result.program_name);
+  profile::nvtx::Range range("load", result.program_name);
   profile::PhaseScope phase;
   CUcontext context = device.context();
   make_current(context, api);

@@ -1,7 +1,6 @@
 #include "runtime/profile/collector.hpp"
 
 #include "runtime/profile/cupti_library.hpp"
-#include "runtime/driver/driver_api.hpp"
 
 #include <fmt/format.h>
 
@@ -247,15 +246,16 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* b
   std::free(buffer);
 }
 
-// Whether a CUDA driver can run here. A driver already loaded is taken as it is: inside CUDA's
-// injection (cuInit calls kjit_inject) asking it again would re-enter cuInit.
+// Whether there is a CUDA driver to profile: libcuda opens (a driver without a GPU is CUPTI's to
+// report). Nothing of the driver is called: inside CUDA's injection (cuInit calls kjit_inject) a
+// driver call would re-enter cuInit, and profile/ sits below driver/ (driver/ marks its loads).
 std::optional<std::string> driver_problem() {
-  if (void* loaded = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); loaded != nullptr) {
-    dlclose(loaded);
-    return std::nullopt;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = dlerror();
+    return fmt::format("no CUDA driver: libcuda.so.1 cannot be opened ({})", e ? e : "unknown reason");
   }
-  std::string why;
-  if (driver::try_driver(&why) == nullptr) return fmt::format("no CUDA driver: {}", why);
+  dlclose(lib);
   return std::nullopt;
 }
 

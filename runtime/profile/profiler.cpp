@@ -3,7 +3,7 @@
 #include <kjit/error.hpp>
 #include <kjit/profile.hpp>
 
-#include "runtime/driver/nvtx.hpp"
+#include "runtime/profile/nvtx.hpp"
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"
 #include "runtime/profile/summary.hpp"
@@ -104,20 +104,20 @@ Profiler::Range::Range(std::string_view name) {
     m_name = name;
     m_start = profile::now();
   }
-  if (driver::nvtx::enabled()) {
+  if (profile::nvtx::enabled()) {
     const std::string text(name);
     nvtxEventAttributes_t a{};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = text.c_str();
-    nvtxDomainRangePushEx(driver::nvtx::domain(), &a);
+    nvtxDomainRangePushEx(profile::nvtx::domain(), &a);
     m_nvtx = true;
   }
 }
 
 Profiler::Range::~Range() {
-  if (m_nvtx) nvtxDomainRangePop(driver::nvtx::domain());
+  if (m_nvtx) nvtxDomainRangePop(profile::nvtx::domain());
   if (m_start == 0) return;
   profile::HostRange r;
   r.start = m_start;

@@ -9,7 +9,7 @@
 #include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
-#include "runtime/driver/nvtx.hpp"
+#include "runtime/profile/nvtx.hpp"
 #include "runtime/request/entry_codec.hpp"
 
 #include <fmt/format.h>
@@ -255,7 +255,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
 
 CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
   const std::vector<std::string>& flags = request.flags;
-  driver::nvtx::Range range("compile", program.name());
+  profile::nvtx::Range range("compile", program.name());
   profile::PhaseScope phase;
   compile::NvrtcOutput out;
   if (m_config.precompiled_headers) {

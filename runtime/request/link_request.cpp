@@ -4,7 +4,7 @@
 
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/link/nvjitlink_linker.hpp"
-#include "runtime/driver/nvtx.hpp"
+#include "runtime/profile/nvtx.hpp"
 #include "runtime/profile/collector.hpp"
 
 #include <fmt/format.h>
@@ -81,7 +81,7 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
     }
     for (const auto& in : link.inputs()) parts.push_back({in.kind, in.name, in.bytes});
 
-    driver::nvtx::Range range("link", link.name());
+    profile::nvtx::Range range("link", link.name());
     profile::PhaseScope phase;
     link::LinkOutput out = link::NvJitLinker::link(parts, prepared.options);
     phase.end(profile::Phase::link, link.name());
