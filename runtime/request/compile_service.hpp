@@ -70,7 +70,9 @@ public:
   void forget_miss();
 
   // Entries that are not compile results (a tuner's decisions): the disk's checked entry under
-  // `key`, else the remote's (then written to the disk), else nullopt. No compile counters move.
+  // `key`, else the remote's (then written to the disk), else nullopt. The Runtime's request
+  // counters do not move; the store's and the remote's own lookup counters do (they count every
+  // entry read, whatever it holds).
   std::optional<std::string> find_entry(const cache::Key& key);
   // Writes such an entry to the disk, then queues it for the remote (when one may be written).
   void store_entry(const cache::Key& key, const std::string& bytes);
