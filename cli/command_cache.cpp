@@ -118,7 +118,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
 
   auto tuning = std::make_shared<bool>(false);
   auto* ls = cache->add_subcommand("ls", "List entries, most recently used first");
-  ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: device, tuning key, candidates and times");
+  ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: tuner, device, tuning key, candidates and times");
   ls->callback([&ctx, tuning] {
     if (*tuning) {
       const auto decisions = open_cache(ctx).tuning_decisions();
@@ -126,14 +126,15 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& d : decisions) {
           j.push_back({{"key", d.key}, {"path", d.path.string()}, {"last_use", epoch_seconds(d.last_use)},
-                       {"device", d.device}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
+                       {"device", d.device}, {"name", d.name}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
                        {"labels", d.labels}, {"median_us", d.median_us}});
         }
         fmt::print("{}\n", j.dump(2));
         return;
       }
       for (const auto& d : decisions) {
-        fmt::print("{}  {}  {}  {:%Y-%m-%d %H:%M:%S}\n", d.key, d.device, d.tuning_key.empty() ? "-" : d.tuning_key,
+        fmt::print("{}  {}  {}  {}  {:%Y-%m-%d %H:%M:%S}\n", d.key, d.name.empty() ? "-" : d.name, d.device,
+                   d.tuning_key.empty() ? "-" : d.tuning_key,
                    std::chrono::time_point_cast<std::chrono::seconds>(d.last_use));
         for (std::size_t i = 0; i < d.labels.size(); ++i) {
           fmt::print("  {} {:<44} {}\n", i == d.chosen ? "*" : " ", d.labels[i],

@@ -13,5 +13,6 @@ void add_cache_commands(CLI::App& app, Context& ctx);    // cache stats|ls|verif
 void add_inspect_commands(CLI::App& app, Context& ctx);  // diff, resources, sass
 void add_warm_command(CLI::App& app, Context& ctx);      // warm
 void add_profile_command(CLI::App& app, Context& ctx);   // profile
+void add_tune_command(CLI::App& app, Context& ctx);      // tune
 
 }  // namespace kjit::cli

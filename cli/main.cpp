@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   add_inspect_commands(app, ctx);
   add_warm_command(app, ctx);
   add_profile_command(app, ctx);
+  add_tune_command(app, ctx);
 
   // Everything after the first "--" is NVRTC flags, for whichever command takes them (for
   // `profile`, the program and its arguments); CLI11

@@ -53,6 +53,7 @@ struct CacheTuningInfo {
   std::chrono::system_clock::time_point last_use;
   std::string device;
   std::string tuning_key;
+  std::string name;  // the tuner's ("scale.cu: scale"); empty for decisions of earlier kjit versions
   std::size_t chosen = 0;
   std::vector<std::string> labels;
   std::vector<double> median_us;  // < 0: not timed to the end

@@ -17,4 +17,6 @@
 #include <kjit/profile.hpp>
 #include <kjit/program.hpp>
 #include <kjit/runtime.hpp>
+#include <kjit/tune.hpp>
+#include <kjit/tune_ahead.hpp>
 #include <kjit/warm.hpp>

@@ -24,6 +24,7 @@
 #include <kjit/module.hpp>
 #include <kjit/program.hpp>
 #include <kjit/runtime.hpp>
+#include <kjit/tune.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -69,6 +70,18 @@ public:
   Located find(std::string_view file) const;
   // What a lookup compiles: the Program and options (arch from LoaderOptions::options).
   std::pair<Program, CompileOptions> request(std::string_view file, std::string_view variant = {}) const;
+
+  // The "tuning" entry `name` of `file`'s manifest entry (UsageError listing the known ones).
+  TuneSpec tuning(std::string_view file, std::string_view name) const;
+  // A tuner over that entry, its candidates compiled from `file`'s `variant` as load() compiles
+  // it (options.compile is the loader's); `kjit tune` stores decisions this tuner finds.
+  template <class Signature>
+  Tuner<Signature> tuner(std::string_view file, std::string_view name, std::string_view variant = {},
+                         TuneOptions options = {}) {
+    auto [program, compile] = request(file, variant);
+    options.compile = std::move(compile);
+    return Tuner<Signature>(std::move(program), tuning(file, name), std::move(options), &runtime());
+  }
 
   // Every search root, in order (absolute; folders that do not exist are left out).
   const std::vector<std::filesystem::path>& search_path() const;

@@ -14,7 +14,22 @@
 //         "instantiate": ["kjit::square<float>"],
 //         "variants": [ {"name": "block128", "defines": ["BLOCK=128"]},
 //                       {"name": "block256", "defines": ["BLOCK=256"], "instantiate": [...],
-//                        "flags": [...]} ] } ] }
+//                        "flags": [...]} ],
+//         "tuning": [ {"name": "square",                          (a kjit::TuneSpec: tune.hpp)
+//                      "candidates": [{"kernel": "square<1>", "block": 128},
+//                                     {"kernel": "square<4>", "block": [256, 1, 1], "param": 4,
+//                                      "defines": ["TILE=4"], "shared_mem": 0, "cluster": [1, 1, 1],
+//                                      "label": "wide"}],
+//                      "key": ["pow2(n)"],                       (shape variables: "n" or "pow2(n)")
+//                      "grid": "ceil_div(n, block * param)",     (or up to 3: ["x", "y", "z"])
+//                      "arguments": [{"name": "x", "type": "const float*", "count": "n"},
+//                                    {"name": "y", "type": "float*", "count": "n", "output": "restore"},
+//                                    {"name": "n", "type": "int", "value": "n"}],
+//                      "shapes": [{"n": 1048576}, {"n": 16777216}] } ] } ] }
+//
+// A tuning entry is what KernelLoader::tuner<Sig>(file, name) tunes, and `kjit tune` decides its
+// "shapes" ahead of time on the GPU at hand (with made-up arguments: "fill" random, zero or a
+// number; "output" reset or restore, as in kjit::TuneBuffers).
 //
 // A variant overlays the kernel's options: defines, flags, include_dirs and instantiate are
 // appended, the scalars (std, fast_math, line_info, max_registers) override. No "variants":
@@ -24,6 +39,7 @@
 #include <kjit/export.hpp>
 
 #include <kjit/compile_options.hpp>
+#include <kjit/tune.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -55,6 +71,10 @@ struct ManifestKernel {
   ManifestOptions options;
   std::vector<std::string> instantiate;
   std::vector<ManifestVariant> variants;  // never empty after reading: {""} when none were listed
+  std::vector<TuneSpec> tuning;           // its "tuning" entries, checked when read
+
+  // The tuning entry named `name`; throws UsageError naming the kernel and listing the known.
+  const TuneSpec& tuning_spec(std::string_view name) const;
 
   // The variant a lookup means: `name` empty is the first (the default); otherwise the one
   // named. Throws UsageError naming the kernel and listing the known variants.

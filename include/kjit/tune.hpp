@@ -11,6 +11,12 @@
 //                 [&](const kjit::TuneCandidate& c) { return kjit::Dim3(kjit::ceil_div(n, c.block.x)); },
 //                 stream, {}, x, y, n);
 //
+// Or from a kernel manifest's "tuning" entry (manifest.hpp), where the key, grid and outputs are
+// data, so that `kjit tune MANIFEST` decides the listed shapes ahead of time:
+//
+//   auto square = loader.tuner<void(const float*, float*, int)>("square.cu", "square");
+//   square.launch({{"n", n}}, stream, x, y, n);
+//
 // KJIT_TUNE=off launches the first candidate, KJIT_TUNE=force times again; KJIT_PRINT_TUNING=1
 // reports each decision with its timings through the Runtime's log (stderr by default).
 #pragma once
@@ -25,9 +31,11 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,6 +91,38 @@ struct TuneBuffers {
   std::vector<std::pair<void*, std::size_t>> restore;
 };
 
+// One value of a tuned call's shape: {"n", 1 << 20}.
+struct TuneValue {
+  std::string_view name;
+  long long value = 0;
+};
+
+// A kernel argument as a tuning spec describes it: `kjit tune` makes it up (random inputs), a
+// program's call names its outputs through it.
+struct TuneArgument {
+  enum class Output { none, reset_to_zero, restore };
+  std::string name;
+  std::string type;             // "const float*", "__half*", "int", "unsigned long long", ...
+  std::string count;            // a pointer's element count, an expression of the shape ("rows * cols")
+  std::string value;            // a scalar's value: a number ("1.5") or an expression of the shape ("n")
+  std::string fill = "random";  // what kjit tune puts in a buffer: random, zero, or a number
+  Output output = Output::none;
+};
+
+// A tuner as data (a kernel manifest's "tuning" entry; see manifest.hpp): its candidates, the
+// shape variables of its key, its grid and arguments as expressions of the shape, and the shapes
+// `kjit tune` decides ahead of time. Expressions are integer arithmetic (+ - * / %, ceil_div,
+// min, max, pow2) over the shape's variables and sm_count; the grid's also over the candidate's
+// block (block_x, block_y, block_z), param and shared_mem.
+struct TuneSpec {
+  std::string name;
+  std::vector<TuneCandidate> candidates;
+  std::vector<std::string> key;         // "n" (exact) or "pow2(n)" (its bucket), in order
+  std::vector<std::string> grid;        // 1 to 3 expressions: x, y, z
+  std::vector<TuneArgument> arguments;  // the kernel's parameters, in order
+  std::vector<std::vector<std::pair<std::string, long long>>> shapes;
+};
+
 struct TuneDecision {
   enum class Source { timed, cache, off } source = Source::timed;
   std::size_t chosen = 0;
@@ -93,6 +133,11 @@ struct TuneDecision {
   double noise = 0;
   std::string key;                    // the decision's cache key (hex)
 };
+
+// What KJIT_PRINT_TUNING prints: a line naming the tuner, key, device and choice, then one line
+// per candidate with its time and, for one not chosen to the end, why.
+KJIT_API std::string format_decision(std::string_view name, std::string_view key, std::string_view device,
+                                     const TuneDecision& decision);
 
 struct TunerStats {
   std::uint64_t timed = 0;       // decisions made by timing
@@ -110,7 +155,12 @@ public:
   // cache key `source_key` stands for: the shipped kernels tune this way.
   TunerEngine(std::string name, std::string source_key, std::vector<TuneCandidate> candidates,
               std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime);
+  // Over a spec (KernelLoader::tuner, kjit tune): its candidates, and its key, grid and outputs
+  // for launch(shape, ...). Throws UsageError for a spec that does not hold together.
+  TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime* runtime);
   ~TunerEngine();
+  TunerEngine(TunerEngine&&) noexcept;
+  TunerEngine& operator=(TunerEngine&&) noexcept;
   TunerEngine(const TunerEngine&) = delete;
   TunerEngine& operator=(const TunerEngine&) = delete;
 
@@ -128,10 +178,22 @@ public:
   const TuneDecision* find(const TuneKey& key) const;
   TunerStats stats() const;
 
+  // With a spec: null otherwise.
+  const TuneSpec* spec() const;
+  // The spec's tuning key for `shape`. Throws UsageError without a spec or for a missing value.
+  TuneKey key_for(std::span<const TuneValue> shape) const;
+  // The spec's launch: the decision for `shape` (timing every candidate on `args`, the driver's
+  // argument array, with the spec's outputs reset or restored), then the chosen candidate's
+  // launch with the spec's grid. Each candidate's parameters are checked once against the spec's.
+  const TuneDecision& launch(std::span<const TuneValue> shape, CUstream_st* stream, void** args);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+// Throws UsageError when a spec's arguments do not have a signature's sizes (both listed).
+KJIT_API void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count);
 
 template <class Signature>
 class Tuner;
@@ -158,6 +220,31 @@ public:
     }
     typed(d->chosen).launch(config(d->chosen, grid, stream), args...);
     return *d;
+  }
+
+  // Over a spec (KernelLoader::tuner<Sig> makes these from a manifest's "tuning" entry): the
+  // spec's arguments must have the signature's sizes (UsageError otherwise).
+  Tuner(Program program, TuneSpec spec, TuneOptions options = {}, Runtime* runtime = nullptr)
+      : m_engine(std::move(program), std::move(spec), std::move(options), runtime),
+        m_typed(m_engine.size()),
+        m_once(std::make_unique<std::once_flag[]>(m_engine.size())) {
+    using Info = detail::SignatureInfo<void(Params...)>;
+    check_spec_signature(*m_engine.spec(), Info::sizes, Info::count);
+  }
+
+  // The spec's launch for `shape` ({{"n", n}}): its key, grid and outputs come from the spec.
+  const TuneDecision& launch(std::initializer_list<TuneValue> shape, CUstream_st* stream,
+                             std::type_identity_t<Params>... args) {
+    return launch(std::span<const TuneValue>(shape.begin(), shape.size()), stream, args...);
+  }
+  const TuneDecision& launch(std::span<const TuneValue> shape, CUstream_st* stream,
+                             std::type_identity_t<Params>... args) {
+    if constexpr (sizeof...(Params) == 0) {
+      return m_engine.launch(shape, stream, nullptr);
+    } else {
+      void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))...};
+      return m_engine.launch(shape, stream, pointers);
+    }
   }
 
   TunerEngine& engine() { return m_engine; }

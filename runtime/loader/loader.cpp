@@ -253,6 +253,17 @@ std::pair<Program, CompileOptions> KernelLoader::request(std::string_view file, 
   return {p->request.program, p->request.options};
 }
 
+TuneSpec KernelLoader::tuning(std::string_view file, std::string_view name) const {
+  const Located where = find(file);
+  const auto m = m_impl->manifest(where.root);
+  const ManifestKernel* entry = m ? m->find(where.relative) : nullptr;
+  if (entry == nullptr) {
+    throw UsageError(fmt::format("looking up tuning entry \"{}\" of kernel file {}: the file has no entry in {}", name,
+                                 where.path.string(), (where.root / Manifest::k_file_name).string()));
+  }
+  return entry->tuning_spec(name);
+}
+
 const std::vector<std::filesystem::path>& KernelLoader::search_path() const { return m_impl->search_path; }
 bool KernelLoader::hot_reload() const { return m_impl->hot; }
 Runtime& KernelLoader::runtime() const { return m_impl->rt; }

@@ -25,6 +25,7 @@ cache::Key decision_key(const DecisionKeyFields& f) {
   h.field("driver", static_cast<std::uint64_t>(f.driver_version));
   h.field("kjit", f.kjit_version);
   h.field("tuning key", f.tuning_key);
+  if (!f.grid.empty()) h.field("grid", f.grid);  // only for spec tuners: other keys stay as they were
   return h.finish();
 }
 
@@ -37,6 +38,7 @@ std::string encode_decision(const cache::Key& key, const Decision& d) {
   j["noise"] = d.noise;
   j["tuning_key"] = d.tuning_key;
   j["device"] = d.device;
+  j["name"] = d.name;
   cache::Entry e;
   e.set(cache::SectionKind::tuning, j.dump());
   return cache::serialize(key, e);
@@ -62,6 +64,7 @@ std::optional<Decision> decode_decision(const cache::Key& key, std::string_view 
     d.noise = j.at("noise").get<double>();
     d.tuning_key = j.at("tuning_key").get<std::string>();
     d.device = j.at("device").get<std::string>();
+    d.name = j.value("name", std::string());  // absent in decisions of earlier kjit versions
     if (d.labels.empty() || d.chosen >= d.labels.size() || d.median_us.size() != d.labels.size() ||
         d.why_not.size() != d.labels.size()) {
       return fail("inconsistent decision");

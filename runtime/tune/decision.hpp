@@ -24,6 +24,7 @@ struct DecisionKeyFields {
   int driver_version = 0;
   std::string kjit_version;
   std::string tuning_key;               // the caller's key (sizes, dtypes), bucketed as asked
+  std::string grid;                     // a spec's grid expressions (empty: the caller computes the grid)
 };
 
 cache::Key decision_key(const DecisionKeyFields& fields);
@@ -36,6 +37,7 @@ struct Decision {
   double noise = 0;                          // the relative margin within which times tie
   std::string tuning_key;
   std::string device;
+  std::string name;                          // the tuner's ("softmax.cu", "scale.cu: scale")
 };
 
 // The decision as the bytes of an entry stored under `key` (JSON in a `tuning` section).

@@ -10,6 +10,7 @@
 #include "runtime/environment.hpp"
 #include "runtime/runtime_access.hpp"
 #include "runtime/tune/decision.hpp"
+#include "runtime/tune/spec.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -60,6 +61,23 @@ std::string first_line(std::string_view text) {
   return std::string(text.substr(0, end == std::string_view::npos ? text.size() : end));
 }
 
+// A KernelHandle whose parameters can be checked against sizes known only at run time (a spec's).
+struct SignatureCheck : KernelHandle {
+  explicit SignatureCheck(const KernelHandle& h) : KernelHandle(h) {}
+  using KernelHandle::check_signature;
+};
+
+// The spec's argument sizes and type names, as check_signature takes them.
+void check_against_spec(const KernelHandle& kernel, const TuneSpec& spec) {
+  std::vector<std::size_t> sizes;
+  std::vector<const char*> names;
+  for (const auto& a : spec.arguments) {
+    sizes.push_back(tune::parse_argument_type(a.type).size());
+    names.push_back(a.type.c_str());
+  }
+  SignatureCheck(kernel).check_signature(sizes.data(), sizes.size(), names.data());
+}
+
 // Device memory copied aside for the restore list, freed with the object.
 class SavedBuffers {
 public:
@@ -107,6 +125,7 @@ private:
 struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   Program program;
   std::string source_key;  // for preloaded kernels; else computed from the program
+  std::optional<tune::CompiledSpec> spec;
   std::vector<TuneCandidate> candidates;
   TuneOptions options;
   Runtime* runtime;
@@ -145,6 +164,18 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
     }
   }
 
+  Impl(Program p, TuneSpec s, TuneOptions o, Runtime* r) : Impl(std::move(p), s.candidates, std::move(o), r) {
+    spec.emplace(std::move(s));
+  }
+
+  const tune::CompiledSpec& require_spec(std::string_view what) const {
+    if (!spec) throw UsageError(fmt::format("tuning {}: {} needs a tuner made from a spec", program.name(), what));
+    return *spec;
+  }
+
+  // The tuner's name in reports and decisions: the program's, and the spec's after a colon.
+  std::string name() const { return spec ? fmt::format("{}: {}", program.name(), spec->spec().name) : program.name(); }
+
   CompileOptions options_for(std::size_t i) const {
     CompileOptions o = options.compile;
     for (const auto& d : candidates[i].defines) o.defines.push_back(d);
@@ -158,7 +189,9 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
         Program p = program;
         p.instantiate(candidates[i].kernel);  // a C++ name (template or not) by its expression
         Module m = runtime->load(p, options_for(i));
-        kernels[i] = m.kernel_handle(candidates[i].kernel);
+        KernelHandle k = m.kernel_handle(candidates[i].kernel);
+        if (spec && !spec->spec().arguments.empty()) check_against_spec(k, spec->spec());
+        kernels[i] = std::move(k);
       } catch (const std::exception& e) {
         load_errors[i] = first_line(e.what());
       }
@@ -180,6 +213,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
     f.driver_version = driver::get().driver_version;
     f.kjit_version = std::string(version());
     f.tuning_key = key.text();
+    if (spec) f.grid = fmt::format("{}", fmt::join(spec->spec().grid, ", "));
     return tune::decision_key(f);
   }
 
@@ -197,17 +231,17 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   }
 
   void report(const TuneDecision& d, const TuneKey& key) const {
-    if (!print) return;
-    std::string text = fmt::format("tuning {} for {} on {}: {} ({})", program.name(), key.text().empty() ? "-" : key.text(),
-                                   Device::current().name(), d.label,
-                                   d.source == TuneDecision::Source::timed ? "timed"
-                                   : d.source == TuneDecision::Source::cache ? "from the cache" : "KJIT_TUNE=off");
-    for (std::size_t i = 0; i < d.labels.size(); ++i) {
-      text += fmt::format("\n  {} {:<40} {}", i == d.chosen ? "*" : " ", d.labels[i],
-                          d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
-      if (!d.why_not[i].empty()) text += fmt::format("  ({})", d.why_not[i]);
-    }
-    runtime->report(text);
+    if (print) runtime->report(format_decision(name(), key.text(), Device::current().name(), d));
+  }
+
+  LaunchConfig config(std::size_t i, Dim3 grid, CUstream_st* stream) const {
+    LaunchConfig c;
+    c.grid = grid;
+    c.block = candidates[i].block;
+    c.shared_mem = candidates[i].shared_mem;
+    c.cluster = candidates[i].cluster;
+    c.stream = stream;
+    return c;
   }
 
   TuneDecision tune(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
@@ -261,7 +295,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
     if (!chosen) {
       std::vector<std::string> whys;
       for (std::size_t i = 0; i < candidates.size(); ++i) whys.push_back(fmt::format("{}: {}", label(i), halving.why_not[i]));
-      throw Error(fmt::format("tuning {} for {}: every candidate failed ({})", program.name(), key.text(),
+      throw Error(fmt::format("tuning {} for {}: every candidate failed ({})", name(), key.text(),
                               fmt::join(whys, "; ")));
     }
     tune::Decision d;
@@ -269,6 +303,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
     d.noise = options.noise;
     d.tuning_key = key.text();
     d.device = Device::current().name();
+    d.name = name();
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       d.labels.push_back(label(i));
       d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
@@ -287,7 +322,11 @@ TunerEngine::TunerEngine(std::string name, std::string source_key, std::vector<T
                          std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime)
     : m_impl(std::make_unique<Impl>(std::move(name), std::move(source_key), std::move(candidates), std::move(kernels),
                                     std::move(options), runtime)) {}
+TunerEngine::TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime* runtime)
+    : m_impl(std::make_unique<Impl>(std::move(program), std::move(spec), std::move(options), runtime)) {}
 TunerEngine::~TunerEngine() = default;
+TunerEngine::TunerEngine(TunerEngine&&) noexcept = default;
+TunerEngine& TunerEngine::operator=(TunerEngine&&) noexcept = default;
 
 std::size_t TunerEngine::size() const { return m_impl->candidates.size(); }
 const TuneCandidate& TunerEngine::candidate(std::size_t i) const { return m_impl->candidates.at(i); }
@@ -362,6 +401,61 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
 
 TunerStats TunerEngine::stats() const {
   return {m_impl->timed.load(), m_impl->from_cache.load(), m_impl->in_memory.load()};
+}
+
+const TuneSpec* TunerEngine::spec() const { return m_impl->spec ? &m_impl->spec->spec() : nullptr; }
+
+TuneKey TunerEngine::key_for(std::span<const TuneValue> shape) const {
+  return m_impl->require_spec("a key for a shape").key(shape);
+}
+
+const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, CUstream_st* stream, void** args) {
+  Impl& im = *m_impl;
+  const tune::CompiledSpec& spec = im.require_spec("a launch for a shape");
+  const long long sms = spec.uses_sm_count() ? Device::current().multiprocessor_count() : 0;
+  const TuneKey key = spec.key(shape);
+  const TuneDecision* d = find(key);
+  if (d == nullptr) {
+    d = &decide(
+        key,
+        [&](std::size_t i, CUstream_st* s) {
+          im.kernels[i].launch_raw(im.config(i, spec.grid(im.candidates[i], shape, sms), s), args);
+        },
+        spec.buffers(shape, args, sms), stream);
+  }
+  kernel(d->chosen).launch_raw(im.config(d->chosen, spec.grid(im.candidates[d->chosen], shape, sms), stream), args);
+  return *d;
+}
+
+void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count) {
+  if (spec.arguments.empty()) return;
+  bool same = spec.arguments.size() == count;
+  for (std::size_t i = 0; same && i < count; ++i) same = tune::parse_argument_type(spec.arguments[i].type).size() == sizes[i];
+  if (same) return;
+  std::vector<std::string> declared, listed;
+  for (std::size_t i = 0; i < count; ++i) declared.push_back(fmt::format("{} B", sizes[i]));
+  for (const auto& a : spec.arguments) {
+    listed.push_back(fmt::format("{} {} [{} B]", a.type, a.name, tune::parse_argument_type(a.type).size()));
+  }
+  throw UsageError(fmt::format("making a tuner for \"{}\": the signature has {} parameter{} ({}) but the spec lists "
+                               "{} argument{} ({})",
+                               spec.name, count, count == 1 ? "" : "s", fmt::join(declared, ", "),
+                               spec.arguments.size(), spec.arguments.size() == 1 ? "" : "s", fmt::join(listed, ", ")));
+}
+
+std::string format_decision(std::string_view name, std::string_view key, std::string_view device,
+                            const TuneDecision& d) {
+  std::string text = fmt::format("tuning {} for {} on {}: {} ({})", name, key.empty() ? "-" : key, device,
+                                 d.label,
+                                 d.source == TuneDecision::Source::timed   ? "timed"
+                                 : d.source == TuneDecision::Source::cache ? "from the cache"
+                                                                           : "KJIT_TUNE=off");
+  for (std::size_t i = 0; i < d.labels.size(); ++i) {
+    text += fmt::format("\n  {} {:<40} {}", i == d.chosen ? "*" : " ", d.labels[i],
+                        d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
+    if (!d.why_not[i].empty()) text += fmt::format("  ({})", d.why_not[i]);
+  }
+  return text;
 }
 
 }  // namespace kjit

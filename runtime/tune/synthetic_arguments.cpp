@@ -1,0 +1,97 @@
+#include "runtime/tune/synthetic_arguments.hpp"
+
+#include <kjit/error.hpp>
+#include <kjit/float16.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstring>
+#include <random>
+
+namespace kjit::tune {
+namespace {
+
+template <class T>
+void put(unsigned char* at, T v) {
+  std::memcpy(at, &v, sizeof(T));
+}
+
+// One element of `type` holding `v` (a float type) or `i` (an integer type).
+void store(const ArgumentType& type, unsigned char* at, double v, long long i) {
+  using S = ArgumentType::Scalar;
+  switch (type.scalar) {
+  case S::f32: put(at, static_cast<float>(v)); break;
+  case S::f64: put(at, v); break;
+  case S::f16: put(at, half(static_cast<float>(v)).bits); break;
+  case S::bf16: put(at, bfloat16(static_cast<float>(v)).bits); break;
+  case S::i8: put(at, static_cast<std::int8_t>(i)); break;
+  case S::u8: put(at, static_cast<std::uint8_t>(i)); break;
+  case S::i16: put(at, static_cast<std::int16_t>(i)); break;
+  case S::u16: put(at, static_cast<std::uint16_t>(i)); break;
+  case S::i32: put(at, static_cast<std::int32_t>(i)); break;
+  case S::u32: put(at, static_cast<std::uint32_t>(i)); break;
+  case S::i64: put(at, static_cast<std::int64_t>(i)); break;
+  case S::u64: put(at, static_cast<std::uint64_t>(i)); break;
+  }
+}
+
+}  // namespace
+
+std::vector<unsigned char> make_elements(const ArgumentType& type, std::size_t count, std::string_view fill,
+                                         std::uint64_t seed) {
+  std::vector<unsigned char> out(count * type.element_size);
+  if (fill == "zero") return out;
+  if (fill == "random") {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    std::uniform_int_distribution<long long> integer(0, 99);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (type.is_float()) store(type, out.data() + k * type.element_size, real(rng), 0);
+      else store(type, out.data() + k * type.element_size, 0, integer(rng));
+    }
+    return out;
+  }
+  double v = 0;
+  const auto [end, ec] = std::from_chars(fill.data(), fill.data() + fill.size(), v);
+  if (ec != std::errc() || end != fill.data() + fill.size()) {
+    throw UsageError(fmt::format("fill \"{}\": expected random, zero or a number", fill));
+  }
+  for (std::size_t k = 0; k < count; ++k) store(type, out.data() + k * type.element_size, v, static_cast<long long>(v));
+  return out;
+}
+
+SyntheticArguments::SyntheticArguments(const CompiledSpec& spec, std::span<const TuneValue> shape, long long sm_count,
+                                       std::uint64_t seed) {
+  const auto& args = spec.spec().arguments;
+  const auto& types = spec.argument_types();
+  m_addresses.resize(args.size());
+  m_scalars.resize(args.size());
+  m_pointers.resize(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!types[i].pointer) {
+      m_scalars[i] = spec.scalar_bytes(i, shape, sm_count);
+      m_pointers[i] = m_scalars[i].data();
+      continue;
+    }
+    const long long n = spec.count(i, shape, sm_count);
+    if (n < 1) {
+      throw UsageError(fmt::format("making argument {} ({}) of tuning \"{}\" for {}: count \"{}\" is {}; a buffer needs "
+                                   "at least 1 element",
+                                   i, args[i].name, spec.spec().name, CompiledSpec::shape_text(shape), args[i].count, n));
+    }
+    DeviceMemory& m = m_buffers.emplace_back(static_cast<std::size_t>(n) * types[i].element_size, Device::current());
+    const auto bytes = make_elements(types[i], static_cast<std::size_t>(n), args[i].fill, seed + i);
+    m.copy_from_host(bytes.data(), static_cast<std::size_t>(n), types[i].element_size);
+    m_addresses[i] = m.address();
+    m_pointers[i] = &m_addresses[i];
+  }
+}
+
+std::size_t SyntheticArguments::device_bytes() const {
+  std::size_t total = 0;
+  for (const auto& b : m_buffers) total += b.bytes();
+  return total;
+}
+
+}  // namespace kjit::tune
