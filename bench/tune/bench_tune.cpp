@@ -6,6 +6,10 @@
 // then, in one process, a tuned call once decided against a plain launch of the same kernel
 // (per call, 20,000 enqueues then one sync), and Triton's first calls the same way when python3
 // with Triton runs bench/tune/triton_autotune.py (0: cold and warm cache; 1: cache_results).
+// The same 8 candidates as a manifest's "tuning" entry: `kjit tune` decides them ahead of time
+// (the whole CLI process, empty cache), a fresh process's first call through
+// KernelLoader::tuner then times nothing, and a decided spec call (key and grid from the spec)
+// against a plain launch.
 // Usage: bench_tune [runs=5]
 #include <kjit/kjit.hpp>
 #include <kjit/tune.hpp>
@@ -17,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -72,13 +77,52 @@ int child() {
   return 0;
 }
 
+// The candidates as a manifest's tuning entry (param: items per block).
+std::string manifest() {
+  std::string candidates;
+  for (const auto& c : ::candidates()) {
+    candidates += std::string(candidates.empty() ? "" : ", ") + "{\"kernel\": \"" + c.kernel +
+                  "\", \"block\": " + std::to_string(c.block.x) + ", \"param\": " + std::to_string(items_of(c)) + "}";
+  }
+  return R"J({"kjit_manifest": 1, "kernels": [{"file": "bench_tune_square.cu", "tuning": [{"name": "square",
+  "candidates": [)J" + candidates + R"J(], "key": ["pow2(n)"], "grid": "ceil_div(n, param)",
+  "arguments": [{"name": "x", "type": "const float*", "count": "n"}, {"name": "y", "type": "float*", "count": "n"},
+                {"name": "n", "type": "int", "value": "n"}],
+  "shapes": [{"n": 16777216}]}]}]})J";
+}
+
+void write_manifest(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bench_tune_square.cu") << k_source;
+  std::ofstream(dir / "kjit.json") << manifest();
+}
+
+// A fresh process's first call through the manifest's tuner (kernels in KJIT_KERNEL_PATH).
+int manifest_child() {
+  kjit::Device dev = kjit::Device::current();
+  kjit::DeviceBuffer<float> x(k_n), y(k_n);
+  x.fill_bytes(0x3F);
+  dev.synchronize();
+  kjit::TuneOptions options;
+  options.print = false;
+  const double t0 = now_us();
+  kjit::KernelLoader loader;
+  auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, options);
+  const auto& d = tuner.launch({{"n", k_n}}, nullptr, x.data(), y.data(), k_n);
+  dev.synchronize();
+  std::printf("%.3f %s %s\n", (now_us() - t0) / 1e3, d.source == kjit::TuneDecision::Source::timed ? "timed" : "cached",
+              d.label.c_str());
+  return 0;
+}
+
 struct ChildResult {
   double ms = 0;
   std::string label, source;
 };
 
-ChildResult run_child(const char* self, const std::string& cache) {
-  const std::string command = "KJIT_CACHE_DIR=" + cache + " " + self + " child";
+ChildResult run_child(const char* self, const std::string& cache, const std::string& kind = "child",
+                      const std::string& env = "") {
+  const std::string command = env + " KJIT_CACHE_DIR=" + cache + " " + self + " " + kind;
   ChildResult r;
   if (FILE* p = popen(command.c_str(), "r")) {
     char source[32] = {}, label[256] = {};
@@ -107,6 +151,7 @@ std::string triton(const std::string& cache, const char* cache_results) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "child") return child();
+  if (argc > 1 && std::string(argv[1]) == "manifest") return manifest_child();
   const int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   std::printf("bench_tune on %s: square over 16M floats, 8 candidates, %d fresh processes per phase\n",
               kjit::Device::current().name().c_str(), runs);
@@ -156,6 +201,62 @@ int main(int argc, char** argv) {
       dev.synchronize();
     }
     std::printf("tuned call once decided %.3f us, plain launch %.3f us: ratio %.3f (target 1.05 at most)\n",
+                median(tuned_us), median(plain_us), median(tuned_us) / median(plain_us));
+  }
+
+  // The manifest's tuning entry: kjit tune (a whole CLI process) into an empty cache, then a fresh
+  // program's first call through the loader's tuner.
+  {
+    std::vector<double> ahead, first;
+    for (int r = 0; r < runs; ++r) {
+      const auto dir = base / ("manifest-" + std::to_string(r));
+      write_manifest(dir / "kernels");
+      const std::string cache = (dir / "cache").string();
+      const double t0 = now_us();
+      const int rc = std::system((std::string(KJIT_CLI) + " --cache-dir " + cache + " -q tune " +
+                                  (dir / "kernels").string()).c_str());
+      ahead.push_back((now_us() - t0) / 1e3);
+      const ChildResult c = run_child(argv[0], cache, "manifest", "KJIT_KERNEL_PATH=" + (dir / "kernels").string());
+      first.push_back(c.ms);
+      std::printf("  run %d: kjit tune %.1f ms (exit %d), then first call %.3f ms (%s, %s)\n", r, ahead.back(), rc, c.ms,
+                  c.label.c_str(), c.source.c_str());
+    }
+    std::filesystem::remove_all(base);
+    std::printf("kjit tune MANIFEST, empty cache (whole process): %8.1f ms (median)\n", median(ahead));
+    std::printf("then a program's first call (KernelLoader::tuner): %8.3f ms (median; target 1 ms at most)\n",
+                median(first));
+  }
+  // Once decided: a spec call (key and grid from the manifest) against a plain launch.
+  {
+    kjit::Device dev = kjit::Device::current();
+    kjit::DeviceBuffer<float> x(k_n), y(k_n);
+    const auto dir = base / "manifest-calls";
+    write_manifest(dir / "kernels");
+    kjit::RuntimeConfig config = kjit::RuntimeConfig::from_environment();
+    config.cache_dir = dir / "cache";
+    kjit::Runtime rt(config);
+    kjit::KernelLoader loader({.folders = {dir / "kernels"}}, rt);
+    kjit::TuneOptions options;
+    options.print = false;
+    auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, options);
+    const auto& d = tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1);  // one block a launch
+    kjit::Kernel<Square> plain(tuner.engine().kernel(d.chosen));
+    const kjit::LaunchConfig cfg{.grid = 1, .block = tuner.engine().candidate(d.chosen).block};
+    const int calls = 20000;
+    std::vector<double> tuned_us, plain_us;
+    for (int round = 0; round < 7; ++round) {
+      dev.synchronize();
+      double t0 = now_us();
+      for (int i = 0; i < calls; ++i) tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1);
+      tuned_us.push_back((now_us() - t0) / calls);
+      dev.synchronize();
+      t0 = now_us();
+      for (int i = 0; i < calls; ++i) plain.launch(cfg, x.data(), y.data(), 1);
+      plain_us.push_back((now_us() - t0) / calls);
+      dev.synchronize();
+    }
+    std::filesystem::remove_all(base);
+    std::printf("spec call once decided %.3f us, plain launch %.3f us: ratio %.3f (target 1.05 at most)\n",
                 median(tuned_us), median(plain_us), median(tuned_us) / median(plain_us));
   }
 

@@ -2,7 +2,10 @@
 // outputs after tuning equal a single run's (an accumulator restored, a counter reset); a
 // candidate that does not compile and one that cannot launch are skipped with why; a fresh
 // Runtime on the same cache uses the decision without timing; KJIT_TUNE off and force; through
-// Redis, a second node with an empty local cache reuses the first one's decision.
+// Redis, a second node with an empty local cache reuses the first one's decision. From a manifest's
+// "tuning" entry: `kjit tune` decides its shapes and a program's loader tuner uses them without
+// timing; the outputs it names are reset and restored; a shape it cannot make and a spec the
+// kernel does not match fail in their items.
 #include "gpu/gpu_support.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
@@ -11,7 +14,11 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace {
 
@@ -250,5 +257,170 @@ TEST_SUITE("gpu") {
     CHECK(d.source == kjit::TuneDecision::Source::cache);
     CHECK(d.chosen == 1);
     CHECK(t.stats().timed == 0);
+  }
+}
+
+// A manifest's "tuning" entry: `kjit tune` (the built CLI, a real process) decides its shapes,
+// and a program's KernelLoader::tuner finds the decisions without timing.
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+
+const char* k_tuning_manifest = R"J({
+  "kjit_manifest": 1,
+  "kernels": [{
+    "file": "scale.cu",
+    "tuning": [{
+      "name": "scale",
+      "candidates": [{"kernel": "scale<1>", "block": 256},
+                     {"kernel": "scale<0>", "block": 256, "defines": ["BROKEN"], "label": "broken"},
+                     {"kernel": "scale<0>", "block": 256}],
+      "key": ["pow2(n)"],
+      "grid": "ceil_div(n, block)",
+      "arguments": [{"name": "x", "type": "const float*", "count": "n"},
+                    {"name": "y", "type": "float*", "count": "n", "output": "restore"},
+                    {"name": "a", "type": "float", "value": 1.5},
+                    {"name": "n", "type": "int", "value": "n"}],
+      "shapes": [{"n": 1048576}, {"n": 65536}]
+    }, {
+      "name": "accumulate",
+      "candidates": [{"kernel": "accumulate", "block": 128}, {"kernel": "accumulate", "block": 512}],
+      "key": ["n"],
+      "grid": "ceil_div(n, block)",
+      "arguments": [{"name": "x", "type": "const float*", "count": "n"},
+                    {"name": "y", "type": "float*", "count": "n", "output": "restore"},
+                    {"name": "counter", "type": "unsigned*", "count": 1, "output": "reset"},
+                    {"name": "n", "type": "int", "value": "n"}]
+    }]
+  }]
+})J";
+
+struct TuningFolder {
+  kjit::test::TempDir dir;
+  std::filesystem::path kernels = dir.path() / "kernels", cache = dir.path() / "cache";
+  TuningFolder() {
+    std::filesystem::create_directories(kernels);
+    std::ofstream(kernels / "scale.cu") << k_source;
+    std::ofstream(kernels / "kjit.json") << k_tuning_manifest;
+  }
+  kjit::test::CommandResult tune(const std::string& flags = "") const {
+    return kjit::test::run_command(k_kjit + " --json --cache-dir " + cache.string() + " tune " + flags + " " +
+                                   kernels.string() + " 2>/dev/null");
+  }
+  kjit::LoaderOptions loader_options() const {
+    return {.folders = {kernels}, .use_environment = false, .use_installed = false};
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("tune ahead: kjit tune decides a manifest's shapes and a program's tuner uses them without timing") {
+    KJIT_REQUIRE_GPU();
+    TuningFolder f;
+    auto first = f.tune();
+    REQUIRE(first.code == 0);
+    const auto j = nlohmann::json::parse(first.out);
+    REQUIRE(j["items"].size() == 2);
+    CHECK(j["timed"] == 2);
+    CHECK(j["failed"] == 0);
+    for (const auto& item : j["items"]) {
+      CHECK(item["status"] == "timed");
+      CHECK(item["name"] == "scale");
+      CHECK(item["chosen"] == 2);  // the parallel candidate; the serialized one loses, the broken one is out
+      CHECK(item["candidates"][1]["why_not"].get<std::string>().find("does not compile") != std::string::npos);
+      CHECK(item["candidates"][0]["median_us"].get<double>() > item["candidates"][2]["median_us"].get<double>());
+    }
+    CHECK(j["items"][0]["tuning_key"] == "n<=1048576");
+
+    // A program: a fresh Runtime on that cache, its loader's tuner over the same entry.
+    const int n = 1000000;  // bucket 1048576: decided by kjit tune
+    auto hx = kjit::test::random_floats(n, 41);
+    kjit::DeviceBuffer<float> x{std::span<const float>(hx)}, y(n);
+    y.fill_bytes(0xFF);
+    {
+      kjit::Runtime rt(kjit::test::quiet_config(f.cache));
+      kjit::KernelLoader loader(f.loader_options(), rt);
+      auto t = loader.tuner<Scale>("scale.cu", "scale", {}, quick());
+      const auto& d = t.launch({{"n", n}}, nullptr, x.data(), y.data(), 1.5f, n);
+      CHECK(d.source == kjit::TuneDecision::Source::cache);
+      CHECK(d.chosen == 2);
+      CHECK(t.stats().timed == 0);
+      CHECK(t.stats().from_cache == 1);
+      auto out = y.to_host();
+      for (int i = 0; i < n; ++i) REQUIRE(out[i] == 1.5f * hx[i]);
+      // A shape kjit tune did not list is timed here, and its outputs are one run's.
+      y.fill_bytes(0xFF);
+      const auto& other = t.launch({{"n", 5000}}, nullptr, x.data(), y.data(), -2.0f, 5000);
+      CHECK(other.source == kjit::TuneDecision::Source::timed);
+      CHECK(t.stats().timed == 1);
+      out = y.to_host();
+      for (int i = 0; i < 5000; ++i) REQUIRE(out[i] == -2.0f * hx[i]);
+      CHECK(std::isnan(out[5000]));  // past n: untouched
+    }
+
+    // Again: decided already; --force times again.
+    auto again = nlohmann::json::parse(f.tune().out);
+    CHECK(again["cached"] == 2);
+    CHECK(again["timed"] == 0);
+    CHECK(again["items"][0]["status"] == "cached");
+    auto forced = nlohmann::json::parse(f.tune("--force").out);
+    CHECK(forced["timed"] == 2);
+    // kjit cache ls --tuning names the tuner.
+    const auto ls = kjit::test::run_command(k_kjit + " --cache-dir " + f.cache.string() + " cache ls --tuning");
+    CHECK(ls.out.find("scale.cu: scale") != std::string::npos);
+    CHECK(ls.out.find("n<=1048576") != std::string::npos);
+    // The text table: each shape with its candidates and the chosen one starred.
+    const auto text = kjit::test::run_command(k_kjit + " --cache-dir " + f.cache.string() + " tune " +
+                                              f.kernels.string());
+    CHECK(text.code == 0);
+    CHECK(text.out.find("tuning scale.cu: scale for n=1048576 (key n<=1048576)") != std::string::npos);
+    CHECK(text.out.find("* scale<0> block (256,1,1)") != std::string::npos);
+    CHECK(text.out.find("total: 2 shapes: 0 timed, 2 already decided, 0 failed") != std::string::npos);
+  }
+
+  TEST_CASE("tune ahead: a manifest tuner resets and restores the outputs it names") {
+    KJIT_REQUIRE_GPU();
+    TuningFolder f;
+    kjit::Runtime rt(kjit::test::quiet_config(f.cache));
+    kjit::KernelLoader loader(f.loader_options(), rt);
+    auto t = loader.tuner<void(const float*, float*, unsigned*, int)>("scale.cu", "accumulate", {}, quick());
+    const int n = 200003;
+    auto hx = kjit::test::random_floats(n, 5), hy = kjit::test::random_floats(n, 6);
+    kjit::DeviceBuffer<float> x{std::span<const float>(hx)}, y{std::span<const float>(hy)};
+    kjit::DeviceBuffer<unsigned> counter(1);
+    counter.fill_bytes(0x3C);
+    const auto& d = t.launch({{"n", n}}, nullptr, x.data(), y.data(), counter.data(), n);
+    CHECK(d.source == kjit::TuneDecision::Source::timed);
+    auto out = y.to_host();
+    for (int i = 0; i < n; ++i) REQUIRE(out[i] == hy[i] + hx[i]);
+    CHECK(counter.to_host()[0] == static_cast<unsigned>(n));
+  }
+
+  TEST_CASE("tune ahead: a shape that cannot be made and a spec the kernel does not match fail in their items") {
+    KJIT_REQUIRE_GPU();
+    TuningFolder f;
+    std::string text = k_tuning_manifest;
+    text.replace(text.find(R"J({"n": 65536})J"), 12, R"J({"n": 0})J");  // a buffer of 0 elements
+    std::ofstream(f.kernels / "kjit.json") << text;
+    auto r = f.tune();
+    CHECK(r.code == 1);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["timed"] == 1);
+    CHECK(j["failed"] == 1);
+    CHECK(j["items"][1]["status"] == "failed");
+    CHECK(j["items"][1]["error"].get<std::string>().find("count \"n\" is 0") != std::string::npos);
+    // The spec says a is a double: every candidate's parameters differ, so every one is skipped.
+    text = k_tuning_manifest;
+    const std::string as_float = R"J("type": "float", "value": 1.5)J";
+    text.replace(text.find(as_float), as_float.size(), R"J("type": "double", "value": 1.5)J");
+    std::ofstream(f.kernels / "kjit.json") << text;
+    r = f.tune();
+    CHECK(r.code == 1);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["failed"] == 2);
+    const std::string why = j["items"][0]["error"];
+    CHECK(why.find("every candidate failed") != std::string::npos);
+    CHECK(why.find("double [8 B]") != std::string::npos);
   }
 }
