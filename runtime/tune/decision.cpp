@@ -25,7 +25,7 @@ cache::Key decision_key(const DecisionKeyFields& f) {
   h.field("driver", static_cast<std::uint64_t>(f.driver_version));
   h.field("kjit", f.kjit_version);
   h.field("tuning key", f.tuning_key);
-  if (!f.grid.empty()) h.field("grid", f.grid);  // only for spec tuners: other keys stay as they were
+  if (!f.launch.empty()) h.field("launch", f.launch);  // only for spec tuners: other keys stay as they were
   return h.finish();
 }
 

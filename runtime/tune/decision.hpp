@@ -24,7 +24,7 @@ struct DecisionKeyFields {
   int driver_version = 0;
   std::string kjit_version;
   std::string tuning_key;               // the caller's key (sizes, dtypes), bucketed as asked
-  std::string grid;                     // a spec's grid expressions (empty: the caller computes the grid)
+  std::string launch;                   // a spec's grid and arguments (empty: the caller launches)
 };
 
 cache::Key decision_key(const DecisionKeyFields& fields);

@@ -256,6 +256,19 @@ TuneBuffers CompiledSpec::buffers(std::span<const TuneValue> shape, void* const*
   return b;
 }
 
+std::string CompiledSpec::launch_text() const {
+  std::string t = fmt::format("grid {}", fmt::join(m_spec.grid, ", "));
+  for (std::size_t i = 0; i < m_spec.arguments.size(); ++i) {
+    const TuneArgument& a = m_spec.arguments[i];
+    t += fmt::format("{} {} {}", i == 0 ? ";" : ",", a.type, a.name);
+    if (m_types[i].pointer) t += fmt::format(" [{}]", a.count);
+    else t += fmt::format(" = {}", a.value);
+    if (a.output == TuneArgument::Output::restore) t += " restore";
+    if (a.output == TuneArgument::Output::reset_to_zero) t += " reset";
+  }
+  return t;
+}
+
 std::vector<std::vector<TuneValue>> CompiledSpec::shapes() const {
   std::vector<std::vector<TuneValue>> out;
   for (const auto& s : m_spec.shapes) {

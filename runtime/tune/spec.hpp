@@ -53,6 +53,8 @@ public:
                                           long long sm_count) const;
   // The reset and restore outputs of a call whose argument pointers are `args` (the driver's array).
   TuneBuffers buffers(std::span<const TuneValue> shape, void* const* args, long long sm_count) const;
+  // What the decision key holds of the launch: "grid ceil_div(n, block); const float* x [n], float a = 1.5, ...".
+  std::string launch_text() const;
   // The spec's own shapes (for kjit tune), as TuneValues over its storage.
   std::vector<std::vector<TuneValue>> shapes() const;
   // "n=1048576 m=7"

@@ -357,6 +357,19 @@ TEST_SUITE("gpu") {
       out = y.to_host();
       for (int i = 0; i < 5000; ++i) REQUIRE(out[i] == -2.0f * hx[i]);
       CHECK(std::isnan(out[5000]));  // past n: untouched
+      // Back and forth between the two shapes: each call launches its own shape's winner and grid.
+      for (int round = 0; round < 3; ++round) {
+        const int m = round % 2 == 0 ? n : 5000;
+        const float a = 0.25f + static_cast<float>(round);
+        y.fill_bytes(0xFF);
+        const auto& again = t.launch({{"n", m}}, nullptr, x.data(), y.data(), a, m);
+        CHECK(&again == (m == n ? &d : &other));
+        t.launch({{"n", m}}, nullptr, x.data(), y.data(), a, m);  // the same shape again
+        out = y.to_host();
+        for (int i = 0; i < m; ++i) REQUIRE(out[i] == a * hx[i]);
+        if (m < n) CHECK(std::isnan(out[m]));
+      }
+      CHECK(t.stats().timed == 1);
     }
 
     // Again: decided already; --force times again.

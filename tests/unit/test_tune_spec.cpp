@@ -2,7 +2,7 @@
 // that name the text and position), a spec's key, grid, outputs and scalar bytes, the checks of
 // a spec, the manifest's "tuning" entries (round trip and errors that say where), the
 // loader's lookup, a typed Tuner's signature against the spec, made-up arguments, and that a
-// spec's grid is part of the decision key.
+// spec's grid and arguments are part of the decision key.
 #include <kjit/error.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/loader.hpp>
@@ -353,15 +353,26 @@ TEST_SUITE("tune spec") {
           std::string::npos);
   }
 
-  TEST_CASE("a spec's grid is part of the decision key") {
+  TEST_CASE("a spec's grid and arguments are part of the decision key") {
+    const kjit::tune::CompiledSpec base(scale_spec());
+    CHECK(base.launch_text() == "grid ceil_div(n, block * param + 1), m + block_y; const float* x [n], float* y [n * m] "
+                                "restore, unsigned* counter [1] reset, float a = 1.5, __half h = -0.25, long long n = n - 1");
     auto f = kjit::tune::DecisionKeyFields{};
     f.source_key = "k";
     f.candidates = {"a"};
-    const auto plain = kjit::tune::decision_key(f).hex();
-    f.grid = "ceil_div(n, block)";
-    const auto with_grid = kjit::tune::decision_key(f).hex();
-    f.grid = "ceil_div(n, block * 2)";
-    CHECK(plain != with_grid);
-    CHECK(kjit::tune::decision_key(f).hex() != with_grid);
+    std::set<std::string> keys{kjit::tune::decision_key(f).hex()};
+    const auto vary = [&](auto change) {
+      auto s = scale_spec();
+      change(s);
+      f.launch = kjit::tune::CompiledSpec(s).launch_text();
+      keys.insert(kjit::tune::decision_key(f).hex());
+    };
+    vary([](auto&) {});
+    vary([](auto& s) { s.grid[0] = "ceil_div(n, block)"; });
+    vary([](auto& s) { s.arguments[3].type = "double"; });
+    vary([](auto& s) { s.arguments[1].count = "n"; });
+    vary([](auto& s) { s.arguments[1].output = kjit::TuneArgument::Output::none; });
+    vary([](auto& s) { s.arguments[3].value = "2.5"; });
+    CHECK(keys.size() == 7);
   }
 }
