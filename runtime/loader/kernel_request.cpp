@@ -1,6 +1,7 @@
 #include "runtime/loader/kernel_request.hpp"
 
 #include <kjit/error.hpp>
+#include <kjit/loader.hpp>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,21 @@ KernelRequest make_kernel_request(const std::filesystem::path& root, const std::
   }
   include_path.insert(include_path.end(), search_path.begin(), search_path.end());
   out.program.directory(file.parent_path()).include_path(std::move(include_path));
+  return out;
+}
+
+ManifestSet read_manifests(std::vector<std::filesystem::path> sources, std::string_view doing) {
+  if (sources.empty()) {
+    auto installed = KernelLoader::installed_kernels_dir();
+    if (installed.empty()) throw UsageError(fmt::format("{} the installed kernels_src: kjit finds none", doing));
+    sources.push_back(installed);
+  }
+  ManifestSet out;
+  for (const auto& s : sources) {
+    auto m = std::make_shared<const Manifest>(Manifest::read(s));
+    out.roots.push_back(m->dir());
+    out.manifests.push_back(std::move(m));
+  }
   return out;
 }
 

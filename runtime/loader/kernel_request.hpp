@@ -9,6 +9,7 @@
 #include <kjit/program.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,5 +30,14 @@ KernelRequest make_kernel_request(const std::filesystem::path& root, const std::
                                   const ManifestKernel* entry, std::string_view variant,
                                   const std::vector<std::filesystem::path>& search_path,
                                   const CompileOptions& base);
+
+// The manifests a build step reads (kjit warm, kjit tune): `sources` (folders holding a
+// kjit.json, or manifest files), or the installed kernels_src when empty; `doing` ("warming")
+// names the step in the error when none is installed. Throws what Manifest::read throws.
+struct ManifestSet {
+  std::vector<std::shared_ptr<const Manifest>> manifests;
+  std::vector<std::filesystem::path> roots;  // each manifest's folder, in order
+};
+ManifestSet read_manifests(std::vector<std::filesystem::path> sources, std::string_view doing);
 
 }  // namespace kjit::loader

@@ -20,22 +20,12 @@ namespace kjit {
 
 TuneAheadReport tune_ahead(const TuneAheadOptions& options, const TuneAheadProgress& progress) {
   const auto started = std::chrono::steady_clock::now();
-  std::vector<std::filesystem::path> sources = options.sources;
-  if (sources.empty()) {
-    auto installed = KernelLoader::installed_kernels_dir();
-    if (installed.empty()) throw UsageError("tuning the installed kernels_src: kjit finds no installed kernels_src");
-    sources.push_back(installed);
-  }
-  std::vector<std::shared_ptr<const Manifest>> manifests;
-  std::vector<std::filesystem::path> roots;
+  const auto [manifests, roots] = loader::read_manifests(options.sources, "tuning");
   std::size_t shapes = 0;
-  for (const auto& s : sources) {
-    auto m = std::make_shared<const Manifest>(Manifest::read(s));
+  for (const auto& m : manifests) {
     for (const auto& k : m->kernels()) {
       for (const auto& t : k.tuning) shapes += t.shapes.size();
     }
-    roots.push_back(m->dir());
-    manifests.push_back(std::move(m));
   }
   if (shapes == 0) {
     std::vector<std::string> paths;

@@ -48,19 +48,7 @@ WarmReport warm(const WarmOptions& options, const WarmProgress& progress) {
   config.precompiled_headers = options.precompiled_headers;
   Runtime rt(config);
 
-  std::vector<std::filesystem::path> sources = options.sources;
-  if (sources.empty()) {
-    auto installed = KernelLoader::installed_kernels_dir();
-    if (installed.empty()) throw UsageError("warming the installed kernels_src: kjit finds no installed kernels_src");
-    sources.push_back(installed);
-  }
-  std::vector<std::shared_ptr<const Manifest>> manifests;
-  std::vector<std::filesystem::path> roots;
-  for (const auto& s : sources) {
-    auto m = std::make_shared<const Manifest>(Manifest::read(s));
-    roots.push_back(m->dir());
-    manifests.push_back(std::move(m));
-  }
+  const auto [manifests, roots] = loader::read_manifests(options.sources, "warming");
 
   std::vector<Arch> archs;
   for (const Arch& a : options.archs.empty() ? std::vector<Arch>{Arch::native()} : options.archs) {

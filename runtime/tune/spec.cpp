@@ -49,13 +49,29 @@ std::optional<double> number(std::string_view s) {
 }
 
 template <class T>
-void append(std::vector<unsigned char>& out, T v) {
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, &v, sizeof(T));
-  out.insert(out.end(), bytes, bytes + sizeof(T));
+void put(unsigned char* at, T v) {
+  std::memcpy(at, &v, sizeof(T));
 }
 
 }  // namespace
+
+void store_element(const ArgumentType& type, unsigned char* at, double v, long long i) {
+  using S = ArgumentType::Scalar;
+  switch (type.scalar) {
+  case S::f32: put(at, static_cast<float>(v)); break;
+  case S::f64: put(at, v); break;
+  case S::f16: put(at, half(static_cast<float>(v)).bits); break;
+  case S::bf16: put(at, bfloat16(static_cast<float>(v)).bits); break;
+  case S::i8: put(at, static_cast<std::int8_t>(i)); break;
+  case S::u8: put(at, static_cast<std::uint8_t>(i)); break;
+  case S::i16: put(at, static_cast<std::int16_t>(i)); break;
+  case S::u16: put(at, static_cast<std::uint16_t>(i)); break;
+  case S::i32: put(at, static_cast<std::int32_t>(i)); break;
+  case S::u32: put(at, static_cast<std::uint32_t>(i)); break;
+  case S::i64: put(at, static_cast<std::int64_t>(i)); break;
+  case S::u64: put(at, static_cast<std::uint64_t>(i)); break;
+  }
+}
 
 ArgumentType parse_argument_type(std::string_view text) {
   std::string_view t = trim(text);
@@ -220,25 +236,11 @@ long long CompiledSpec::count(std::size_t argument, std::span<const TuneValue> s
 std::vector<unsigned char> CompiledSpec::scalar_bytes(std::size_t argument, std::span<const TuneValue> shape,
                                                       long long sm_count) const {
   const ArgumentType& t = m_types.at(argument);
-  const double v = m_literals.at(argument) ? *m_literals[argument]
-                                           : static_cast<double>(count(argument, shape, sm_count));
-  const long long i = m_literals.at(argument) ? static_cast<long long>(v) : count(argument, shape, sm_count);
-  std::vector<unsigned char> out;
-  using S = ArgumentType::Scalar;
-  switch (t.scalar) {
-  case S::f32: append(out, static_cast<float>(v)); break;
-  case S::f64: append(out, v); break;
-  case S::f16: append(out, half(static_cast<float>(v)).bits); break;
-  case S::bf16: append(out, bfloat16(static_cast<float>(v)).bits); break;
-  case S::i8: append(out, static_cast<std::int8_t>(i)); break;
-  case S::u8: append(out, static_cast<std::uint8_t>(i)); break;
-  case S::i16: append(out, static_cast<std::int16_t>(i)); break;
-  case S::u16: append(out, static_cast<std::uint16_t>(i)); break;
-  case S::i32: append(out, static_cast<std::int32_t>(i)); break;
-  case S::u32: append(out, static_cast<std::uint32_t>(i)); break;
-  case S::i64: append(out, static_cast<std::int64_t>(i)); break;
-  case S::u64: append(out, static_cast<std::uint64_t>(i)); break;
-  }
+  const long long i = m_literals.at(argument) ? static_cast<long long>(*m_literals[argument])
+                                              : count(argument, shape, sm_count);
+  const double v = m_literals[argument] ? *m_literals[argument] : static_cast<double>(i);
+  std::vector<unsigned char> out(t.element_size);
+  store_element(t, out.data(), v, i);
   return out;
 }
 

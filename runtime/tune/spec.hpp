@@ -27,6 +27,8 @@ struct ArgumentType {
 };
 // "const float*", "__half*", "int", "unsigned long long", ... Throws UsageError listing the known.
 ArgumentType parse_argument_type(std::string_view text);
+// Writes one element of `type`'s scalar at `at`: `real` for a floating type, `integer` otherwise.
+void store_element(const ArgumentType& type, unsigned char* at, double real, long long integer);
 
 // The variables every expression may use besides the shape's; the grid's may also use the
 // candidate's fields.

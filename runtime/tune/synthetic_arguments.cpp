@@ -1,41 +1,12 @@
 #include "runtime/tune/synthetic_arguments.hpp"
 
 #include <kjit/error.hpp>
-#include <kjit/float16.hpp>
 
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cstring>
 
 namespace kjit::tune {
-namespace {
-
-template <class T>
-void put(unsigned char* at, T v) {
-  std::memcpy(at, &v, sizeof(T));
-}
-
-// One element of `type` holding `v` (a float type) or `i` (an integer type).
-void store(const ArgumentType& type, unsigned char* at, double v, long long i) {
-  using S = ArgumentType::Scalar;
-  switch (type.scalar) {
-  case S::f32: put(at, static_cast<float>(v)); break;
-  case S::f64: put(at, v); break;
-  case S::f16: put(at, half(static_cast<float>(v)).bits); break;
-  case S::bf16: put(at, bfloat16(static_cast<float>(v)).bits); break;
-  case S::i8: put(at, static_cast<std::int8_t>(i)); break;
-  case S::u8: put(at, static_cast<std::uint8_t>(i)); break;
-  case S::i16: put(at, static_cast<std::int16_t>(i)); break;
-  case S::u16: put(at, static_cast<std::uint16_t>(i)); break;
-  case S::i32: put(at, static_cast<std::int32_t>(i)); break;
-  case S::u32: put(at, static_cast<std::uint32_t>(i)); break;
-  case S::i64: put(at, static_cast<std::int64_t>(i)); break;
-  case S::u64: put(at, static_cast<std::uint64_t>(i)); break;
-  }
-}
-
-}  // namespace
 
 std::vector<unsigned char> make_elements(const ArgumentType& type, std::size_t count, std::string_view fill,
                                          std::uint64_t seed) {
@@ -53,7 +24,7 @@ std::vector<unsigned char> make_elements(const ArgumentType& type, std::size_t c
     for (std::size_t k = 0; k < count; ++k) {
       const std::uint64_t u = next();
       const double real = static_cast<double>(u >> 40) * (1.0 / 8388608.0) - 1.0;  // 24 bits: [-1, 1)
-      store(type, out.data() + k * type.element_size, real, static_cast<long long>((u >> 32) % 100));
+      store_element(type, out.data() + k * type.element_size, real, static_cast<long long>((u >> 32) % 100));
     }
     return out;
   }
@@ -62,7 +33,7 @@ std::vector<unsigned char> make_elements(const ArgumentType& type, std::size_t c
   if (ec != std::errc() || end != fill.data() + fill.size()) {
     throw UsageError(fmt::format("fill \"{}\": expected random, zero or a number", fill));
   }
-  for (std::size_t k = 0; k < count; ++k) store(type, out.data() + k * type.element_size, v, static_cast<long long>(v));
+  for (std::size_t k = 0; k < count; ++k) store_element(type, out.data() + k * type.element_size, v, static_cast<long long>(v));
   return out;
 }
 
