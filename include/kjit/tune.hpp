@@ -124,7 +124,9 @@ struct TuneSpec {
 };
 
 struct TuneDecision {
-  enum class Source { timed, cache, off } source = Source::timed;
+  // capture: the call's stream was capturing a CUDA graph, where nothing can be timed: the first
+  // candidate it allows, held only while capturing (the first call outside a capture decides).
+  enum class Source { timed, cache, off, capture } source = Source::timed;
   std::size_t chosen = 0;
   std::string label;
   std::vector<std::string> labels;

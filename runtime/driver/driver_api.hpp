@@ -35,7 +35,7 @@ namespace kjit::driver {
   X(cuMemcpyDtoH, 3020) X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020) X(cuMemsetD8Async, 3020)      \
   X(cuMemsetD32Async, 3020) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)             \
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphExecDestroy, 10000)          \
-  X(cuGraphDestroy, 10000)
+  X(cuGraphDestroy, 10000) X(cuStreamIsCapturing, 10000)
 
 // Entry points kjit uses when the driver has them: context-independent loading (CUDA 12.0+).
 // Without them (nullptr), a module is loaded per context (cuModuleLoadDataEx).

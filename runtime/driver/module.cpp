@@ -75,12 +75,12 @@ struct ModuleState {
     if (library()) {
       check(api.cuLibraryGetKernelCount(&count, library()), "cuLibraryGetKernelCount",
             "listing the kernels of program {}", result.program_name);
-      std::vector<CUkernel> kernels(count);
+      std::vector<CUkernel> listed(count);
       if (count) {
-        check(api.cuLibraryEnumerateKernels(kernels.data(), count, library()), "cuLibraryEnumerateKernels",
+        check(api.cuLibraryEnumerateKernels(listed.data(), count, library()), "cuLibraryEnumerateKernels",
               "listing the kernels of program {}", result.program_name);
       }
-      for (CUkernel k : kernels) {
+      for (CUkernel k : listed) {
         const char* n = nullptr;
         if (api.cuKernelGetName(&n, k) == CUDA_SUCCESS && n) names.emplace_back(n);
       }

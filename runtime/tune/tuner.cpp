@@ -56,6 +56,14 @@ TuneMode tune_mode_from_environment() {
 
 namespace {
 
+// Whether `stream` is capturing a CUDA graph (then nothing may be timed, allocated or synchronized).
+bool capturing(CUstream_st* stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult r = driver::get().cuStreamIsCapturing(stream, &status);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;  // the legacy stream while another one captures
+  return r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 std::string first_line(std::string_view text) {
   const auto end = text.find('\n');
   return std::string(text.substr(0, end == std::string_view::npos ? text.size() : end));
@@ -139,6 +147,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
 
   mutable std::mutex mutex;  // decisions, last
   std::map<std::string, std::unique_ptr<TuneDecision>> decisions;  // by tuning key text (stable addresses)
+  std::map<std::string, std::unique_ptr<TuneDecision>> provisional;  // Source::capture, by tuning key text
   // A spec's last decided call: a repeat of its shape launches with no key text and no grid evaluation.
   struct LastCall {
     std::vector<std::string> names;
@@ -373,22 +382,31 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
     throw UsageError(fmt::format("tuning {}: {} flags for {} candidates", im.program.name(), allowed.size(),
                                  im.candidates.size()));
   }
-  if (im.mode == TuneMode::off) {
-    // The first candidate this call allows.
+  // The first candidate this call allows, the others not timed for `why`.
+  const auto first_allowed = [&](TuneDecision::Source source, const char* why) {
     std::size_t first = 0;
     while (!allowed.empty() && first < allowed.size() && !allowed[first]) ++first;
     if (first == im.candidates.size()) {
-      throw UsageError(fmt::format("tuning {} for {}: no candidate serves this call", im.program.name(), key.text()));
+      throw UsageError(fmt::format("tuning {} for {}: no candidate serves this call", im.name(), key.text()));
     }
-    d.source = TuneDecision::Source::off;
-    d.chosen = first;
+    TuneDecision f;
+    f.source = source;
+    f.chosen = first;
     for (std::size_t i = 0; i < im.candidates.size(); ++i) {
-      d.labels.push_back(im.label(i));
-      d.median_us.push_back(-1);
-      d.why_not.push_back(i == first ? "" : "KJIT_TUNE=off");
+      f.labels.push_back(im.label(i));
+      f.median_us.push_back(-1);
+      f.why_not.push_back(i == first ? "" : why);
     }
-    d.label = d.labels[first];
+    f.label = f.labels[first];
+    return f;
+  };
+  if (im.mode == TuneMode::off) {
+    d = first_allowed(TuneDecision::Source::off, "KJIT_TUNE=off");
   } else {
+    const bool capture = capturing(stream);
+    if (capture) {
+      if (auto it = im.provisional.find(key.text()); it != im.provisional.end()) return *it->second;
+    }
     const cache::Key dkey = im.decision_key(key);
     std::optional<tune::Decision> cached;
     if (im.mode == TuneMode::on) {
@@ -404,11 +422,18 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
     if (cached) {
       d = im.from(*cached, TuneDecision::Source::cache, dkey);
       ++im.from_cache;
+    } else if (capture) {
+      auto& slot = im.provisional[key.text()];
+      slot = std::make_unique<TuneDecision>(
+          first_allowed(TuneDecision::Source::capture, "not timed: the stream is capturing a CUDA graph"));
+      im.report(*slot, key);
+      return *slot;
     } else {
       d = im.tune(key, run, buffers, stream, dkey, allowed);
     }
   }
   im.report(d, key);
+  im.provisional.erase(key.text());
   auto& slot = im.decisions[key.text()];
   slot = std::make_unique<TuneDecision>(std::move(d));
   return *slot;
@@ -454,6 +479,7 @@ const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, CUstre
   const KernelHandle& chosen = kernel(d->chosen);
   const LaunchConfig c = im.config(d->chosen, spec.grid(im.candidates[d->chosen], shape, sms), stream);
   chosen.launch_raw(c, args);
+  if (d->source == TuneDecision::Source::capture) return *d;  // decided at the first call outside a capture
   std::lock_guard lock(im.mutex);
   im.last.names.clear();
   for (const auto& v : shape) im.last.names.emplace_back(v.name);
@@ -486,9 +512,10 @@ std::string format_decision(std::string_view name, std::string_view key, std::st
                             const TuneDecision& d) {
   std::string text = fmt::format("tuning {} for {} on {}: {} ({})", name, key.empty() ? "-" : key, device,
                                  d.label,
-                                 d.source == TuneDecision::Source::timed   ? "timed"
-                                 : d.source == TuneDecision::Source::cache ? "from the cache"
-                                                                           : "KJIT_TUNE=off");
+                                 d.source == TuneDecision::Source::timed     ? "timed"
+                                 : d.source == TuneDecision::Source::cache   ? "from the cache"
+                                 : d.source == TuneDecision::Source::capture ? "not timed while capturing a CUDA graph"
+                                                                             : "KJIT_TUNE=off");
   for (std::size_t i = 0; i < d.labels.size(); ++i) {
     text += fmt::format("\n  {} {:<40} {}", i == d.chosen ? "*" : " ", d.labels[i],
                         d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));

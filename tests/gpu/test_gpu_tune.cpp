@@ -5,17 +5,21 @@
 // Redis, a second node with an empty local cache reuses the first one's decision. From a manifest's
 // "tuning" entry: `kjit tune` decides its shapes and a program's loader tuner uses them without
 // timing; the outputs it names are reset and restored; a shape it cannot make and a spec the
-// kernel does not match fail in their items.
+// kernel does not match fail in their items. Inside a CUDA graph capture, a first call takes the
+// first candidate and the first call outside decides; the shipped softmax captures.
 #include "gpu/gpu_support.hpp"
 #include "support/redis_server.hpp"
+#include "runtime/driver/driver_api.hpp"
 #include "support/temp_dir.hpp"
 
+#include <kjit/kernels.hpp>
 #include <kjit/tune.hpp>
 
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -435,5 +439,103 @@ TEST_SUITE("gpu") {
     const std::string why = j["items"][0]["error"];
     CHECK(why.find("every candidate failed") != std::string::npos);
     CHECK(why.find("double [8 B]") != std::string::npos);
+  }
+}
+
+// Inside a CUDA graph capture nothing can be timed: a tuner's first call for a key takes the
+// first candidate (held only while capturing), and the first call outside a capture decides.
+namespace {
+
+struct Captured {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  ~Captured() {
+    const auto& api = kjit::driver::get();
+    if (exec) api.cuGraphExecDestroy(exec);
+    if (graph) api.cuGraphDestroy(graph);
+  }
+};
+
+// Captures `work` on `stream` in global mode (the strictest: no allocation, no sync anywhere).
+template <class Work>
+void capture(Captured& c, CUstream_st* stream, Work work) {
+  const auto& api = kjit::driver::get();
+  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+  work();
+  REQUIRE(api.cuStreamEndCapture(stream, &c.graph) == CUDA_SUCCESS);
+  REQUIRE(api.cuGraphInstantiateWithFlags(&c.exec, c.graph, 0) == CUDA_SUCCESS);
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("tune: a first call while capturing a CUDA graph takes the first candidate and a later one decides") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    const int n = 1 << 20;
+    auto host = kjit::test::random_floats(n, 91);
+    kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
+    kjit::Stream stream;
+    kjit::Tuner<Scale> tuner(kjit::Program("scale.cu", k_source),
+                             {{.kernel = "scale<1>", .block = 256}, {.kernel = "scale<0>", .block = 256}}, quick(), &rt);
+    tuner.engine().kernel(0);  // loading is not capturable: load both candidates first
+    tuner.engine().kernel(1);
+    const auto key = kjit::TuneKey().add("n", n);
+    Captured g;
+    const kjit::TuneDecision* in_capture = nullptr;
+    capture(g, stream.handle(), [&] {
+      in_capture = &tuner.launch(key, grid_for(n), stream.handle(), {}, x.data(), y.data(), 2.5f, n);
+      tuner.launch(key, grid_for(n), stream.handle(), {}, x.data(), y.data(), 2.5f, n);  // held while capturing
+    });
+    REQUIRE(in_capture != nullptr);
+    CHECK(in_capture->source == kjit::TuneDecision::Source::capture);
+    CHECK(in_capture->chosen == 0);
+    CHECK(in_capture->why_not[1].find("capturing a CUDA graph") != std::string::npos);
+    CHECK(tuner.stats().timed == 0);
+    y.fill_bytes(0xFF);
+    REQUIRE(kjit::driver::get().cuGraphLaunch(g.exec, stream.handle()) == CUDA_SUCCESS);
+    stream.synchronize();
+    auto out = y.to_host();
+    for (int i = 0; i < n; ++i) REQUIRE(out[i] == 2.5f * host[i]);
+    // Outside the capture the key is timed, and the parallel candidate wins.
+    y.fill_bytes(0xFF);
+    const auto& d = tuner.launch(key, grid_for(n), stream.handle(), {}, x.data(), y.data(), -1.0f, n);
+    CHECK(d.source == kjit::TuneDecision::Source::timed);
+    CHECK(d.chosen == 1);
+    CHECK(tuner.stats().timed == 1);
+    out = y.to_host();
+    for (int i = 0; i < n; ++i) REQUIRE(out[i] == -1.0f * host[i]);
+  }
+
+  TEST_CASE("tune: the shipped softmax's first call inside a graph capture works and is right") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    kjit::kernels::Kernels<float> k(kjit::Device::current(), rt);
+    const int rows = 64, cols = 3000;
+    auto host = kjit::test::random_floats(static_cast<std::size_t>(rows) * cols, 17);
+    kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(host.size());
+    kjit::Stream stream;
+    Captured g;
+    capture(g, stream.handle(), [&] { k.softmax(x.data(), y.data(), rows, cols, stream.handle()); });
+    y.fill_bytes(0xFF);
+    REQUIRE(kjit::driver::get().cuGraphLaunch(g.exec, stream.handle()) == CUDA_SUCCESS);
+    stream.synchronize();
+    const auto out = y.to_host();
+    for (int r = 0; r < rows; ++r) {
+      double max = -1e300, sum = 0;
+      for (int c = 0; c < cols; ++c) max = std::max(max, static_cast<double>(host[r * cols + c]));
+      for (int c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(host[r * cols + c]) - max);
+      for (int c = 0; c < cols; ++c) {
+        const double want = std::exp(static_cast<double>(host[r * cols + c]) - max) / sum;
+        REQUIRE(std::abs(out[r * cols + c] - want) <= 2e-5 * want + 1e-7);
+      }
+    }
+    // And outside the capture the same call decides by timing, still right.
+    y.fill_bytes(0xFF);
+    k.softmax(x.data(), y.data(), rows, cols, stream.handle());
+    stream.synchronize();
+    CHECK(std::abs(y.to_host()[5] - out[5]) <= 1e-6f);
   }
 }
