@@ -54,7 +54,7 @@ void add_tune_command(CLI::App& app, Context& ctx) {
   tune->add_option("--device", args->device, "The CUDA device to time on")->capture_default_str();
   tune->add_flag("--force", args->force, "Time again where a decision is cached (as KJIT_TUNE=force)");
   tune->footer(
-      "Each tuning entry (its candidates, key, grid, arguments and shapes; see README) is timed for each listed shape "
+      "Each tuning entry (its candidates, key, grid, arguments and shapes; see docs/manifest.md) is timed for each listed shape "
       "and each variant of its kernel, on made-up arguments, as a program's KernelLoader::tuner<Sig>(file, name) "
       "would time it; the decision goes into the cache (and the remote cache with --remote), where that tuner finds "
       "it without timing. Prints, per shape, the candidates with their median times (* the chosen one; a candidate "

@@ -2,10 +2,10 @@
 // outputs after tuning equal a single run's (an accumulator restored, a counter reset); a
 // candidate that does not compile and one that cannot launch are skipped with why; a fresh
 // Runtime on the same cache uses the decision without timing; KJIT_TUNE off and force; through
-// Redis, a second node with an empty local cache reuses the first one's decision. From a manifest's
-// "tuning" entry: `kjit tune` decides its shapes and a program's loader tuner uses them without
-// timing; the outputs it names are reset and restored; a shape it cannot make and a spec the
-// kernel does not match fail in their items. Inside a CUDA graph capture, a first call takes the
+// Redis, a second node with an empty local cache reuses the first one's decision. From a
+// manifest's "tuning" entry: `kjit tune` decides its shapes and a program's loader tuner uses
+// them without timing (also on another node, through Redis); the outputs it names are reset and
+// restored; a shape it cannot make and a spec the kernel does not match fail in their items. Inside a CUDA graph capture, a first call takes the
 // first candidate and the first call outside decides; the shipped softmax captures.
 #include "gpu/gpu_support.hpp"
 #include "support/redis_server.hpp"
@@ -23,6 +23,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace {
 
@@ -394,6 +395,36 @@ TEST_SUITE("gpu") {
     CHECK(text.out.find("tuning scale.cu: scale for n=1048576 (key n<=1048576)") != std::string::npos);
     CHECK(text.out.find("* scale<0> block (256,1,1)") != std::string::npos);
     CHECK(text.out.find("total: 2 shapes: 0 timed, 2 already decided, 0 failed") != std::string::npos);
+  }
+
+  TEST_CASE("tune ahead: kjit tune --remote on one node and a program on another with an empty disk") {
+    KJIT_REQUIRE_GPU();
+    TuningFolder f;
+    std::optional<kjit::test::RedisServer> redis;
+    try {
+      redis.emplace(f.dir.path() / "redis");
+    } catch (const std::exception& e) {
+      std::printf("[kjit-skip] no redis-server: %s\n", e.what());
+      return;
+    }
+    const auto r = f.tune("--remote " + redis->url());
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["timed"] == 2);
+    auto config = kjit::test::quiet_config(f.dir.path() / "other-node");
+    config.remote_cache = redis->url();
+    kjit::Runtime rt(config);
+    kjit::KernelLoader loader(f.loader_options(), rt);
+    auto t = loader.tuner<Scale>("scale.cu", "scale", {}, quick());
+    const int n = 65536;
+    auto hx = kjit::test::random_floats(n, 23);
+    kjit::DeviceBuffer<float> x{std::span<const float>(hx)}, y(n);
+    y.fill_bytes(0xFF);
+    const auto& d = t.launch({{"n", n}}, nullptr, x.data(), y.data(), 3.0f, n);
+    CHECK(d.source == kjit::TuneDecision::Source::cache);
+    CHECK(d.chosen == 2);
+    CHECK(t.stats().timed == 0);
+    const auto out = y.to_host();
+    for (int i = 0; i < n; ++i) REQUIRE(out[i] == 3.0f * hx[i]);
   }
 
   TEST_CASE("tune ahead: a manifest tuner resets and restores the outputs it names") {
