@@ -60,21 +60,34 @@ constexpr int k_n = 1 << 24;
 int items_of(const kjit::TuneCandidate& c) { return std::atoi(c.kernel.c_str() + 7); }
 kjit::Dim3 grid(const kjit::TuneCandidate& c) { return kjit::ceil_div(k_n, static_cast<std::size_t>(items_of(c))); }
 
-// A fresh process's first call: prints its milliseconds and the winner.
-int child() {
+// A fresh process's first call, after CUDA init and allocation: `call(x, y)` makes the tuner and
+// launches; prints its milliseconds, whether it timed, and the winner.
+template <class Call>
+int first_call(Call call) {
   kjit::Device dev = kjit::Device::current();
   kjit::DeviceBuffer<float> x(k_n), y(k_n);
   x.fill_bytes(0x3F);
   dev.synchronize();
-  kjit::TuneOptions options;
-  options.print = false;
   const double t0 = now_us();
-  kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), options);
-  const auto& d = tuner.launch(kjit::TuneKey().add_bucketed("n", k_n), grid, nullptr, {}, x.data(), y.data(), k_n);
+  const kjit::TuneDecision d = call(x.data(), y.data());
   dev.synchronize();
   std::printf("%.3f %s %s\n", (now_us() - t0) / 1e3, d.source == kjit::TuneDecision::Source::timed ? "timed" : "cached",
               d.label.c_str());
   return 0;
+}
+
+kjit::TuneOptions quiet() {
+  kjit::TuneOptions options;
+  options.print = false;
+  return options;
+}
+
+// The tuner in code.
+int child() {
+  return first_call([](const float* x, float* y) {
+    kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), quiet());
+    return tuner.launch(kjit::TuneKey().add_bucketed("n", k_n), grid, nullptr, {}, x, y, k_n);
+  });
 }
 
 // The candidates as a manifest's tuning entry (param: items per block).
@@ -97,22 +110,13 @@ void write_manifest(const std::filesystem::path& dir) {
   std::ofstream(dir / "kjit.json") << manifest();
 }
 
-// A fresh process's first call through the manifest's tuner (kernels in KJIT_KERNEL_PATH).
+// Through the manifest's tuner (kernels in KJIT_KERNEL_PATH).
 int manifest_child() {
-  kjit::Device dev = kjit::Device::current();
-  kjit::DeviceBuffer<float> x(k_n), y(k_n);
-  x.fill_bytes(0x3F);
-  dev.synchronize();
-  kjit::TuneOptions options;
-  options.print = false;
-  const double t0 = now_us();
-  kjit::KernelLoader loader;
-  auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, options);
-  const auto& d = tuner.launch({{"n", k_n}}, nullptr, x.data(), y.data(), k_n);
-  dev.synchronize();
-  std::printf("%.3f %s %s\n", (now_us() - t0) / 1e3, d.source == kjit::TuneDecision::Source::timed ? "timed" : "cached",
-              d.label.c_str());
-  return 0;
+  return first_call([](const float* x, float* y) {
+    kjit::KernelLoader loader;
+    auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, quiet());
+    return tuner.launch({{"n", k_n}}, nullptr, x, y, k_n);
+  });
 }
 
 struct ChildResult {
@@ -176,9 +180,7 @@ int main(int argc, char** argv) {
   {
     kjit::Device dev = kjit::Device::current();
     kjit::DeviceBuffer<float> x(k_n), y(k_n);
-    kjit::TuneOptions options;
-    options.print = false;
-    kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), options);
+    kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), quiet());
     const auto key = kjit::TuneKey().add_bucketed("n", k_n);
     const auto& d = tuner.launch(key, grid, nullptr, {}, x.data(), y.data(), k_n);
     auto kernel = tuner.engine().kernel(d.chosen);
@@ -236,9 +238,7 @@ int main(int argc, char** argv) {
     config.cache_dir = dir / "cache";
     kjit::Runtime rt(config);
     kjit::KernelLoader loader({.folders = {dir / "kernels"}}, rt);
-    kjit::TuneOptions options;
-    options.print = false;
-    auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, options);
+    auto tuner = loader.tuner<Square>("bench_tune_square.cu", "square", {}, quiet());
     const auto& d = tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1);  // one block a launch
     kjit::Kernel<Square> plain(tuner.engine().kernel(d.chosen));
     const kjit::LaunchConfig cfg{.grid = 1, .block = tuner.engine().candidate(d.chosen).block};
