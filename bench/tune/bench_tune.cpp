@@ -82,6 +82,28 @@ kjit::TuneOptions quiet() {
   return options;
 }
 
+// Host cost per call, medians of 7 rounds of 20,000 one-block launches: `tuned()` against
+// `plain()` (the same kernel launched directly); prints both and their ratio.
+template <class Tuned, class Plain>
+void compare_calls(const char* what, Tuned tuned, Plain plain) {
+  kjit::Device dev = kjit::Device::current();
+  const int calls = 20000;
+  std::vector<double> tuned_us, plain_us;
+  for (int round = 0; round < 7; ++round) {
+    dev.synchronize();
+    double t0 = now_us();
+    for (int i = 0; i < calls; ++i) tuned();
+    tuned_us.push_back((now_us() - t0) / calls);
+    dev.synchronize();
+    t0 = now_us();
+    for (int i = 0; i < calls; ++i) plain();
+    plain_us.push_back((now_us() - t0) / calls);
+    dev.synchronize();
+  }
+  std::printf("%s once decided %.3f us, plain launch %.3f us: ratio %.3f (target 1.05 at most)\n", what,
+              median(tuned_us), median(plain_us), median(tuned_us) / median(plain_us));
+}
+
 // The tuner in code.
 int child() {
   return first_call([](const float* x, float* y) {
@@ -178,7 +200,6 @@ int main(int argc, char** argv) {
 
   // Once decided: a tuned call against a plain launch of the chosen kernel, same process.
   {
-    kjit::Device dev = kjit::Device::current();
     kjit::DeviceBuffer<float> x(k_n), y(k_n);
     kjit::Tuner<Square> tuner(kjit::Program("bench_tune_square.cu", k_source), candidates(), quiet());
     const auto key = kjit::TuneKey().add_bucketed("n", k_n);
@@ -189,21 +210,9 @@ int main(int argc, char** argv) {
     // One block a launch keeps the GPU ahead of the host: the host's cost per call is compared.
     const auto one_block = [](const kjit::TuneCandidate&) { return kjit::Dim3(1); };
     const kjit::LaunchConfig cfg{.grid = 1, .block = c.block};
-    const int calls = 20000;
-    std::vector<double> tuned_us, plain_us;
-    for (int round = 0; round < 7; ++round) {
-      dev.synchronize();
-      double t0 = now_us();
-      for (int i = 0; i < calls; ++i) tuner.launch(key, one_block, nullptr, {}, x.data(), y.data(), 1);
-      tuned_us.push_back((now_us() - t0) / calls);
-      dev.synchronize();
-      t0 = now_us();
-      for (int i = 0; i < calls; ++i) plain.launch(cfg, x.data(), y.data(), 1);
-      plain_us.push_back((now_us() - t0) / calls);
-      dev.synchronize();
-    }
-    std::printf("tuned call once decided %.3f us, plain launch %.3f us: ratio %.3f (target 1.05 at most)\n",
-                median(tuned_us), median(plain_us), median(tuned_us) / median(plain_us));
+    compare_calls(
+        "tuned call", [&] { tuner.launch(key, one_block, nullptr, {}, x.data(), y.data(), 1); },
+        [&] { plain.launch(cfg, x.data(), y.data(), 1); });
   }
 
   // The manifest's tuning entry: kjit tune (a whole CLI process) into an empty cache, then a fresh
@@ -230,7 +239,6 @@ int main(int argc, char** argv) {
   }
   // Once decided: a spec call (key and grid from the manifest) against a plain launch.
   {
-    kjit::Device dev = kjit::Device::current();
     kjit::DeviceBuffer<float> x(k_n), y(k_n);
     const auto dir = base / "manifest-calls";
     write_manifest(dir / "kernels");
@@ -242,22 +250,10 @@ int main(int argc, char** argv) {
     const auto& d = tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1);  // one block a launch
     kjit::Kernel<Square> plain(tuner.engine().kernel(d.chosen));
     const kjit::LaunchConfig cfg{.grid = 1, .block = tuner.engine().candidate(d.chosen).block};
-    const int calls = 20000;
-    std::vector<double> tuned_us, plain_us;
-    for (int round = 0; round < 7; ++round) {
-      dev.synchronize();
-      double t0 = now_us();
-      for (int i = 0; i < calls; ++i) tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1);
-      tuned_us.push_back((now_us() - t0) / calls);
-      dev.synchronize();
-      t0 = now_us();
-      for (int i = 0; i < calls; ++i) plain.launch(cfg, x.data(), y.data(), 1);
-      plain_us.push_back((now_us() - t0) / calls);
-      dev.synchronize();
-    }
+    compare_calls(
+        "spec call", [&] { tuner.launch({{"n", 1}}, nullptr, x.data(), y.data(), 1); },
+        [&] { plain.launch(cfg, x.data(), y.data(), 1); });
     std::filesystem::remove_all(base);
-    std::printf("spec call once decided %.3f us, plain launch %.3f us: ratio %.3f (target 1.05 at most)\n",
-                median(tuned_us), median(plain_us), median(tuned_us) / median(plain_us));
   }
 
   // Triton on the same machine: cold (empty cache), warm (compiled kernels on disk), cache_results.

@@ -64,10 +64,4 @@ SyntheticArguments::SyntheticArguments(const CompiledSpec& spec, std::span<const
   }
 }
 
-std::size_t SyntheticArguments::device_bytes() const {
-  std::size_t total = 0;
-  for (const auto& b : m_buffers) total += b.bytes();
-  return total;
-}
-
 }  // namespace kjit::tune

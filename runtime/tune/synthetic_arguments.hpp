@@ -22,7 +22,6 @@ public:
   SyntheticArguments& operator=(const SyntheticArguments&) = delete;
 
   void** pointers() { return m_pointers.empty() ? nullptr : m_pointers.data(); }
-  std::size_t device_bytes() const;
 
 private:
   std::vector<DeviceMemory> m_buffers;
