@@ -1,7 +1,7 @@
 // kjit cache stats | ls | verify | prune | clear | explain.
 #include "commands.hpp"
 
-#include <kjit/cache.hpp>
+#include <kjit/tools/cache.hpp>
 
 #include <fmt/chrono.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <cstdlib>
 #include <memory>
@@ -25,13 +25,6 @@ std::vector<std::string> split_flags(const std::string& s) {
     pos = end;
   }
   return out;
-}
-
-// The request with ptxas's report (-Xptxas=-v) added when ptxas runs (a real or native arch),
-// so that summaries carry registers and spills.
-CompileOptions with_ptxas_report(CompileOptions o) {
-  if (!normalized(o).arch.is_virtual()) o.flags.push_back("-Xptxas=-v");
-  return o;
 }
 
 std::string side_label(const std::string& file, const std::string& arch, const std::string& flags) {
@@ -90,8 +83,8 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     const std::string b_file = d->files.size() > 1 ? d->files[1] : a_file;
     const std::string a_arch = d->a_arch.empty() ? d->arch : d->a_arch;
     const std::string b_arch = d->b_arch.empty() ? d->arch : d->b_arch;
-    const CompileOptions a_options = with_ptxas_report(ctx.options(a_arch, split_flags(d->a_flags)));
-    const CompileOptions b_options = with_ptxas_report(ctx.options(b_arch, split_flags(d->b_flags)));
+    const CompileOptions a_options = inspect::with_resource_report(ctx.options(a_arch, split_flags(d->a_flags)));
+    const CompileOptions b_options = inspect::with_resource_report(ctx.options(b_arch, split_flags(d->b_flags)));
     ctx.input = a_file;
     const CompileResult a = ctx.runtime().compile(ctx.program(a_file), a_options);
     ctx.input = b_file;
@@ -122,7 +115,9 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
                     "with --json as an array of objects.");
   resources->callback([&ctx, r] {
     ctx.input = r->file;
-    const auto usage = inspect::resource_usage(ctx.runtime(), ctx.program(r->file), ctx.options(r->arch, r->flags));
+    const Program program = ctx.program(r->file);
+    const auto usage = inspect::resource_usage(
+        ctx.runtime().compile(program, inspect::with_resource_report(ctx.options(r->arch, r->flags))));
     fmt::print("{}", ctx.json ? inspect::resources_json(usage) + "\n" : inspect::resources_table(usage));
   });
 

@@ -2,7 +2,7 @@
 // of kernels, copies and phases, or the same as JSON; --trace writes a Chrome trace.
 #include "commands.hpp"
 
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // kjit tune: decide the shapes listed in kernel manifests' "tuning" entries on this GPU.
 #include "commands.hpp"
 
-#include <kjit/tune_ahead.hpp>
+#include <kjit/tools/tune_ahead.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // kjit warm: compile every kernel x variant x arch of kernel manifests into the cache.
 #include "commands.hpp"
 
-#include <kjit/warm.hpp>
+#include <kjit/tools/warm.hpp>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>

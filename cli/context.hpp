@@ -3,7 +3,7 @@
 // file per command group (cli/command_<name>.cpp), and listed in cli/commands.hpp.
 #pragma once
 
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 // brackets balance (the shape of all PTX; for unbalanced text only the first property holds).
 #include "runtime/inspect/ptx_text.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 // Chrome trace when asked) into $KJIT_PROFILE_OUT as <pid>.summary.json and <pid>.trace.json
 // for kjit::profile_program to read. A program that links kjit shares this libkjit, so its
 // phases show too. Nothing is printed here.
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include <unistd.h>
 

@@ -1,21 +1,21 @@
 // kjit::Runtime: the facade over the request path's parts. load() asks the module registry
 // (request/module_registry), then the compile service (request/compile_service: disk cache, then
 // NVRTC once per key), then loads (driver/). Inspection's dumps plug in through the compile
-// service's result hook, set here: request/ and inspect/ do not call each other.
+// service's result hook, installed here from inspect/: request/ and inspect/ do not call each other.
 #include <kjit/error.hpp>
-#include <kjit/inspect.hpp>
 #include <kjit/runtime.hpp>
 
 #include "cache/hash.hpp"
-#include "runtime/compile/arch_resolution.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/request/compile_service.hpp"
+#include "runtime/driver/module_access.hpp"
+#include "runtime/inspect/dump_hook.hpp"
 #include "runtime/request/counters.hpp"
 #include "runtime/request/link_request.hpp"
 #include "runtime/request/module_registry.hpp"
 #include "runtime/request/request_hash.hpp"
-#include "runtime/profile/collector.hpp"
+#include "runtime/trace/phase.hpp"
 #include "runtime/runtime_access.hpp"
 
 #include <fmt/format.h>
@@ -35,7 +35,8 @@ struct Runtime::Impl {
         service(config, counters, [this](LogLevel level, std::string_view message) { log(level, message); }),
         registry(counters) {
     if (!config.dump_dir.empty()) {
-      service.set_result_hook([this](const Program& program, const CompileResult& result) { dump(program, result); });
+      service.set_result_hook(inspect::dump_hook(config.dump_dir, config.dump_hits,
+                                                 [this](LogLevel level, std::string_view message) { log(level, message); }));
     }
   }
 
@@ -52,64 +53,17 @@ struct Runtime::Impl {
     }
   }
 
-  // KJIT_DUMP_DIR: a folder per compile (and per hit when asked); a failure is logged, never thrown.
-  void dump(const Program& program, const CompileResult& result) const {
-    if ((result.outcome == Outcome::hit || result.outcome == Outcome::remote_hit) && !config.dump_hits) return;
-    try {
-      auto folder = inspect::write_dump(config.dump_dir, program, result);
-      log(LogLevel::info, fmt::format("dumped program {} to {}", program.name(), folder.string()));
-    } catch (const std::exception& e) {
-      log(LogLevel::warn, fmt::format("dumping program {} into {}: {}", program.name(), config.dump_dir.string(),
-                                      e.what()));
-    }
-  }
-
   // The linked result for options.arch (native: `device`'s, or the current one's).
   CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
     CompileOptions o = normalized(options);
-    Arch arch = compile::resolve_arch(o.arch, device);
+    Arch arch = service.resolve(o.arch, device);
     return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
   }
 
   // A result loaded on another device already serves this one (one load for every device).
   Module load_once(CompileResult result, const Device& device) {
     if (auto loaded = registry.find_on_any_device(result.key)) return loaded->on(device);
-    return Module(std::move(result), device);
-  }
-
-  // The disk cache first, under the arch the request resolves to when NVRTC supports it: a hit
-  // asks NVRTC nothing. A miss resolves the arch properly, which may throw for an arch NVRTC
-  // does not support.
-  CompileResult obtain(const Program& program, const CompileOptions& o, const Device& device) {
-    const Arch guess = compile::resolve_arch_unchecked(o.arch, device);
-    const auto prepared = request::PreparedRequest::make(program, o, guess);
-    profile::PhaseScope lookup;
-    if (auto hit = service.find(program, guess, prepared)) {
-      lookup.end(phase_of(hit->outcome), program.name(), hit->key, to_string(hit->outcome));
-      return std::move(*hit);
-    }
-    profile::PhaseScope compiling;
-    CompileResult r = [&] {
-      if (const Arch arch = compile::resolve_arch(o.arch, device); arch == guess) {
-        return service.compile(program, arch, prepared);
-      } else {
-        // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own.
-        service.forget_miss();
-        return service.get(program, arch, request::PreparedRequest::make(program, o, arch));
-      }
-    }();
-    compiling.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
-    return r;
-  }
-
-  // The profiler's phase for a result's outcome.
-  static profile::Phase phase_of(Outcome outcome) {
-    switch (outcome) {
-    case Outcome::hit: return profile::Phase::disk_hit;
-    case Outcome::remote_hit: return profile::Phase::remote_hit;
-    case Outcome::waited: return profile::Phase::wait;
-    default: return profile::Phase::compile;
-    }
+    return driver::ModuleAccess::load(std::move(result), device);
   }
 };
 
@@ -131,34 +85,39 @@ Runtime::~Runtime() {
 
 CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
   CompileOptions o = normalized(options);
-  Arch arch = compile::resolve_arch(o.arch, std::nullopt);
-  profile::PhaseScope phase;
-  CompileResult r = m_impl->service.get(program, arch, request::PreparedRequest::make(program, o, arch));
-  phase.end(Impl::phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
-  return r;
+  return m_impl->service.obtain(program, o, m_impl->service.resolve(o.arch, std::nullopt));
 }
 
 Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
   Impl& im = *m_impl;
   Device dev = device ? *device : Device::current();
-  profile::PhaseScope hashing;
+  trace::PhaseScope hashing;
   request::RequestHash rh = request::request_hash(program, options, dev.ordinal());
-  hashing.end(profile::Phase::request_hash, program.name());
-  profile::PhaseScope lookup;
+  hashing.end(trace::Phase::request_hash, program.name());
+  trace::PhaseScope lookup;
   if (auto m = im.registry.find(rh)) {
-    lookup.end(profile::Phase::registry_hit, program.name(), m->compile_result().key);
-    return std::move(*m);
+    lookup.end(trace::Phase::registry_hit, program.name(), m->compile_result().key);
+    return driver::ModuleAccess::answered(std::move(*m), Outcome::registry);
   }
-  CompileResult result = im.obtain(program, normalized(options), dev);
-  std::string key = result.key;
-  return im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return im.load_once(std::move(result), dev); });
+  CompileResult result = im.service.obtain(program, normalized(options), dev);
+  const std::string key = result.key;
+  const Outcome outcome = result.outcome;  // this call's answer, whichever thread loaded the module
+  return driver::ModuleAccess::answered(
+      im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return im.load_once(std::move(result), dev); }),
+      outcome);
 }
 
 Module Runtime::load(CompileResult result, std::optional<Device> device) {
   Device dev = device ? *device : Device::current();
-  std::string key = result.key;
-  if (key.empty()) return Module(std::move(result), dev);  // not from the cache: nothing to share
-  return m_impl->registry.find_or_load(key, dev.ordinal(), [&] { return m_impl->load_once(std::move(result), dev); });
+  const std::string key = result.key;
+  if (key.empty()) return driver::ModuleAccess::load(std::move(result), dev);  // not from the cache: nothing to share
+  const Outcome outcome = result.outcome;
+  bool loaded = false;
+  Module m = m_impl->registry.find_or_load(key, dev.ordinal(), [&] {
+    loaded = true;
+    return m_impl->load_once(std::move(result), dev);
+  });
+  return driver::ModuleAccess::answered(std::move(m), loaded ? outcome : Outcome::registry);
 }
 
 CompileResult Runtime::link(const Link& link, const CompileOptions& options) {
@@ -171,12 +130,12 @@ Module Runtime::load(const Link& link, const CompileOptions& options, std::optio
 }
 
 Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {
-  return compile::resolve_arch(arch, device);
+  return m_impl->service.resolve(arch, device);
 }
 
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
   CompileOptions o = normalized(options);
-  Arch arch = compile::resolve_arch(o.arch, std::nullopt);
+  Arch arch = m_impl->service.resolve(o.arch, std::nullopt);
   auto flags = compile::marshal(o, arch);
   auto key = request::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory(),
                                         cache::Hasher::Fields::keep);
@@ -204,7 +163,7 @@ RuntimeStats Runtime::stats() const {
 
 void Runtime::flush_stats() { m_impl->service.flush(); }
 
-request::CompileService& RuntimeAccess::service(Runtime& runtime) { return runtime.m_impl->service; }
+request::EntryStore& RuntimeAccess::entries(Runtime& runtime) { return runtime.m_impl->service; }
 void Runtime::report(std::string_view message) const { m_impl->deliver(LogLevel::info, message); }
 
 std::string nvrtc_version() { return compile::NvrtcCompiler::version(); }

@@ -1,15 +1,15 @@
-// kjit::RuntimeAccess: how kjit's own parts outside the request path (the tuner) reach a
-// Runtime's compile service, to store entries of their own next to compile results.
+// kjit::RuntimeAccess: what kjit's own parts above the facade (the tuner) may reach of a
+// Runtime's request path: its entry store (the disk and remote tiers for entries of their own).
 #pragma once
 
 #include <kjit/runtime.hpp>
 
-#include "runtime/request/compile_service.hpp"
+#include "runtime/request/entry_store.hpp"
 
 namespace kjit {
 
 struct RuntimeAccess {
-  static request::CompileService& service(Runtime& runtime);
+  static request::EntryStore& entries(Runtime& runtime);
 };
 
 }  // namespace kjit

@@ -3,10 +3,11 @@
 // raw per-context way (cuModuleLoadData + cuModuleGetFunction in each device's context), in one
 // process, alternating; CUDA init and the compile are before both timers. Needs two devices.
 //   bench_devices [runs]
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
 #include "runtime/driver/driver_api.hpp"
+#include "runtime/driver/module_access.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) {
     {
       double t0 = now_us();
-      kjit::Module m0(result, d0);
+      kjit::Module m0 = kjit::driver::ModuleAccess::load(result, d0);
       kjit::Module m1 = m0.on(d1);
       auto k0 = m0.kernel_handle("k");
       auto k1 = m1.kernel_handle("k");

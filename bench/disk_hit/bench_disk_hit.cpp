@@ -6,7 +6,7 @@
 // first launch. A third pair runs after a hit of another program in the same process (raw: the
 // load of its cubin), so that only each side's own work is left. Needs a GPU.
 //   bench_disk_hit [processes]          parent: prepares, runs children, prints medians
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
 #include "cache/store.hpp"
@@ -160,7 +160,7 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double b = now_us();
     auto r = rt.compile(kjit::Program("disk_hit.cu", k_source), {});
     double d = now_us();
-    kjit::Module m(r, dev);
+    kjit::Module m = rt.load(std::move(r), dev);
     double e = now_us();
     auto k = m.kernel<void(const float*, float*, int)>("square");
     t1 = now_us();

@@ -5,7 +5,7 @@
 //   4. load_inline called again with the same source and options, against that registry lookup
 //   5. Global::copy_from of 64 bytes against cuMemcpyHtoD to the same address
 // Prints medians and ratios. Needs a GPU.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
 #include "runtime/driver/driver_api.hpp"

@@ -5,10 +5,10 @@
 //   2. A cached link in a fresh Runtime (its key from the parts' keys, then a disk hit) vs a plain
 //      compile's disk hit in a fresh Runtime: a linked result is a cache entry like any other.
 // Needs no GPU (sm_90). bench_link [runs]
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <fmt/format.h>
 #include <cuda.h>
@@ -50,7 +50,7 @@ struct RawLink {
   RawLink() {
     const std::string soname = fmt::format("libnvJitLink.so.{}", CUDA_VERSION / 1000);
     void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = dlopen((kjit::compile::nvrtc_library_dir() / soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen((kjit::base::nvrtc_library_dir() / soname).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       std::fprintf(stderr, "bench_link: cannot load libnvJitLink\n");
       std::exit(2);

@@ -10,7 +10,7 @@
 // Every result is checked against the square computed on the host from random inputs (never
 // zero) written over a poisoned output. Prints one JSON line on stdout; exit 0 even when the
 // check fails ("check" says why), 1 when kjit throws ("error" says what).
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <chrono>
 #include <cmath>

@@ -11,7 +11,7 @@
 //      K kernels (default 64) with `kjit warm`, without and then with the remote tier: NVRTC
 //      compiles in total, and wall time.
 //   bench_remote [runs] [processes] [kernels]
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
 #include "runtime/driver/driver_api.hpp"

@@ -11,7 +11,7 @@
 // KernelLoader::tuner then times nothing, and a decided spec call (key and grid from the spec)
 // against a plain launch.
 // Usage: bench_tune [runs=5]
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 #include <kjit/tune.hpp>
 
 #include "bench_util.hpp"

@@ -12,7 +12,7 @@
 // Part 2: --heavy-variants kernel files (same options) that include <cub/block/block_reduce.cuh>
 // and <cuda/std/...>, warmed with -j 1 with and without precompiled headers; prints both
 // medians and the ratio.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
 

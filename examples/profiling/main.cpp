@@ -6,11 +6,11 @@
 //   profiling [--rows 4096] [--cols 4096] [--dump-dir kjit_profiling] [--once]
 //
 // --once launches the kernel once and exits: what the printed ncu command runs.
-#include <kjit/bench.hpp>
-#include <kjit/inspect.hpp>
+#include <kjit/tools/bench.hpp>
+#include <kjit/tools/inspect.hpp>
 #include <kjit/kernels.hpp>
 #include <kjit/kjit.hpp>
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -17,7 +17,10 @@ namespace kjit {
 
 // How a result was obtained: from the disk cache, compiled here, or compiled by another
 // thread or process that this one waited for.
-enum class Outcome { hit, compiled, waited, remote_hit };  // remote_hit: from the fleet's remote cache
+// How a request was answered: from the disk cache, compiled, after waiting for another compile
+// of the same key, from the fleet's remote cache, or (a Runtime::load only: Module::outcome())
+// by a module this Runtime had already loaded.
+enum class Outcome { hit, compiled, waited, remote_hit, registry };
 KJIT_API std::string_view to_string(Outcome outcome);
 
 // What a compile did with NVRTC's precompiled headers (RuntimeConfig::precompiled_headers):

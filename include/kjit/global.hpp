@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kjit/device.hpp>
+#include <kjit/stream.hpp>
 #include <kjit/export.hpp>
 
 #include <cstddef>
@@ -39,8 +40,8 @@ public:
   void copy_from_host(const void* source, std::size_t bytes);
   void copy_to_host(void* destination, std::size_t bytes) const;
   // Enqueued on `stream`; the host memory must stay valid until the stream reaches the copy.
-  void copy_from_host_async(const void* source, std::size_t bytes, CUstream_st* stream);
-  void copy_to_host_async(void* destination, std::size_t bytes, CUstream_st* stream) const;
+  void copy_from_host_async(const void* source, std::size_t bytes, StreamRef stream);
+  void copy_to_host_async(void* destination, std::size_t bytes, StreamRef stream) const;
 
 protected:
   friend class Module;
@@ -70,8 +71,8 @@ public:
     copy_to_host(&value, sizeof(T));
     return value;
   }
-  void copy_from_async(const T& value, CUstream_st* stream) { copy_from_host_async(&value, sizeof(T), stream); }
-  void to_host_async(T& value, CUstream_st* stream) const { copy_to_host_async(&value, sizeof(T), stream); }
+  void copy_from_async(const T& value, StreamRef stream) { copy_from_host_async(&value, sizeof(T), stream); }
+  void to_host_async(T& value, StreamRef stream) const { copy_to_host_async(&value, sizeof(T), stream); }
 };
 
 template <class E>
@@ -90,10 +91,10 @@ public:
     copy_to_host(out.data(), out.size() * sizeof(E));
     return out;
   }
-  void copy_from_async(std::span<const E> values, CUstream_st* stream) {
+  void copy_from_async(std::span<const E> values, StreamRef stream) {
     copy_from_host_async(values.data(), values.size_bytes(), stream);
   }
-  void to_host_async(std::span<E> values, CUstream_st* stream) const {
+  void to_host_async(std::span<E> values, StreamRef stream) const {
     copy_to_host_async(values.data(), values.size_bytes(), stream);
   }
 };

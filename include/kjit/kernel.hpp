@@ -9,6 +9,7 @@
 #include <kjit/export.hpp>
 
 #include <kjit/error.hpp>
+#include <kjit/stream.hpp>
 
 #include <array>
 #include <cstddef>
@@ -35,7 +36,7 @@ struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
   std::size_t shared_mem = 0;       // dynamic shared memory, bytes
-  CUstream_st* stream = nullptr;    // nullptr: the default stream
+  StreamRef stream;                 // a kjit::Stream, a raw CUstream, or {}: the default stream
   Dim3 cluster{0, 0, 0};            // thread block cluster dims (cuLaunchKernelEx) when x > 0
   bool cooperative = false;         // cooperative launch (grid-wide sync)
 };

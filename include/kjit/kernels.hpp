@@ -16,6 +16,8 @@
 #include <kjit/export.hpp>
 
 #include <kjit/device.hpp>
+#include <kjit/memory.hpp>
+#include <kjit/stream.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/kernel.hpp>
 #include <kjit/runtime.hpp>
@@ -37,16 +39,16 @@ public:
                    TuneOptions tuning = {});
 
   // y[i] = x[i]^2 and y[i] = gelu_tanh(x[i]) for n elements (x and y may not overlap partly).
-  void square(const T* x, T* y, std::size_t n, CUstream_st* stream = nullptr) const;
-  void gelu(const T* x, T* y, std::size_t n, CUstream_st* stream = nullptr) const;
+  void square(const T* x, T* y, std::size_t n, StreamRef stream = {}) const;
+  void gelu(const T* x, T* y, std::size_t n, StreamRef stream = {}) const;
   // Softmax of each of `rows` rows of `cols` contiguous elements.
-  void softmax(const T* x, T* y, int rows, int cols, CUstream_st* stream = nullptr) const;
+  void softmax(const T* x, T* y, int rows, int cols, StreamRef stream = {}) const;
   // *out = mean of n elements (float), the same value run after run on one device. Uses this
   // object's workspace: one mean at a time per Kernels object.
-  void mean(const T* x, std::size_t n, float* out, CUstream_st* stream = nullptr);
+  void mean(const T* x, std::size_t n, float* out, StreamRef stream = {});
 
   // The lecture's naive 16x16 square (float only), for reference.
-  void square_naive(const float* x, float* y, int width, int height, CUstream_st* stream = nullptr) const;
+  void square_naive(const float* x, float* y, int width, int height, StreamRef stream = {}) const;
 
   // Name expressions of the instantiations a call would use (for dumps and profiling); softmax's
   // is the hand-picked one (the smallest that holds a row), which tuning may better.
@@ -68,7 +70,7 @@ private:
     Kernel<void(const T*, T*, int)> kernel;
   };
   using Map = Kernel<void(const T*, T*, unsigned long long)>;
-  void map(const Map& kernel, const T* x, T* y, std::size_t n, CUstream_st* stream) const;
+  void map(const Map& kernel, const T* x, T* y, std::size_t n, StreamRef stream) const;
   const SoftmaxShape& softmax_shape(int cols, bool aligned) const;
 
   Map m_square, m_gelu;

@@ -80,7 +80,7 @@ public:
                          TuneOptions options = {}) {
     auto [program, compile] = request(file, variant);
     options.compile = std::move(compile);
-    return Tuner<Signature>(std::move(program), tuning(file, name), std::move(options), &runtime());
+    return Tuner<Signature>(std::move(program), tuning(file, name), std::move(options), runtime());
   }
 
   // Every search root, in order (absolute; folders that do not exist are left out).

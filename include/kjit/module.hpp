@@ -24,13 +24,13 @@ namespace kjit {
 namespace detail {
 struct ModuleState;
 }  // namespace detail
+namespace driver {
+struct ModuleAccess;
+}  // namespace driver
 
 class KJIT_API Module {
 public:
   Module() = default;
-  // Loads `result` on `device`; throws CudaError (with the program, key and arch) when the
-  // driver refuses the image.
-  Module(CompileResult result, Device device);
 
   // A typed kernel: `name` is the kernel's name as written (extern "C"), a name expression
   // given to Program::instantiate, or a mangled name.
@@ -71,10 +71,19 @@ public:
 
   Device device() const;
   const CompileResult& compile_result() const;
+  // How the Runtime::load that returned this module answered: registry (already loaded by this
+  // Runtime), hit, remote_hit, compiled or waited. A copy keeps it; on() gives registry.
+  Outcome outcome() const noexcept { return m_outcome; }
   explicit operator bool() const { return static_cast<bool>(m_state); }
 
 private:
+  friend struct driver::ModuleAccess;  // the Runtime's registry: the one way to a new load
+  // Loads `result` on `device`; throws CudaError (with the program, key and arch) when the
+  // driver refuses the image.
+  Module(CompileResult result, Device device);
+
   std::shared_ptr<detail::ModuleState> m_state;
+  Outcome m_outcome = Outcome::registry;
 };
 
 }  // namespace kjit

@@ -21,7 +21,6 @@
 // reports each decision with its timings through the Runtime's log (stderr by default).
 #pragma once
 
-#include <kjit/bench.hpp>
 #include <kjit/compile_options.hpp>
 #include <kjit/export.hpp>
 #include <kjit/kernel.hpp>
@@ -152,14 +151,14 @@ class KJIT_API TunerEngine {
 public:
   using Run = std::function<void(std::size_t candidate, CUstream_st* stream)>;
 
-  TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options, Runtime* runtime);
+  TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options, Runtime& runtime);
   // Over kernels already loaded (one each, in the candidates' order), named `name`, whose code the
   // cache key `source_key` stands for: the shipped kernels tune this way.
   TunerEngine(std::string name, std::string source_key, std::vector<TuneCandidate> candidates,
-              std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime);
+              std::vector<KernelHandle> kernels, TuneOptions options, Runtime& runtime);
   // Over a spec (KernelLoader::tuner, kjit tune): its candidates, and its key, grid and outputs
   // for launch(shape, ...). Throws UsageError for a spec that does not hold together.
-  TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime* runtime);
+  TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime& runtime);
   ~TunerEngine();
   TunerEngine(TunerEngine&&) noexcept;
   TunerEngine& operator=(TunerEngine&&) noexcept;
@@ -174,7 +173,7 @@ public:
   // Throws Error when every candidate fails.
   // `allowed` (empty: all) leaves out candidates that cannot serve this call (a shape too small):
   // put what decides it in the key.
-  const TuneDecision& decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
+  const TuneDecision& decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers, StreamRef stream,
                              const std::vector<bool>& allowed = {});
   // The decision held for `key`, without deciding.
   const TuneDecision* find(const TuneKey& key) const;
@@ -187,7 +186,7 @@ public:
   // The spec's launch: the decision for `shape` (timing every candidate on `args`, the driver's
   // argument array, with the spec's outputs reset or restored), then the chosen candidate's
   // launch with the spec's grid. Each candidate's parameters are checked once against the spec's.
-  const TuneDecision& launch(std::span<const TuneValue> shape, CUstream_st* stream, void** args);
+  const TuneDecision& launch(std::span<const TuneValue> shape, StreamRef stream, void** args);
 
 private:
   struct Impl;
@@ -206,13 +205,13 @@ public:
   using Grid = std::function<Dim3(const TuneCandidate&)>;
 
   Tuner(Program program, std::vector<TuneCandidate> candidates, TuneOptions options = {},
-        Runtime* runtime = nullptr)
+        Runtime& runtime = Runtime::global())
       : m_engine(std::move(program), std::move(candidates), std::move(options), runtime),
         m_typed(m_engine.size()),
         m_once(std::make_unique<std::once_flag[]>(m_engine.size())) {}
 
   // Launches the candidate chosen for `key` on `stream` (tuning first when the key is new).
-  const TuneDecision& launch(const TuneKey& key, const Grid& grid, CUstream_st* stream, const TuneBuffers& buffers,
+  const TuneDecision& launch(const TuneKey& key, const Grid& grid, StreamRef stream, const TuneBuffers& buffers,
                              std::type_identity_t<Params>... args) {
     const TuneDecision* d = m_engine.find(key);
     if (d == nullptr) {
@@ -226,7 +225,7 @@ public:
 
   // Over a spec (KernelLoader::tuner<Sig> makes these from a manifest's "tuning" entry): the
   // spec's arguments must have the signature's sizes (UsageError otherwise).
-  Tuner(Program program, TuneSpec spec, TuneOptions options = {}, Runtime* runtime = nullptr)
+  Tuner(Program program, TuneSpec spec, TuneOptions options = {}, Runtime& runtime = Runtime::global())
       : m_engine(std::move(program), std::move(spec), std::move(options), runtime),
         m_typed(m_engine.size()),
         m_once(std::make_unique<std::once_flag[]>(m_engine.size())) {
@@ -235,11 +234,11 @@ public:
   }
 
   // The spec's launch for `shape` ({{"n", n}}): its key, grid and outputs come from the spec.
-  const TuneDecision& launch(std::initializer_list<TuneValue> shape, CUstream_st* stream,
+  const TuneDecision& launch(std::initializer_list<TuneValue> shape, StreamRef stream,
                              std::type_identity_t<Params>... args) {
     return launch(std::span<const TuneValue>(shape.begin(), shape.size()), stream, args...);
   }
-  const TuneDecision& launch(std::span<const TuneValue> shape, CUstream_st* stream,
+  const TuneDecision& launch(std::span<const TuneValue> shape, StreamRef stream,
                              std::type_identity_t<Params>... args) {
     if constexpr (sizeof...(Params) == 0) {
       return m_engine.launch(shape, stream, nullptr);
@@ -253,7 +252,7 @@ public:
   TunerStats stats() const { return m_engine.stats(); }
 
 private:
-  LaunchConfig config(std::size_t i, const Grid& grid, CUstream_st* stream) const {
+  LaunchConfig config(std::size_t i, const Grid& grid, StreamRef stream) const {
     const TuneCandidate& c = m_engine.candidate(i);
     LaunchConfig cfg;
     cfg.grid = grid(c);

@@ -21,18 +21,18 @@ const std::vector<int>& nvrtc_archs() {
   return archs;
 }
 
-Arch resolve_arch(const Arch& arch, std::optional<Device> device) {
+Arch check_arch(const Arch& arch) {
   const auto& supported = nvrtc_archs();
-  if (!arch.is_native()) {
-    if (arch.number() < supported.front() ||
-        (arch.is_real() && std::find(supported.begin(), supported.end(), arch.number()) == supported.end())) {
-      throw UsageError(fmt::format("compiling for {}: NVRTC {} does not support it; supported: sm_{}", arch.str(),
-                                   NvrtcCompiler::version(), fmt::join(supported, ", sm_")));
-    }
-    return arch;
+  if (arch.number() < supported.front() ||
+      (arch.is_real() && std::find(supported.begin(), supported.end(), arch.number()) == supported.end())) {
+    throw UsageError(fmt::format("compiling for {}: NVRTC {} does not support it; supported: sm_{}", arch.str(),
+                                 NvrtcCompiler::version(), fmt::join(supported, ", sm_")));
   }
-  Device d = device ? *device : Device::current();  // throws without a driver
-  int cc = d.compute_capability();
+  return arch;
+}
+
+Arch arch_for_device(int cc, int ordinal) {
+  const auto& supported = nvrtc_archs();
   if (std::find(supported.begin(), supported.end(), cc) != supported.end()) return Arch::sm(cc);
   // A device newer than NVRTC: PTX for the newest arch it knows; the driver compiles it.
   int best = 0;
@@ -40,7 +40,7 @@ Arch resolve_arch(const Arch& arch, std::optional<Device> device) {
     if (a <= cc) best = std::max(best, a);
   }
   if (best == 0) {
-    throw UsageError(fmt::format("compiling for device {} (sm_{}): NVRTC {} supports only sm_{}", d.ordinal(), cc,
+    throw UsageError(fmt::format("compiling for device {} (sm_{}): NVRTC {} supports only sm_{}", ordinal, cc,
                                  NvrtcCompiler::version(), fmt::join(supported, ", sm_")));
   }
   return Arch::compute(best);

@@ -1,24 +1,20 @@
-// kjit::compile::resolve_arch: the arch a request compiles to. A named arch is checked against
-// NVRTC's list; native resolves to the device's arch, or to PTX for the newest arch NVRTC knows
-// when the device is newer than NVRTC (the driver compiles it). Throws UsageError for an arch
-// NVRTC does not support, and what Device throws without a driver.
+// kjit::compile: which arch NVRTC compiles a request for. A named arch is checked against NVRTC's
+// list; a device's arch (compute capability) is that arch, or PTX for the newest arch NVRTC knows
+// when the device is newer than NVRTC (the driver compiles it). No device is asked here: the
+// compile service (request/) owns "native" and the guess it makes before a cache lookup.
 #pragma once
 
 #include <kjit/compile_options.hpp>
-#include <kjit/device.hpp>
 
-#include <optional>
 #include <vector>
 
 namespace kjit::compile {
 
-Arch resolve_arch(const Arch& arch, std::optional<Device> device);
-// The arch a request resolves to when NVRTC supports it, without asking NVRTC: good enough to
-// look for a cache entry, which exists only if this NVRTC (its version is in the key) compiled
-// for that arch. A miss then resolves properly.
-inline Arch resolve_arch_unchecked(const Arch& arch, const Device& device) {
-  return arch.is_native() ? Arch::sm(device.compute_capability()) : arch;
-}
+// `arch` itself when NVRTC supports it. Throws UsageError listing the supported archs.
+Arch check_arch(const Arch& arch);
+// The arch to compile for device `ordinal` of compute capability `cc` (75, 90, ...). Throws
+// UsageError when NVRTC knows no arch at or below it.
+Arch arch_for_device(int cc, int ordinal);
 // NVRTC's real archs, ascending (never empty).
 const std::vector<int>& nvrtc_archs();
 

@@ -1,5 +1,4 @@
 #include <kjit/compile_result.hpp>
-#include <kjit/log.hpp>
 
 namespace kjit {
 
@@ -9,6 +8,7 @@ std::string_view to_string(Outcome outcome) {
   case Outcome::compiled: return "compiled";
   case Outcome::waited: return "waited";
   case Outcome::remote_hit: return "remote_hit";
+  case Outcome::registry: return "registry";
   }
   return "?";
 }
@@ -26,24 +26,6 @@ std::optional<std::string> CompileResult::lowered_name(std::string_view name_exp
   for (const auto& [expr, mangled] : lowered_names) {
     if (expr == name_expression) return mangled;
   }
-  return std::nullopt;
-}
-
-std::string_view to_string(LogLevel level) {
-  switch (level) {
-  case LogLevel::error: return "error";
-  case LogLevel::warn: return "warn";
-  case LogLevel::info: return "info";
-  case LogLevel::debug: return "debug";
-  }
-  return "?";
-}
-
-std::optional<LogLevel> parse_log_level(std::string_view text) {
-  if (text == "error") return LogLevel::error;
-  if (text == "warn" || text == "warning") return LogLevel::warn;
-  if (text == "info") return LogLevel::info;
-  if (text == "debug") return LogLevel::debug;
   return std::nullopt;
 }
 

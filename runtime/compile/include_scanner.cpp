@@ -1,6 +1,6 @@
 #include "runtime/compile/include_scanner.hpp"
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 
 #include <algorithm>
 #include <set>
@@ -68,9 +68,9 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
         ScannedHeader h;
         h.spelling = spelling;
         h.path = canonical;
-        FileContent file = read_file(canonical);
+        base::FileContent file = base::read_file(canonical);
         if (!file.ok()) break;  // NVRTC will say what it cannot read
-        check_no_nul(file.bytes, "header", canonical.string());
+        base::check_no_nul(file.bytes, "header", canonical.string());
         h.content = std::move(file.bytes);
         work.push_back({h.content, canonical.parent_path()});
         found.push_back(std::move(h));

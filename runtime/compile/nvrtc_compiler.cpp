@@ -1,8 +1,8 @@
 #include "runtime/compile/nvrtc_compiler.hpp"
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/compile/standard_headers.hpp"
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <kjit/error.hpp>
 
@@ -39,7 +39,7 @@ struct ProgramDeleter {
 
 std::vector<std::filesystem::path> find_toolkit_include_dirs() {
   std::error_code ec;
-  for (const auto& root : toolkit_roots()) {
+  for (const auto& root : base::toolkit_roots()) {
     const std::filesystem::path dir = root / "include";
     if (std::filesystem::exists(dir / "cuda_runtime.h", ec) || std::filesystem::exists(dir / "cuda_fp16.h", ec)) {
       std::vector<std::filesystem::path> dirs;
@@ -137,9 +137,9 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
                                    const Arch& resolved, const std::filesystem::path& pch_dir) {
   const std::string& name = program.name();
   // NVRTC takes C strings: a NUL byte would end the text there, silently.
-  check_no_nul(program.source(), "the source of program", name);
+  base::check_no_nul(program.source(), "the source of program", name);
   for (const auto& [hname, content] : program.headers()) {
-    check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
+    base::check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
   }
   std::vector<const char*> header_sources, header_names;
   for (const auto& [hname, content] : program.headers()) {

@@ -1,5 +1,8 @@
 // kjit::Device, Stream, Event and the DeviceBuffer helpers over the run-time loaded driver.
 #include <kjit/device.hpp>
+#include <kjit/event.hpp>
+#include <kjit/memory.hpp>
+#include <kjit/stream.hpp>
 #include <kjit/error.hpp>
 
 #include "runtime/driver/driver_api.hpp"
@@ -193,7 +196,7 @@ Event& Event::operator=(Event&& other) noexcept {
   }
   return *this;
 }
-void Event::record(CUstream_st* stream) {
+void Event::record(StreamRef stream) {
   check(driver::get().cuEventRecord(m_event, stream), "cuEventRecord", "recording an event");
 }
 void Event::synchronize() const {
@@ -256,7 +259,7 @@ void DeviceMemory::copy_to_host(void* destination, std::size_t count, std::size_
         m_bytes, m_device.ordinal());
 }
 
-void DeviceMemory::copy_from(const DeviceMemory& source, CUstream_st* stream) {
+void DeviceMemory::copy_from(const DeviceMemory& source, StreamRef stream) {
   check_same_size(source.m_bytes, 1, m_bytes);
   if (m_bytes == 0) return;
   ensure_current(m_device);

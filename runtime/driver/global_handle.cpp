@@ -32,14 +32,14 @@ void GlobalHandle::copy_to_host(void* destination, std::size_t bytes) const {
                 "copying {} bytes from global {} on CUDA device {}", bytes, m_name, m_device.ordinal());
 }
 
-void GlobalHandle::copy_from_host_async(const void* source, std::size_t bytes, CUstream_st* stream) {
+void GlobalHandle::copy_from_host_async(const void* source, std::size_t bytes, StreamRef stream) {
   check_size(*this, bytes, "to");
   m_device.make_current();
   driver::check(driver::get().cuMemcpyHtoDAsync(m_address, source, bytes, stream), "cuMemcpyHtoDAsync",
                 "enqueuing a copy of {} bytes to global {} on CUDA device {}", bytes, m_name, m_device.ordinal());
 }
 
-void GlobalHandle::copy_to_host_async(void* destination, std::size_t bytes, CUstream_st* stream) const {
+void GlobalHandle::copy_to_host_async(void* destination, std::size_t bytes, StreamRef stream) const {
   check_size(*this, bytes, "from");
   m_device.make_current();
   driver::check(driver::get().cuMemcpyDtoHAsync(destination, m_address, bytes, stream), "cuMemcpyDtoHAsync",

@@ -5,7 +5,7 @@
 
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/driver/kernel_state.hpp"
-#include "runtime/profile/nvtx.hpp"
+#include "runtime/trace/nvtx.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -92,7 +92,7 @@ Target in_context(KernelState& k, CUcontext context, const driver::DriverApi& ap
 // driver where it should have run (the stream's context for a library kernel, else the current
 // one; the module's for a per-context module), switches there and retries once.
 void launch(KernelState& k, const LaunchConfig& c, void** args, bool may_retry = true) {
-  profile::nvtx::Range range(static_cast<nvtxStringHandle_t>(k.nvtx_name));
+  trace::nvtx::Range range(static_cast<nvtxStringHandle_t>(k.nvtx_name));
   const driver::DriverApi& api = *driver::loaded_driver();  // loaded: the kernel exists
   CUfunction function = k.function;
   std::atomic<std::size_t>* allowed = &k.dynamic_shared_allowed;

@@ -5,10 +5,10 @@
 #include "runtime/driver/cubin_info.hpp"
 #include "runtime/driver/kernel_state.hpp"
 #include "runtime/driver/driver_api.hpp"
-#include "runtime/profile/nvtx.hpp"
+#include "runtime/trace/nvtx.hpp"
 #include "runtime/driver/ptx_variables.hpp"
 #include "runtime/driver/unique_handle.hpp"
-#include "runtime/profile/collector.hpp"
+#include "runtime/trace/phase.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -144,9 +144,9 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
-  profile::remember_kernel(symbol, name, m.result.program_name, m.result.key, to_string(m.result.outcome));
-  if (profile::nvtx::enabled()) {
-    state->nvtx_name = profile::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
+  trace::remember_kernel(symbol, name, m.result.program_name, m.result.key, to_string(m.result.outcome));
+  if (trace::nvtx::enabled()) {
+    state->nvtx_name = trace::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));
   }
   // The sizes come from the cubin kjit loaded when it can read them there: asking the driver
   // means a failing call past the last parameter, which costs more than the rest of the lookup.
@@ -184,8 +184,8 @@ Module::Module(CompileResult compiled, Device device) {
   auto code = std::make_shared<detail::LoadedCode>();
   code->result = std::move(compiled);
   const CompileResult& result = code->result;
-  profile::nvtx::Range range("load", result.program_name);
-  profile::PhaseScope phase;
+  trace::nvtx::Range range("load", result.program_name);
+  trace::PhaseScope phase;
   CUcontext context = device.context();
   make_current(context, api);
 
@@ -221,7 +221,8 @@ Module::Module(CompileResult compiled, Device device) {
   state->module = ModuleHandle(m);
   state->from_cubin = use_cubin;
   m_state = std::move(state);
-  phase.end(profile::Phase::load, result.program_name, result.key);
+  phase.end(trace::Phase::load, result.program_name, result.key);
+  m_outcome = m_state->result.outcome;
 }
 
 Module Module::on(Device device) const {

@@ -1,8 +1,9 @@
 // write_dump: everything one compile produced, in one folder per program and key.
+#include "runtime/inspect/dump_hook.hpp"
 #include "runtime/inspect/inspect_json.hpp"
 
 #include <kjit/error.hpp>
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -112,6 +113,19 @@ std::filesystem::path write_dump(const std::filesystem::path& dump_root, const P
     if (!reason.empty()) write_file(dir / "sass-unavailable.txt", reason, name);
   }
   return dir;
+}
+
+std::function<void(const Program&, const CompileResult&)> dump_hook(std::filesystem::path dir, bool dump_hits,
+                                                                    DumpLog log) {
+  return [dir = std::move(dir), dump_hits, log = std::move(log)](const Program& program, const CompileResult& result) {
+    if ((result.outcome == Outcome::hit || result.outcome == Outcome::remote_hit) && !dump_hits) return;
+    try {
+      auto folder = write_dump(dir, program, result);
+      log(LogLevel::info, fmt::format("dumped program {} to {}", program.name(), folder.string()));
+    } catch (const std::exception& e) {
+      log(LogLevel::warn, fmt::format("dumping program {} into {}: {}", program.name(), dir.string(), e.what()));
+    }
+  };
 }
 
 }  // namespace kjit::inspect

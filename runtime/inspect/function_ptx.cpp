@@ -1,6 +1,6 @@
 // kjit::inspect::function_ptx: one function of a PTX module, with the module's statements.
 #include <kjit/error.hpp>
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

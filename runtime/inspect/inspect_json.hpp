@@ -1,7 +1,7 @@
 // JSON views shared by the resource table and the diff. Internal to runtime/inspect.
 #pragma once
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <nlohmann/json.hpp>
 

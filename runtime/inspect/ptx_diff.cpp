@@ -5,7 +5,7 @@
 #include "runtime/inspect/ptx_text.hpp"
 #include "runtime/inspect/unified_diff.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

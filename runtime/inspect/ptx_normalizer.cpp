@@ -3,7 +3,7 @@
 #include "runtime/inspect/ptx_parser.hpp"
 #include "runtime/inspect/ptx_text.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // in kjit/inspect.hpp). Internal to runtime/inspect; nothing throws.
 #pragma once
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <string>
 #include <string_view>

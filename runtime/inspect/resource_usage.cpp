@@ -3,10 +3,11 @@
 #include "runtime/inspect/ptx_text.hpp"
 
 #include <kjit/error.hpp>
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
+
+#include "runtime/driver/module_access.hpp"
 #include <kjit/module.hpp>
 #include <kjit/device.hpp>
-#include <kjit/runtime.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -121,25 +122,27 @@ std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage,
   return std::nullopt;
 }
 
-std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& program, const CompileOptions& options) {
-  if (kjit::normalized(options).arch.is_virtual()) {
-    throw UsageError(fmt::format("computing resource usage of {}: arch {} is virtual (PTX only); ptxas runs "
-                                 "only for a real arch such as sm_90",
-                                 program.name(), options.arch.str()));
-  }
-  CompileOptions verbose = options;
+CompileOptions with_resource_report(CompileOptions options) {
   const bool already = std::any_of(options.flags.begin(), options.flags.end(), [](const std::string& f) {
     return f == "-Xptxas=-v" || f == "--ptxas-options=-v" || f == "-Xptxas=--verbose" || f == "--ptxas-options=--verbose";
   });
-  if (!already) verbose.flags.push_back("-Xptxas=-v");
-  const CompileResult result = runtime.compile(program, verbose);
+  if (!already && !kjit::normalized(options).arch.is_virtual()) options.flags.push_back("-Xptxas=-v");
+  return options;
+}
+
+std::vector<ResourceUsage> resource_usage(const CompileResult& result) {
+  if (result.arch.is_virtual()) {
+    throw UsageError(fmt::format("computing resource usage of {}: arch {} is virtual (PTX only); ptxas runs "
+                                 "only for a real arch such as sm_90",
+                                 result.program_name, result.arch.str()));
+  }
   std::vector<ResourceUsage> usage = parse_ptxas_log(result.log);
   // With a GPU of the compiled arch, the driver's function attributes complete (and confirm)
   // what ptxas said: max threads per block is known only there.
   if (device_count() > 0 && result.arch.is_real() && result.has_cubin()) {
     Device device = Device::current();
     if (device.compute_capability() == result.arch.number()) {
-      Module module(result, device);
+      Module module = driver::ModuleAccess::load(result, device);
       for (ResourceUsage& u : usage) {
         if (!u.is_entry || !module.has_kernel(u.function)) continue;
         KernelAttributes a = module.attributes(u.function);

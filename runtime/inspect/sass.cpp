@@ -1,11 +1,11 @@
 // SASS through the CUDA toolkit's disassemblers (nvdisasm, else cuobjdump -sass), run on the
 // cubin written to a temporary file.
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 #include "runtime/inspect/command.hpp"
 #include "runtime/inspect/ptx_text.hpp"
 
 #include <kjit/error.hpp>
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ namespace {
 
 std::vector<std::filesystem::path> search_dirs() {
   std::vector<std::filesystem::path> dirs;
-  for (const auto& root : compile::toolkit_roots()) dirs.push_back(root / "bin");
+  for (const auto& root : base::toolkit_roots()) dirs.push_back(root / "bin");
   if (std::string_view(KJIT_CUDA_BIN_DIR).size()) dirs.emplace_back(KJIT_CUDA_BIN_DIR);
   if (const char* path = std::getenv("PATH")) {
     std::string_view p = path;

@@ -2,7 +2,7 @@
 #include <kjit/error.hpp>
 #include <kjit/link.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/link/nvjitlink_linker.hpp"
 
 #include <fmt/format.h>
@@ -38,7 +38,7 @@ Link::InputKind link_input_kind(const std::filesystem::path& file) {
 
 Link& Link::add_file(const std::filesystem::path& file) & {
   const InputKind kind = link_input_kind(file);
-  compile::FileContent content = compile::read_file(file);
+  base::FileContent content = base::read_file(file);
   if (!content.ok()) {
     throw IoError(fmt::format("reading {} for link {}: {}", file.string(), m_name, std::strerror(content.error)));
   }

@@ -1,6 +1,6 @@
 #include "runtime/link/nvjitlink_linker.hpp"
 
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <kjit/error.hpp>
 
@@ -45,7 +45,7 @@ const Api& api() {
     const std::string soname = fmt::format("libnvJitLink.so.{}", k_major);
     // Its soname (LD_LIBRARY_PATH, the loader's cache), then beside the libnvrtc this process
     // loaded (the same toolkit), then the toolkit's other places.
-    const compile::OpenedLibrary opened = compile::open_first(compile::toolkit_library_candidates(soname));
+    const base::OpenedLibrary opened = base::open_first(base::toolkit_library_candidates(soname));
     void* handle = opened.handle;
     if (handle == nullptr) {
       a.error = fmt::format("loading nvJitLink {}: dlopen failed ({}); install the CUDA toolkit's nvJitLink or put "

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <kjit/compile_options.hpp>
-#include <kjit/manifest.hpp>
+#include <kjit/tools/manifest.hpp>
 #include <kjit/program.hpp>
 
 #include <filesystem>

@@ -84,7 +84,7 @@ Kernels<T>::Kernels(Device device, Runtime& runtime, TuneOptions tuning) {
   softmax_kernels.push_back(m_softmax_online);
   m_softmax_tuner = std::make_unique<TunerEngine>("kernels_src/softmax.cu", softmax.compile_result().key,
                                                   std::move(softmax_candidates), std::move(softmax_kernels), tuning,
-                                                  &runtime);
+                                                  runtime);
 
   // The mean's grid: blocks per SM, the occupancy limit first (the hand-picked rule), then fewer.
   m_sms = static_cast<unsigned>(device.multiprocessor_count());
@@ -95,7 +95,7 @@ Kernels<T>::Kernels(Device device, Runtime& runtime, TuneOptions tuning) {
   }
   std::vector<KernelHandle> mean_kernels(mean_candidates.size(), m_mean);
   m_mean_tuner = std::make_unique<TunerEngine>("kernels_src/mean.cu", mean.compile_result().key,
-                                               std::move(mean_candidates), std::move(mean_kernels), tuning, &runtime);
+                                               std::move(mean_candidates), std::move(mean_kernels), tuning, runtime);
   m_mean_blocks = m_sms * static_cast<unsigned>(most);
   m_mean_partials = DeviceBuffer<double>(m_mean_blocks, device);
   m_mean_ticket = DeviceBuffer<unsigned int>(1, device);
@@ -103,7 +103,7 @@ Kernels<T>::Kernels(Device device, Runtime& runtime, TuneOptions tuning) {
 }
 
 template <class T>
-void Kernels<T>::map(const Map& kernel, const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+void Kernels<T>::map(const Map& kernel, const T* x, T* y, std::size_t n, StreamRef stream) const {
   if (n == 0) return;
   const std::size_t packs = (n + pack_width<T> - 1) / pack_width<T>;
   LaunchConfig c;
@@ -114,12 +114,12 @@ void Kernels<T>::map(const Map& kernel, const T* x, T* y, std::size_t n, CUstrea
 }
 
 template <class T>
-void Kernels<T>::square(const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+void Kernels<T>::square(const T* x, T* y, std::size_t n, StreamRef stream) const {
   map(m_square, x, y, n, stream);
 }
 
 template <class T>
-void Kernels<T>::gelu(const T* x, T* y, std::size_t n, CUstream_st* stream) const {
+void Kernels<T>::gelu(const T* x, T* y, std::size_t n, StreamRef stream) const {
   map(m_gelu, x, y, n, stream);
 }
 
@@ -134,7 +134,7 @@ auto Kernels<T>::softmax_shape(int cols, bool aligned) const -> const SoftmaxSha
 }
 
 template <class T>
-void Kernels<T>::softmax(const T* x, T* y, int rows, int cols, CUstream_st* stream) const {
+void Kernels<T>::softmax(const T* x, T* y, int rows, int cols, StreamRef stream) const {
   if (rows < 1 || cols < 1) {
     throw UsageError(fmt::format("running the softmax kernel on {} rows of {} columns: both must be at least 1",
                                  rows, cols));
@@ -171,7 +171,7 @@ void Kernels<T>::softmax(const T* x, T* y, int rows, int cols, CUstream_st* stre
 }
 
 template <class T>
-void Kernels<T>::mean(const T* x, std::size_t n, float* out, CUstream_st* stream) {
+void Kernels<T>::mean(const T* x, std::size_t n, float* out, StreamRef stream) {
   if (n == 0) throw UsageError("running the mean kernel on 0 elements: the mean of nothing is undefined");
   const std::size_t packs = (n + pack_width<T> - 1) / pack_width<T>;
   auto launch = [&](std::size_t i, CUstream_st* s) {
@@ -189,7 +189,7 @@ void Kernels<T>::mean(const T* x, std::size_t n, float* out, CUstream_st* stream
 }
 
 template <class T>
-void Kernels<T>::square_naive(const float* x, float* y, int width, int height, CUstream_st* stream) const {
+void Kernels<T>::square_naive(const float* x, float* y, int width, int height, StreamRef stream) const {
   if constexpr (!std::is_same_v<T, float>) {
     throw UsageError("running the naive square kernel: it exists for float only");
   } else {

@@ -2,11 +2,11 @@
 // and hot reload by stat + content hash of every file a kernel reads.
 #include <kjit/error.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/manifest.hpp>
+#include <kjit/tools/manifest.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "cache/hash.hpp"
-#include "runtime/environment.hpp"
+#include "runtime/base/environment.hpp"
 #include "runtime/compile/include_scanner.hpp"
 #include "runtime/loader/kernel_request.hpp"
 
@@ -45,7 +45,7 @@ StatSignature stat_of(const std::filesystem::path& p) {
 }
 
 std::uint64_t content_hash(const std::filesystem::path& p) {
-  compile::FileContent f = compile::read_file(p);
+  base::FileContent f = base::read_file(p);
   return f.ok() ? cache::xxh3_64(f.bytes.data(), f.bytes.size()) : 0;
 }
 
@@ -87,7 +87,7 @@ struct KernelLoader::Impl {
   std::atomic<std::uint64_t> generations{0};
 
   Impl(LoaderOptions o, Runtime& runtime) : rt(runtime), options(std::move(o)) {
-    hot = options.hot_reload || (options.use_environment && env_flag("KJIT_HOT_RELOAD"));
+    hot = options.hot_reload || (options.use_environment && base::env_flag("KJIT_HOT_RELOAD"));
     auto add = [&](const std::filesystem::path& dir, std::string_view origin) {
       std::error_code ec;
       auto abs = std::filesystem::absolute(dir, ec).lexically_normal();
@@ -151,7 +151,7 @@ struct KernelLoader::Impl {
       manifests.erase(where.root);
     }
     auto m = manifest(where.root);
-    std::string source = compile::read_text_file(where.path, "kernel file");
+    std::string source = base::read_text_file(where.path, "kernel file");
     std::uint64_t source_hash = hot ? cache::xxh3_64(source.data(), source.size()) : 0;
     auto p = std::make_shared<Prepared>(loader::make_kernel_request(where.root, where.relative, std::move(source),
                                                                      m ? m->find(where.relative) : nullptr, variant,

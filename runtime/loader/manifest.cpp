@@ -1,7 +1,7 @@
 #include <kjit/error.hpp>
-#include <kjit/manifest.hpp>
+#include <kjit/tools/manifest.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/tune/spec.hpp"
 
 #include <fmt/format.h>
@@ -236,7 +236,7 @@ std::vector<std::string> ManifestKernel::name_expressions_for(const ManifestVari
 Manifest Manifest::read(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / k_file_name : path;
-  compile::FileContent f = compile::read_file(file);
+  base::FileContent f = base::read_file(file);
   if (!f.ok()) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), std::strerror(f.error)));
   return parse(f.bytes, file);
 }

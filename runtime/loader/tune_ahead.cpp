@@ -3,10 +3,10 @@
 #include <kjit/device.hpp>
 #include <kjit/error.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/manifest.hpp>
-#include <kjit/tune_ahead.hpp>
+#include <kjit/tools/manifest.hpp>
+#include <kjit/tools/tune_ahead.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/loader/kernel_request.hpp"
 #include "runtime/tune/synthetic_arguments.hpp"
 
@@ -63,13 +63,13 @@ TuneAheadReport tune_ahead(const TuneAheadOptions& options, const TuneAheadProgr
           std::unique_ptr<TunerEngine> engine;
           std::string setup_error;
           try {
-            auto req = loader::make_kernel_request(root, k.file, compile::read_text_file(root / k.file, "kernel file"), &k,
+            auto req = loader::make_kernel_request(root, k.file, base::read_text_file(root / k.file, "kernel file"), &k,
                                                    v.name, loader.search_path(), CompileOptions{});
             TuneOptions t = options.tuning;
             t.compile = req.options;
             t.mode = options.force ? TuneMode::force : TuneMode::on;
             t.print = false;
-            engine = std::make_unique<TunerEngine>(std::move(req.program), spec, std::move(t), &rt);
+            engine = std::make_unique<TunerEngine>(std::move(req.program), spec, std::move(t), rt);
           } catch (const std::exception& e) {
             setup_error = e.what();
           }

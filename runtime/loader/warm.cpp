@@ -2,10 +2,10 @@
 // process; measured in bench/warm) taking kernel x variant x arch items in manifest order.
 #include <kjit/error.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/manifest.hpp>
-#include <kjit/warm.hpp>
+#include <kjit/tools/manifest.hpp>
+#include <kjit/tools/warm.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/loader/kernel_request.hpp"
 
 #include <fmt/format.h>
@@ -112,7 +112,7 @@ WarmReport warm(const WarmOptions& options, const WarmProgress& progress) {
       auto t0 = std::chrono::steady_clock::now();
       try {
         auto root = w.manifest->dir();
-        auto req = loader::make_kernel_request(root, w.kernel->file, compile::read_text_file(root / w.kernel->file, "kernel file"), w.kernel,
+        auto req = loader::make_kernel_request(root, w.kernel->file, base::read_text_file(root / w.kernel->file, "kernel file"), w.kernel,
                                                 w.variant, search_path, CompileOptions{});
         CompileResult r = rt.compile(req.program, req.options.with_arch(w.arch));
         item.status = r.outcome == Outcome::compiled ? WarmStatus::compiled : WarmStatus::cached;

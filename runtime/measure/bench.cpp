@@ -1,6 +1,6 @@
 // kjit::bench: CUDA-event timing with warm-up, repetitions chosen by time, an optional L2
 // flush and optional CUDA graph capture (see include/kjit/bench.hpp).
-#include <kjit/bench.hpp>
+#include <kjit/tools/bench.hpp>
 #include <kjit/error.hpp>
 
 #include "runtime/driver/driver_api.hpp"

@@ -16,10 +16,6 @@
 
 namespace kjit::profile {
 
-namespace detail {
-std::atomic<bool> g_recording{false};
-}
-
 namespace {
 
 constexpr std::size_t k_buffer_bytes = 4u << 20;
@@ -114,8 +110,6 @@ struct Session {
   std::uint32_t api_names[k_launch_api_count] = {};
   std::vector<ThreadLaunches*> threads;  // every thread buffer ever made; under `threads_mutex`
   std::mutex threads_mutex;
-  std::unordered_map<std::string, KnownKernel> known;  // by mangled name; under `known_mutex`
-  std::mutex known_mutex;
 };
 
 Session& session() {
@@ -261,17 +255,33 @@ std::optional<std::string> driver_problem() {
 
 }  // namespace
 
-std::uint64_t now() noexcept {
+namespace {
+
+// The session as trace/'s recorder: CUPTI's clock, and ranges kept up to the session's bound.
+std::uint64_t cupti_now() noexcept {
   const CuptiApi* api = session().cupti;
   std::uint64_t stamp = 0;
-  if (api != nullptr && recording()) api->timestamp(&stamp);
+  if (api != nullptr) api->timestamp(&stamp);
   return stamp;
 }
 
-std::uint32_t thread_id() noexcept {
-  thread_local const auto id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
-  return id;
+void keep_range(trace::HostRange&& range) noexcept {
+  if (!recording()) return;
+  Session& s = session();
+  try {
+    std::lock_guard lock(s.mutex);
+    if (s.ranges.size() >= s.bound) {
+      ++s.ranges_dropped;  // user ranges beyond the bound: the newest are the ones dropped
+      return;
+    }
+    s.ranges.push_back(std::move(range));
+  } catch (...) {
+  }
 }
+
+constexpr trace::Recorder k_recorder{&cupti_now, &keep_range};
+
+}  // namespace
 
 std::optional<std::string> start_session(const ProfileOptions& options) {
   bool expected = false;
@@ -338,14 +348,14 @@ std::optional<std::string> start_session(const ProfileOptions& options) {
     std::lock_guard lock(s.mutex);
     s.rec.start = start;
   }
-  detail::g_recording.store(true);
+  trace::attach(&k_recorder);
   return std::nullopt;
 }
 
 Recording stop_session() {
   Session& s = session();
   const CuptiApi* api = s.cupti;
-  detail::g_recording.store(false);
+  trace::attach(nullptr);
   std::uint64_t stop = 0;
   api->timestamp(&stop);
   // Callbacks off first, so that no thread writes its launch buffer while it is read below.
@@ -384,56 +394,9 @@ Recording stop_session() {
   }
   std::sort(out.launches.begin(), out.launches.end(),
             [](const LaunchCall& a, const LaunchCall& b) { return a.start < b.start; });
-  {
-    std::lock_guard lock(s.known_mutex);
-    out.known.reserve(s.known.size());
-    for (const auto& [_, k] : s.known) out.known.push_back(k);
-  }
+  out.known = trace::known_kernels();
   g_open.store(false);
   return out;
-}
-
-void record_range(HostRange range) noexcept {
-  if (!recording()) return;
-  Session& s = session();
-  try {
-    std::lock_guard lock(s.mutex);
-    if (s.ranges.size() >= s.bound) {
-      ++s.ranges_dropped;  // user ranges beyond the bound: the newest are the ones dropped
-      return;
-    }
-    s.ranges.push_back(std::move(range));
-  } catch (...) {
-  }
-}
-
-void remember_kernel(std::string_view mangled, std::string_view expression, std::string_view program,
-                     std::string_view key, std::string_view outcome) {
-  Session& s = session();
-  std::lock_guard lock(s.known_mutex);
-  auto& k = s.known[std::string(mangled)];
-  k.mangled = mangled;
-  k.expression = expression;
-  k.program = program;
-  k.key = key;
-  k.outcome = outcome;
-}
-
-void PhaseScope::end(Phase phase, std::string_view program, std::string_view key, std::string_view outcome) noexcept {
-  if (m_start == 0) return;
-  try {
-    HostRange r;
-    r.start = m_start;
-    r.end = now();
-    if (r.end == 0) return;  // the session ended meanwhile
-    r.thread = thread_id();
-    r.phase = phase;
-    r.name = program;
-    r.key = key;
-    r.outcome = outcome;
-    record_range(std::move(r));
-  } catch (...) {
-  }
 }
 
 }  // namespace kjit::profile

@@ -1,6 +1,6 @@
 #include "runtime/profile/cupti_library.hpp"
 
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <fmt/format.h>
 
@@ -27,12 +27,12 @@ Loaded load() {
   if (const char* env = std::getenv("KJIT_CUPTI_LIBRARY"); env != nullptr && *env != '\0') {
     tried.push_back(env);  // the user's choice, and only it
   } else {
-    tried = compile::toolkit_library_candidates(soname, {"lib64", "extras/CUPTI/lib64"});
+    tried = base::toolkit_library_candidates(soname, {"lib64", "extras/CUPTI/lib64"});
 #ifdef KJIT_CUPTI_BUILD_LIBRARY
     tried.push_back(KJIT_CUPTI_BUILD_LIBRARY);
 #endif
   }
-  const compile::OpenedLibrary opened = compile::open_first(tried);
+  const base::OpenedLibrary opened = base::open_first(tried);
   void* handle = opened.handle;
   if (handle == nullptr) {
     out.error = fmt::format("CUPTI (libcupti, the CUDA toolkit's profiling library) could not be loaded: {}; "

@@ -3,7 +3,7 @@
 // its exit, writes the summary (and the trace when asked) into a folder this process made. The
 // settings travel in KJIT_PROFILE_* variables; each process of the program writes its own files.
 #include <kjit/error.hpp>
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include "runtime/profile/summary.hpp"
 

@@ -1,9 +1,9 @@
 // kjit::Profiler: the public scope over the session (profile/collector), the summary
 // (profile/summary) and the trace (profile/chrome_trace).
 #include <kjit/error.hpp>
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
-#include "runtime/profile/nvtx.hpp"
+#include "runtime/trace/nvtx.hpp"
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"
 #include "runtime/profile/summary.hpp"
@@ -104,20 +104,20 @@ Profiler::Range::Range(std::string_view name) {
     m_name = name;
     m_start = profile::now();
   }
-  if (profile::nvtx::enabled()) {
+  if (trace::nvtx::enabled()) {
     const std::string text(name);
     nvtxEventAttributes_t a{};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = text.c_str();
-    nvtxDomainRangePushEx(profile::nvtx::domain(), &a);
+    nvtxDomainRangePushEx(trace::nvtx::domain(), &a);
     m_nvtx = true;
   }
 }
 
 Profiler::Range::~Range() {
-  if (m_nvtx) nvtxDomainRangePop(profile::nvtx::domain());
+  if (m_nvtx) nvtxDomainRangePop(trace::nvtx::domain());
   if (m_start == 0) return;
   profile::HostRange r;
   r.start = m_start;
@@ -126,7 +126,7 @@ Profiler::Range::~Range() {
   r.thread = profile::thread_id();
   r.phase = profile::Phase::user;
   r.name = std::move(m_name);
-  profile::record_range(std::move(r));
+  trace::record_range(std::move(r));
 }
 
 }  // namespace kjit

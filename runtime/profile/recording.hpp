@@ -4,6 +4,8 @@
 // one by hand.
 #pragma once
 
+#include "runtime/trace/phase.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,26 +42,10 @@ struct LaunchCall {
   std::uint32_t api = 0;     // index into Recording::names: the call's name
 };
 
-enum class Phase : std::uint8_t {
-  request_hash, registry_hit, disk_hit, remote_hit, compile, nvrtc, link, load, wait, user
-};
-const char* to_string(Phase phase);
-
-// A host range: one of kjit's phases or a user range.
-struct HostRange {
-  std::uint64_t start = 0, end = 0;
-  std::uint32_t thread = 0;
-  Phase phase = Phase::user;
-  std::string name;     // the user's range name, or the program's name for a phase
-  std::string key;      // the cache key, when the phase has one
-  std::string outcome;  // compiled, hit, remote_hit, waited; empty otherwise
-};
-
-// What kjit knows of a kernel it loaded: the name expression and program of a mangled name.
-struct KnownKernel {
-  std::string mangled, expression, program, key;
-  std::string outcome;  // how its module's result came: compiled, hit, remote_hit, waited
-};
+using trace::HostRange;
+using trace::KnownKernel;
+using trace::Phase;
+using trace::to_string;
 
 struct Recording {
   std::uint64_t start = 0, stop = 0;  // the session's bounds

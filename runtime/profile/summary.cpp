@@ -28,22 +28,6 @@ const char* to_string(TransferKind kind) {
   return "memcpy";
 }
 
-const char* to_string(Phase phase) {
-  switch (phase) {
-  case Phase::request_hash: return "request hash";
-  case Phase::registry_hit: return "registry hit";
-  case Phase::disk_hit: return "disk hit";
-  case Phase::remote_hit: return "remote hit";
-  case Phase::compile: return "compile";
-  case Phase::nvrtc: return "nvrtc";
-  case Phase::link: return "link";
-  case Phase::load: return "load";
-  case Phase::wait: return "wait";
-  case Phase::user: return "user";
-  }
-  return "user";
-}
-
 std::string demangle(const std::string& mangled) {
   if (mangled.rfind("_Z", 0) != 0) return mangled;
   int status = 0;

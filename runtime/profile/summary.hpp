@@ -3,7 +3,7 @@
 // limited as TableOptions asks. format_table (public) prints one.
 #pragma once
 
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include "runtime/profile/recording.hpp"
 

@@ -1,15 +1,16 @@
 #include "runtime/request/compile_service.hpp"
 
-#include "runtime/profile/collector.hpp"
+#include "runtime/trace/phase.hpp"
 
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
 #include "cache/dir_trust.hpp"
 #include "cache/lock_heartbeat.hpp"
+#include "runtime/compile/arch_resolution.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
-#include "runtime/profile/nvtx.hpp"
+#include "runtime/trace/nvtx.hpp"
 #include "runtime/request/entry_codec.hpp"
 
 #include <fmt/format.h>
@@ -63,6 +64,55 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
 CompileService::~CompileService() {
   m_remote.reset();  // its last writes count into the store's counters, flushed here
   flush();
+}
+
+namespace {
+
+// The profiler's phase for a result's outcome.
+trace::Phase phase_of(Outcome outcome) {
+  switch (outcome) {
+  case Outcome::hit: return trace::Phase::disk_hit;
+  case Outcome::remote_hit: return trace::Phase::remote_hit;
+  case Outcome::waited: return trace::Phase::wait;
+  default: return trace::Phase::compile;
+  }
+}
+
+}  // namespace
+
+Arch CompileService::resolve(const Arch& arch, std::optional<Device> device) const {
+  if (!arch.is_native()) return compile::check_arch(arch);
+  const Device d = device ? *device : Device::current();  // throws without a driver
+  return compile::arch_for_device(d.compute_capability(), d.ordinal());
+}
+
+CompileResult CompileService::obtain(const Program& program, const CompileOptions& o, const Device& device) {
+  // The guess: the device's own arch. An entry exists only if this NVRTC (its version is in the
+  // key) compiled for that arch, so a hit needs no check.
+  const Arch guess = o.arch.is_native() ? Arch::sm(device.compute_capability()) : o.arch;
+  const auto prepared = PreparedRequest::make(program, o, guess);
+  trace::PhaseScope lookup;
+  if (auto hit = find(program, guess, prepared)) {
+    lookup.end(phase_of(hit->outcome), program.name(), hit->key, to_string(hit->outcome));
+    return std::move(*hit);
+  }
+  trace::PhaseScope compiling;
+  CompileResult r = [&] {
+    const Arch arch = resolve(o.arch, device);
+    if (arch == guess) return compile(program, arch, prepared);
+    // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own.
+    if (m_store && !m_config.always_compile) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+    return get(program, arch, PreparedRequest::make(program, o, arch));
+  }();
+  compiling.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
+  return r;
+}
+
+CompileResult CompileService::obtain(const Program& program, const CompileOptions& o, const Arch& arch) {
+  trace::PhaseScope phase;
+  CompileResult r = get(program, arch, PreparedRequest::make(program, o, arch));
+  phase.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
+  return r;
 }
 
 CompileResult CompileService::observed(const Program& program, CompileResult result) const {
@@ -128,10 +178,6 @@ void CompileService::note_put(const cache::PutResult& p) {
 void CompileService::send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token) {
   if (!m_remote) return;
   m_remote->put_async(key, entry_bytes, std::move(token));  // a dropped write is counted by the tier
-}
-
-void CompileService::forget_miss() {
-  if (m_store && !m_config.always_compile) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
 }
 
 CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
@@ -255,8 +301,8 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
 
 CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
   const std::vector<std::string>& flags = request.flags;
-  profile::nvtx::Range range("compile", program.name());
-  profile::PhaseScope phase;
+  trace::nvtx::Range range("compile", program.name());
+  trace::PhaseScope phase;
   compile::NvrtcOutput out;
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();
@@ -264,7 +310,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   } else {
     out = compile::NvrtcCompiler::compile(program, flags, arch);
   }
-  phase.end(profile::Phase::nvrtc, program.name(), request.key.key.hex());
+  phase.end(trace::Phase::nvrtc, program.name(), request.key.key.hex());
   if (!out.succeeded) {
     std::string excerpt = compile::source_excerpt(program.name(), program.source(), out.result.log);
     throw CompileError(program.name(), flags, out.result.log, excerpt,

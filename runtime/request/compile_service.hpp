@@ -10,9 +10,10 @@
 
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
+#include <kjit/device.hpp>
 #include <kjit/log.hpp>
 #include <kjit/program.hpp>
-#include <kjit/runtime.hpp>
+#include <kjit/runtime_config.hpp>
 
 #include "cache/key.hpp"
 #include "cache/remote/remote_tier.hpp"
@@ -20,6 +21,7 @@
 #include "runtime/compile/pch_directories.hpp"
 #include "runtime/request/cache_key.hpp"
 #include "runtime/request/counters.hpp"
+#include "runtime/request/entry_store.hpp"
 
 #include <atomic>
 #include <functional>
@@ -43,7 +45,7 @@ struct PreparedRequest {
   static PreparedRequest make(const Program& program, const CompileOptions& options, const Arch& arch);
 };
 
-class CompileService {
+class CompileService final : public EntryStore {
 public:
   using Log = std::function<void(LogLevel, std::string_view)>;  // already filtered by level
   using ResultHook = std::function<void(const Program&, const CompileResult&)>;
@@ -58,6 +60,16 @@ public:
   CompileService(const CompileService&) = delete;
   CompileService& operator=(const CompileService&) = delete;
 
+  // The arch a request for `arch` compiles to: a named arch checked against NVRTC; native
+  // resolved for `device` (default: the current one; needs a driver). Throws UsageError.
+  Arch resolve(const Arch& arch, std::optional<Device> device) const;
+  // A request for `device` (options normalized): the disk and the remote first, under the arch
+  // the request resolves to when NVRTC supports it (a hit asks NVRTC nothing); a miss resolves
+  // the arch properly, which may throw for an arch NVRTC does not support, then compiles.
+  CompileResult obtain(const Program& program, const CompileOptions& options, const Device& device);
+  // For a named (or resolved) arch: get(), with the request's phase marked for a profiler.
+  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch);
+
   // The disk cache's entry for the request, else the remote's, or nullopt (the store counts the miss).
   std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
   // The disk cache, then NVRTC (or `produce`) once per key; the hook sees the result.
@@ -66,16 +78,10 @@ public:
   // After a miss that find() reported: NVRTC (or `produce`) once per key; the hook sees the result.
   CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request,
                         const Producer& produce = {});
-  // A miss find() counted that was no request of its own (a guessed arch): uncounted.
-  void forget_miss();
 
-  // Entries that are not compile results (a tuner's decisions): the disk's checked entry under
-  // `key`, else the remote's (then written to the disk), else nullopt. The Runtime's request
-  // counters do not move; the store's and the remote's own lookup counters do (they count every
-  // entry read, whatever it holds).
-  std::optional<std::string> find_entry(const cache::Key& key);
-  // Writes such an entry to the disk, then queues it for the remote (when one may be written).
-  void store_entry(const cache::Key& key, const std::string& bytes);
+  // Entries that are not compile results (a tuner's decisions): see EntryStore.
+  std::optional<std::string> find_entry(const cache::Key& key) override;
+  void store_entry(const cache::Key& key, const std::string& bytes) override;
 
   // Called with every result get() or compile() returns (KJIT_DUMP_DIR's dumps).
   void set_result_hook(ResultHook hook) { m_hook = std::move(hook); }

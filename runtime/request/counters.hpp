@@ -3,7 +3,7 @@
 // listed once, in KJIT_RUNTIME_COUNTERS; RuntimeStats (the public snapshot) has the same fields.
 #pragma once
 
-#include <kjit/runtime.hpp>
+#include <kjit/runtime_config.hpp>
 
 #include <atomic>
 #include <cstdint>

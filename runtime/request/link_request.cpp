@@ -4,8 +4,8 @@
 
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/link/nvjitlink_linker.hpp"
-#include "runtime/profile/nvtx.hpp"
-#include "runtime/profile/collector.hpp"
+#include "runtime/trace/nvtx.hpp"
+#include "runtime/trace/phase.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -81,10 +81,10 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
     }
     for (const auto& in : link.inputs()) parts.push_back({in.kind, in.name, in.bytes});
 
-    profile::nvtx::Range range("link", link.name());
-    profile::PhaseScope phase;
+    trace::nvtx::Range range("link", link.name());
+    trace::PhaseScope phase;
     link::LinkOutput out = link::NvJitLinker::link(parts, prepared.options);
-    phase.end(profile::Phase::link, link.name());
+    phase.end(trace::Phase::link, link.name());
     if (!out.succeeded) {
       const auto names = part_names(link);
       throw LinkError(link.name(), names, out.error_log,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kjit/device.hpp>
+#include <kjit/memory.hpp>
 
 #include "runtime/tune/spec.hpp"
 

@@ -4,10 +4,11 @@
 // reset and restore the caller's named outputs, so that after it only the winner's launch (the
 // caller's) shows.
 #include <kjit/error.hpp>
+#include <kjit/tools/bench.hpp>
 #include <kjit/tune.hpp>
 
 #include "runtime/driver/driver_api.hpp"
-#include "runtime/environment.hpp"
+#include "runtime/base/environment.hpp"
 #include "runtime/runtime_access.hpp"
 #include "runtime/tune/decision.hpp"
 #include "runtime/tune/spec.hpp"
@@ -166,17 +167,17 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   std::atomic<std::uint64_t> timed{0}, from_cache{0};
   mutable std::atomic<std::uint64_t> in_memory{0};
 
-  Impl(Program p, std::vector<TuneCandidate> c, TuneOptions o, Runtime* r)
+  Impl(Program p, std::vector<TuneCandidate> c, TuneOptions o, Runtime& r)
       : program(std::move(p)), candidates(std::move(c)), options(std::move(o)),
-        runtime(r != nullptr ? r : &Runtime::global()),
+        runtime(&r),
         mode(options.mode ? *options.mode : tune_mode_from_environment()),
-        print(options.print ? *options.print : env_flag("KJIT_PRINT_TUNING")),
+        print(options.print ? *options.print : base::env_flag("KJIT_PRINT_TUNING")),
         loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
     if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
   }
 
   Impl(std::string name, std::string key, std::vector<TuneCandidate> c, std::vector<KernelHandle> k, TuneOptions o,
-       Runtime* r)
+       Runtime& r)
       : Impl(Program(std::move(name), ""), std::move(c), std::move(o), r) {
     if (k.size() != candidates.size()) {
       throw UsageError(fmt::format("tuning {}: {} kernels for {} candidates", program.name(), k.size(),
@@ -188,7 +189,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
     }
   }
 
-  Impl(Program p, TuneSpec s, TuneOptions o, Runtime* r) : Impl(std::move(p), s.candidates, std::move(o), r) {
+  Impl(Program p, TuneSpec s, TuneOptions o, Runtime& r) : Impl(std::move(p), s.candidates, std::move(o), r) {
     spec.emplace(std::move(s));
   }
 
@@ -333,20 +334,20 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
       d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
       d.why_not.push_back(halving.why_not[i]);
     }
-    RuntimeAccess::service(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
+    RuntimeAccess::entries(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
     ++timed;
     return from(d, TuneDecision::Source::timed, dkey);
   }
 };
 
 TunerEngine::TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options,
-                         Runtime* runtime)
+                         Runtime& runtime)
     : m_impl(std::make_unique<Impl>(std::move(program), std::move(candidates), std::move(options), runtime)) {}
 TunerEngine::TunerEngine(std::string name, std::string source_key, std::vector<TuneCandidate> candidates,
-                         std::vector<KernelHandle> kernels, TuneOptions options, Runtime* runtime)
+                         std::vector<KernelHandle> kernels, TuneOptions options, Runtime& runtime)
     : m_impl(std::make_unique<Impl>(std::move(name), std::move(source_key), std::move(candidates), std::move(kernels),
                                     std::move(options), runtime)) {}
-TunerEngine::TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime* runtime)
+TunerEngine::TunerEngine(Program program, TuneSpec spec, TuneOptions options, Runtime& runtime)
     : m_impl(std::make_unique<Impl>(std::move(program), std::move(spec), std::move(options), runtime)) {}
 TunerEngine::~TunerEngine() = default;
 TunerEngine::TunerEngine(TunerEngine&&) noexcept = default;
@@ -373,7 +374,7 @@ const TuneDecision* TunerEngine::find(const TuneKey& key) const {
 }
 
 const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers,
-                                        CUstream_st* stream, const std::vector<bool>& allowed) {
+                                        StreamRef stream, const std::vector<bool>& allowed) {
   Impl& im = *m_impl;
   std::lock_guard lock(im.mutex);  // one decision per key at a time (timing runs alone on the GPU)
   if (auto it = im.decisions.find(key.text()); it != im.decisions.end()) return *it->second;
@@ -410,7 +411,7 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
     const cache::Key dkey = im.decision_key(key);
     std::optional<tune::Decision> cached;
     if (im.mode == TuneMode::on) {
-      if (auto bytes = RuntimeAccess::service(*im.runtime).find_entry(dkey)) {
+      if (auto bytes = RuntimeAccess::entries(*im.runtime).find_entry(dkey)) {
         std::string why;
         cached = tune::decode_decision(dkey, *bytes, &why);
         if (cached && (cached->labels.size() != im.candidates.size() ||
@@ -449,7 +450,7 @@ TuneKey TunerEngine::key_for(std::span<const TuneValue> shape) const {
   return m_impl->require_spec("a key for a shape").key(shape);
 }
 
-const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, CUstream_st* stream, void** args) {
+const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, StreamRef stream, void** args) {
   Impl& im = *m_impl;
   {
     std::unique_lock lock(im.mutex);

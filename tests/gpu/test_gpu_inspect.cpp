@@ -2,7 +2,9 @@
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
+
+#include "support/helpers.hpp"
 
 #include <random>
 #include <string>
@@ -16,7 +18,7 @@ TEST_SUITE("gpu") {
 extern "C" __global__ void __launch_bounds__(256) bounded(float* x) { x[threadIdx.x] *= 3.0f; }
 extern "C" __global__ void free_kernel(float* x) { x[threadIdx.x] += 1.0f; }
 )";
-    auto usage = kjit::inspect::resource_usage(rt, kjit::Program("bounded.cu", src), {});
+    auto usage = kjit::test::resource_usage_of(rt, kjit::Program("bounded.cu", src), {});
     auto bounded = kjit::inspect::find_usage(usage, "bounded");
     auto free_kernel = kjit::inspect::find_usage(usage, "free_kernel");
     REQUIRE(bounded);

@@ -5,7 +5,7 @@
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
 
-#include <kjit/bench.hpp>
+#include <kjit/tools/bench.hpp>
 #include <kjit/kernels.hpp>
 
 #include <fmt/format.h>
@@ -81,7 +81,7 @@ void check_close(const std::vector<T>& got, const std::vector<double>& want, dou
 
 template <class T>
 void check_elementwise(const char* name, double (*reference)(double), double rel,
-                       void (kjit::kernels::Kernels<T>::*run)(const T*, T*, std::size_t, CUstream_st*) const) {
+                       void (kjit::kernels::Kernels<T>::*run)(const T*, T*, std::size_t, kjit::StreamRef) const) {
   kjit::kernels::Kernels<T> k;
   for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{4099}, std::size_t{1000003}}) {
     for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {

@@ -10,7 +10,7 @@
 #include "runtime/profile/cupti_library.hpp"
 
 #include <kjit/kernels.hpp>
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include <doctest/doctest.h>
 

@@ -78,7 +78,7 @@ TEST_SUITE("gpu") {
     kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
     y.fill_bytes(0xFF);
     kjit::Tuner<Scale> tuner(kjit::Program("scale.cu", k_source),
-                             {{.kernel = "scale<1>", .block = 256}, {.kernel = "scale<0>", .block = 256}}, quick(), &rt);
+                             {{.kernel = "scale<1>", .block = 256}, {.kernel = "scale<0>", .block = 256}}, quick(), rt);
     const auto& d = tuner.launch(kjit::TuneKey().add_bucketed("n", n), grid_for(n), nullptr, {}, x.data(), y.data(),
                                  1.5f, n);
     CHECK(d.source == kjit::TuneDecision::Source::timed);
@@ -111,7 +111,7 @@ TEST_SUITE("gpu") {
     counter.fill_bytes(0x7F);  // garbage: the reset zeroes it before each run
     kjit::Tuner<void(const float*, float*, unsigned*, int)> tuner(
         kjit::Program("accumulate.cu", k_source),
-        {{.kernel = "accumulate", .block = 128}, {.kernel = "accumulate", .block = 512}}, quick(), &rt);
+        {{.kernel = "accumulate", .block = 128}, {.kernel = "accumulate", .block = 512}}, quick(), rt);
     kjit::TuneBuffers buffers;
     buffers.restore.push_back({y.data(), n * sizeof(float)});
     buffers.reset_to_zero.push_back({counter.data(), sizeof(unsigned)});
@@ -140,7 +140,7 @@ TEST_SUITE("gpu") {
                              {{.kernel = "scale<0>", .defines = {"BROKEN"}, .block = 256},
                               {.kernel = "scale<0>", .block = 2048},  // over every GPU's 1024 threads
                               {.kernel = "scale<0>", .block = 128}},
-                             printing, &rt);
+                             printing, rt);
     const auto& d = tuner.launch(kjit::TuneKey().add("n", n), grid_for(n), nullptr, {}, x.data(), y.data(), 3.0f, n);
     CHECK(d.chosen == 2);
     REQUIRE(logged.size() == 1);
@@ -159,7 +159,7 @@ TEST_SUITE("gpu") {
     kjit::Tuner<Scale> broken(kjit::Program("scale.cu", k_source),
                               {{.kernel = "scale<0>", .defines = {"BROKEN"}, .block = 256},
                                {.kernel = "scale<0>", .block = 4096}},
-                              quick(), &rt);
+                              quick(), rt);
     try {
       broken.launch(kjit::TuneKey().add("n", n), grid_for(n), nullptr, {}, x.data(), y.data(), 3.0f, n);
       FAIL("expected an error");
@@ -183,14 +183,14 @@ TEST_SUITE("gpu") {
     std::size_t chosen = 0;
     {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), &rt);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), rt);
       chosen = t.launch(key, grid_for(n), nullptr, {}, x.data(), y.data(), 1.0f, n).chosen;
       CHECK(t.stats().timed == 1);
       CHECK(chosen != 0);
     }
     {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), &rt);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), rt);
       y.fill_bytes(0xFF);
       const auto& d = t.launch(key, grid_for(n), nullptr, {}, x.data(), y.data(), 2.0f, n);
       CHECK(d.source == kjit::TuneDecision::Source::cache);
@@ -205,7 +205,7 @@ TEST_SUITE("gpu") {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
       auto fewer = candidates;
       fewer.pop_back();
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), fewer, quick(), &rt);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), fewer, quick(), rt);
       t.launch(key, grid_for(n), nullptr, {}, x.data(), y.data(), 2.0f, n);
       CHECK(t.stats().timed == 1);
     }
@@ -213,7 +213,7 @@ TEST_SUITE("gpu") {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
       auto o = quick();
       o.mode = kjit::TuneMode::off;
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, o, &rt);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, o, rt);
       const auto& d = t.launch(key, grid_for(n), nullptr, {}, x.data(), y.data(), 2.0f, n);
       CHECK(d.source == kjit::TuneDecision::Source::off);
       CHECK(d.chosen == 0);
@@ -223,7 +223,7 @@ TEST_SUITE("gpu") {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
       auto o = quick();
       o.mode = kjit::TuneMode::force;
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, o, &rt);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, o, rt);
       const auto& d = t.launch(key, grid_for(n), nullptr, {}, x.data(), y.data(), 2.0f, n);
       CHECK(d.source == kjit::TuneDecision::Source::timed);
       CHECK(t.stats().timed == 1);
@@ -252,12 +252,12 @@ TEST_SUITE("gpu") {
     };
     {
       kjit::Runtime a(node("a"));
-      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), &a);
+      kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), a);
       CHECK(t.launch(kjit::TuneKey().add("n", n), grid_for(n), nullptr, {}, x.data(), y.data(), 1.0f, n).source ==
             kjit::TuneDecision::Source::timed);
     }  // node a's Runtime sends what its queue holds
     kjit::Runtime b(node("b"));
-    kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), &b);
+    kjit::Tuner<Scale> t(kjit::Program("scale.cu", k_source), candidates, quick(), b);
     const auto& d = t.launch(kjit::TuneKey().add("n", n), grid_for(n), nullptr, {}, x.data(), y.data(), 1.0f, n);
     CHECK(d.source == kjit::TuneDecision::Source::cache);
     CHECK(d.chosen == 1);
@@ -509,7 +509,7 @@ TEST_SUITE("gpu") {
     kjit::DeviceBuffer<float> x{std::span<const float>(host)}, y(n);
     kjit::Stream stream;
     kjit::Tuner<Scale> tuner(kjit::Program("scale.cu", k_source),
-                             {{.kernel = "scale<1>", .block = 256}, {.kernel = "scale<0>", .block = 256}}, quick(), &rt);
+                             {{.kernel = "scale<1>", .block = 256}, {.kernel = "scale<0>", .block = 256}}, quick(), rt);
     tuner.engine().kernel(0);  // loading is not capturable: load both candidates first
     tuner.engine().kernel(1);
     const auto key = kjit::TuneKey().add("n", n);

@@ -1,8 +1,9 @@
-// Small helpers shared by kjit's tests: a quiet RuntimeConfig on a given cache dir, and
-// running a shell command for its exit code and stdout.
+// Small helpers shared by kjit's tests: a quiet RuntimeConfig on a given cache dir, resource
+// usage as `kjit resources` computes it, and running a shell command for its exit code and stdout.
 #pragma once
 
 #include <kjit/runtime.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <doctest/doctest.h>
 
@@ -19,6 +20,12 @@ inline kjit::RuntimeConfig quiet_config(const std::filesystem::path& cache) {
   c.cache_dir = cache;
   c.log = [](kjit::LogLevel, std::string_view) {};
   return c;
+}
+
+// What `kjit resources` does: compile with ptxas's report (through the cache), then read it.
+inline std::vector<kjit::inspect::ResourceUsage> resource_usage_of(kjit::Runtime& rt, const kjit::Program& p,
+                                                                   const kjit::CompileOptions& o) {
+  return kjit::inspect::resource_usage(rt.compile(p, kjit::inspect::with_resource_report(o)));
 }
 
 struct CommandResult {

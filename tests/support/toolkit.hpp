@@ -1,9 +1,9 @@
 // A file of the CUDA toolkit on the machine running the test ("lib64/libcudadevrt.a",
-// "bin/fatbinary"), found the way kjit finds its toolkit (compile::toolkit_roots): the GPU
+// "bin/fatbinary"), found the way kjit finds its toolkit (base::toolkit_roots): the GPU
 // machine's toolkit may live elsewhere than the build machine's.
 #pragma once
 
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <filesystem>
 #include <system_error>
@@ -11,7 +11,7 @@
 namespace kjit::test {
 
 inline std::filesystem::path toolkit_file(const std::filesystem::path& relative) {
-  const auto roots = compile::toolkit_roots();
+  const auto roots = base::toolkit_roots();
   std::error_code ec;
   for (const auto& root : roots) {
     if (std::filesystem::exists(root / relative, ec)) return root / relative;

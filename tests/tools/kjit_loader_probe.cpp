@@ -6,7 +6,7 @@
 //       DIR: folders holding a kjit.json (also the loader's search folders, in order).
 //       Prints one JSON object: lookups, disk_hits, compiles, misses, waits, damaged,
 //       store_failures, warnings (every log message at warn or above). Exit 0, or 2 on an error.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -7,7 +7,7 @@
 //                                             threads, then "done"; exit 0
 //   kjit_stdlib_probe CACHE_DIR assert       launches a kernel whose assert fails, synchronizes and
 //                                             prints "error: <what kjit threw>"; exit 3
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <cstdio>
 #include <cstdlib>

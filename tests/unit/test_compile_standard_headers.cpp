@@ -1,7 +1,7 @@
 // compile::standard_headers: kernels written for nvcc include the C and C++ standard headers;
 // each compiles under NVRTC (sm_90, no GPU needed) in a kernel that uses what it declares, and a
 // user header of the same name shadows kjit's.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "runtime/compile/standard_headers.hpp"
 #include "support/helpers.hpp"

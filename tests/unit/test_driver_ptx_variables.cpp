@@ -1,6 +1,6 @@
 // driver::ptx_variables on PTX that NVRTC made for sm_90 (no GPU needed): __device__ and
 // __constant__ variables, arrays, initialized ones and a variable template are listed, nothing else.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "runtime/driver/ptx_variables.hpp"
 #include "support/helpers.hpp"

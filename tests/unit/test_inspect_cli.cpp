@@ -3,7 +3,7 @@
 #include "support/temp_dir.hpp"
 #include "test_inspect_kernels.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

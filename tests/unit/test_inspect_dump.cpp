@@ -2,7 +2,7 @@
 
 #include "support/temp_dir.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 #include "test_inspect_kernels.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

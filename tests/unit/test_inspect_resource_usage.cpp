@@ -1,6 +1,8 @@
 #include "test_inspect_kernels.hpp"
 
-#include <kjit/inspect.hpp>
+#include <kjit/tools/inspect.hpp>
+
+#include "support/helpers.hpp"
 
 #include "runtime/compile/nvrtc_compiler.hpp"
 
@@ -49,8 +51,8 @@ ptxas info    : Function properties for _Z1hf
   TEST_CASE("inspect::ResourceUsage: a kernel forced under its register need spills - without the limit it does not") {
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
     const kjit::Program p("hungry.cu", kjit::test::k_hungry_source);
-    const auto free = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
-    const auto tight = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = {"--maxrregcount=24"}});
+    const auto free = kjit::test::resource_usage_of(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
+    const auto tight = kjit::test::resource_usage_of(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = {"--maxrregcount=24"}});
     const auto a = ins::find_usage(free, "hungry");
     const auto b = ins::find_usage(tight, "hungry");
     REQUIRE(a);
@@ -94,7 +96,7 @@ ptxas info    : Function properties for _Z1hf
     for (const auto& flags : {std::vector<std::string>{}, std::vector<std::string>{"--no-cache"}}) {
       for (int round = 0; round < 2; ++round) {
         CAPTURE(round);
-        const auto u = ins::resource_usage(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = flags});
+        const auto u = kjit::test::resource_usage_of(rt, p, kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = flags});
         REQUIRE(ins::find_usage(u, "gelu"));
         CHECK(ins::find_usage(u, "gelu")->registers > 0);
       }
@@ -106,7 +108,7 @@ ptxas info    : Function properties for _Z1hf
 
   TEST_CASE("inspect::ResourceUsage: a virtual arch is refused: ptxas does not run") {
     kjit::Runtime rt(kjit::RuntimeConfig{.cache_disabled = true});
-    CHECK_THROWS_AS(ins::resource_usage(rt, kjit::Program("k.cu", kjit::test::k_gelu_source),
+    CHECK_THROWS_AS(kjit::test::resource_usage_of(rt, kjit::Program("k.cu", kjit::test::k_gelu_source),
                                         kjit::CompileOptions{.arch = kjit::Arch::compute(90)}),
                     kjit::UsageError);
   }

@@ -2,7 +2,7 @@
 // LTO-IR, fatbin, libcudadevrt.a) linked by nvJitLink to sm_90 without a GPU; the link's key
 // covers every input; a linked result is a cache hit in a fresh Runtime; refused links say why
 // and name the inputs.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "runtime/driver/cubin_info.hpp"
 #include "support/helpers.hpp"

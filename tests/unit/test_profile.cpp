@@ -4,7 +4,7 @@
 // trip; names demangled without parameters; a missing libcupti or driver gives one message and
 // an inactive Profiler; `kjit profile` passes the program's output and exit code through.
 #include <kjit/error.hpp>
-#include <kjit/profile.hpp>
+#include <kjit/tools/profile.hpp>
 
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"

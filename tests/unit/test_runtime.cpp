@@ -1,6 +1,6 @@
 // kjit::Runtime without a GPU: compiling to PTX and cubin for a named arch, name expressions,
 // errors, the driver-absent error, threads, the disk cache on the request path.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "support/temp_dir.hpp"
 

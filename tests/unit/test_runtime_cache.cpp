@@ -1,5 +1,5 @@
 // The disk cache on the request path: damage, degraded storage, bounded waits, configuration.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "cache/file_lock.hpp"
 #include "cache/lock_heartbeat.hpp"

@@ -1,7 +1,7 @@
 // kjit::Cache (cache administration, runtime/cache_admin.cpp): what the store left alone while
 // listing, verifying, pruning and clearing (symbolic links inside the cache) reaches the public
 // results as `skipped`, and nothing a link points to is read, changed or removed.
-#include <kjit/cache.hpp>
+#include <kjit/tools/cache.hpp>
 
 #include "cache/store.hpp"
 #include "support/temp_dir.hpp"

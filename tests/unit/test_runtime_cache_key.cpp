@@ -1,5 +1,5 @@
 // The key matrix: every real input changes the key; nothing else does.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "runtime/request/cache_key.hpp"
 #include "support/temp_dir.hpp"

@@ -5,7 +5,7 @@
 #include "support/random_signatures.hpp"
 #include "support/temp_dir.hpp"
 
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <doctest/doctest.h>
 

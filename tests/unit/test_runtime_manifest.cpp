@@ -1,6 +1,6 @@
 // kjit::Manifest: the kjit.json format: overlays of variants, the default variant, and errors
 // that name the file and the JSON position or the unknown key.
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "support/temp_dir.hpp"
 

@@ -1,6 +1,6 @@
 // kjit::warm: the bound on compiles at once, the report, and NVRTC precompiled headers
 // (created once, then used; never in the key or the stored log).
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"

@@ -178,17 +178,17 @@ TEST_SUITE("tune") {
     const auto key = kjit::tune::decision_key(fields());
     {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
-      kjit::RuntimeAccess::service(rt).store_entry(key, kjit::tune::encode_decision(key, decision()));
+      kjit::RuntimeAccess::entries(rt).store_entry(key, kjit::tune::encode_decision(key, decision()));
     }
     kjit::Runtime fresh(kjit::test::quiet_config(dir.path()));
-    auto bytes = kjit::RuntimeAccess::service(fresh).find_entry(key);
+    auto bytes = kjit::RuntimeAccess::entries(fresh).find_entry(key);
     REQUIRE(bytes.has_value());
     auto d = kjit::tune::decode_decision(key, *bytes);
     REQUIRE(d.has_value());
     CHECK(d->chosen == 1);
     auto other = fields();
     other.device_name = "NVIDIA H200";
-    CHECK_FALSE(kjit::RuntimeAccess::service(fresh).find_entry(kjit::tune::decision_key(other)).has_value());
+    CHECK_FALSE(kjit::RuntimeAccess::entries(fresh).find_entry(kjit::tune::decision_key(other)).has_value());
     CHECK(fresh.stats().compiles == 0);
   }
 
@@ -197,7 +197,7 @@ TEST_SUITE("tune") {
     const auto key = kjit::tune::decision_key(fields());
     {
       kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
-      kjit::RuntimeAccess::service(rt).store_entry(key, kjit::tune::encode_decision(key, decision()));
+      kjit::RuntimeAccess::entries(rt).store_entry(key, kjit::tune::encode_decision(key, decision()));
       rt.compile(kjit::Program("plain.cu", "extern \"C\" __global__ void k(float* p) { p[0] = 1; }"),
                  kjit::CompileOptions{.arch = kjit::Arch::sm(90)});
     }

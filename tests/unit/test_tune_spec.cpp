@@ -6,7 +6,7 @@
 #include <kjit/error.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/manifest.hpp>
+#include <kjit/tools/manifest.hpp>
 #include <kjit/tune.hpp>
 
 #include "runtime/tune/decision.hpp"

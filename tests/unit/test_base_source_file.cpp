@@ -1,8 +1,8 @@
-// compile::read_file, read_text_file and check_no_nul: the one whole-file reader, and NUL bytes
+// base::read_file, read_text_file and check_no_nul: the one whole-file reader, and NUL bytes
 // refused wherever a text would reach NVRTC (a file, a header, an in-memory source or header).
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -45,17 +45,17 @@ TEST_SUITE("SourceFile") {
     std::string bytes(100'003, '\0');
     for (auto& c : bytes) c = static_cast<char>(gen());
     kjit::test::write_file(dir / "blob", bytes);
-    auto f = kjit::compile::read_file(dir / "blob");
+    auto f = kjit::base::read_file(dir / "blob");
     REQUIRE(f.ok());
     CHECK(f.bytes == bytes);
-    CHECK(kjit::compile::read_file(dir / "missing").error == ENOENT);
-    CHECK(kjit::compile::read_file(dir.path()).error == EISDIR);
+    CHECK(kjit::base::read_file(dir / "missing").error == ENOENT);
+    CHECK(kjit::base::read_file(dir.path()).error == EISDIR);
   }
 
   TEST_CASE("read_text_file names the file and why and refuses a NUL byte with its offset") {
     kjit::test::TempDir dir;
     try {
-      kjit::compile::read_text_file(dir / "missing.cu", "CUDA source");
+      kjit::base::read_text_file(dir / "missing.cu", "CUDA source");
       FAIL("expected an IoError");
     } catch (const kjit::IoError& e) {
       CHECK(std::string(e.what()).find("reading CUDA source " + (dir / "missing.cu").string()) != std::string::npos);

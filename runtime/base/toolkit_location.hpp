@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kjit::compile {
+namespace kjit::base {
 
 std::vector<std::filesystem::path> toolkit_roots();
 // The folder of the libnvrtc this process loaded (empty when it cannot be told): its siblings
@@ -28,4 +28,4 @@ struct OpenedLibrary {
 };
 OpenedLibrary open_first(const std::vector<std::string>& candidates);
 
-}  // namespace kjit::compile
+}  // namespace kjit::base

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-namespace kjit {
+namespace kjit::base {
 
 inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -14,4 +14,4 @@ inline bool env_flag(const char* name) {
   return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
 }
 
-}  // namespace kjit
+}  // namespace kjit::base

@@ -1,5 +1,5 @@
 // kjit::Cache over cache::Store.
-#include <kjit/cache.hpp>
+#include <kjit/tools/cache.hpp>
 #include <kjit/error.hpp>
 
 #include "cache/remote/remote_store.hpp"

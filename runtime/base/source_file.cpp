@@ -1,4 +1,4 @@
-#include "runtime/compile/source_file.hpp"
+#include "runtime/base/source_file.hpp"
 
 #include <kjit/error.hpp>
 
@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace kjit::compile {
+namespace kjit::base {
 
 FileContent read_file(const std::filesystem::path& path) {
   FileContent out;
@@ -61,4 +61,4 @@ void check_no_nul(std::string_view text, std::string_view what, std::string_view
                                "comes before it, so kjit refuses it", what, name, nul - text.data(), text.size()));
 }
 
-}  // namespace kjit::compile
+}  // namespace kjit::base

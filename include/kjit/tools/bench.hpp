@@ -15,6 +15,7 @@
 #include <kjit/export.hpp>
 
 #include <kjit/device.hpp>
+#include <kjit/stream.hpp>
 
 #include <functional>
 #include <optional>
@@ -31,7 +32,7 @@ struct BenchOptions {
   std::vector<double> quantiles = {0.2, 0.8};  // in [0, 1]
   bool cuda_graph = false;
   int graph_calls = 0;                         // calls per graph; 0: enough for ~ 1 ms a graph
-  CUstream_st* stream = nullptr;               // nullptr: a stream of bench's own
+  StreamRef stream;                            // {}: a stream of bench's own
 };
 
 struct BenchResult {

@@ -1,4 +1,4 @@
-#include "runtime/compile/toolkit_location.hpp"
+#include "runtime/base/toolkit_location.hpp"
 
 #include <nvrtc.h>
 
@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-namespace kjit::compile {
+namespace kjit::base {
 
 std::filesystem::path nvrtc_library_dir() {
   Dl_info info{};
@@ -52,4 +52,4 @@ OpenedLibrary open_first(const std::vector<std::string>& candidates) {
   return out;
 }
 
-}  // namespace kjit::compile
+}  // namespace kjit::base

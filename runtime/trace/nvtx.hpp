@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace kjit::profile::nvtx {
+namespace kjit::trace::nvtx {
 
 inline bool enabled() {
   static const bool on = std::getenv("NVTX_INJECTION64_PATH") != nullptr;
@@ -68,4 +68,4 @@ private:
   bool m_pushed = false;
 };
 
-}  // namespace kjit::profile::nvtx
+}  // namespace kjit::trace::nvtx

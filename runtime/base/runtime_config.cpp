@@ -1,16 +1,23 @@
 // RuntimeConfig::from_environment: the KJIT_* variables a Runtime reads.
-#include <kjit/cache.hpp>
 #include <kjit/error.hpp>
-#include <kjit/runtime.hpp>
+#include <kjit/runtime_config.hpp>
 
 #include "cache/config.hpp"
-#include "runtime/environment.hpp"
+#include "runtime/base/environment.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 
 namespace kjit {
+namespace {
+
+std::chrono::seconds duration(const char* value, std::string_view name) {
+  if (auto d = cache::parse_duration(value)) return *d;
+  throw UsageError(fmt::format("reading {} \"{}\": expected a duration such as 30s, 10m, 2h, 7d or 2w", name, value));
+}
+
+}  // namespace
 
 RuntimeConfig RuntimeConfig::from_environment() {
   RuntimeConfig c;
@@ -26,14 +33,14 @@ RuntimeConfig RuntimeConfig::from_environment() {
   }
   for (auto [name, field] : {std::pair{"KJIT_LOCK_TIMEOUT", &c.lock_timeout},
                               std::pair{"KJIT_LOCK_STALE_AFTER", &c.lock_stale_after}}) {
-    if (const char* v = std::getenv(name); v && *v) *field = parse_duration(v, name);
+    if (const char* v = std::getenv(name); v && *v) *field = duration(v, name);
   }
-  c.cache_disabled = env_flag("KJIT_CACHE_DISABLE");
-  c.always_compile = env_flag("KJIT_ALWAYS_COMPILE");
+  c.cache_disabled = base::env_flag("KJIT_CACHE_DISABLE");
+  c.always_compile = base::env_flag("KJIT_ALWAYS_COMPILE");
   if (const char* v = std::getenv("KJIT_DUMP_DIR"); v && *v) c.dump_dir = v;
-  c.cache_shared = env_flag("KJIT_CACHE_SHARED");
+  c.cache_shared = base::env_flag("KJIT_CACHE_SHARED");
   if (const char* v = std::getenv("KJIT_REMOTE_CACHE"); v && *v) c.remote_cache = v;
-  c.remote_read_only = env_flag("KJIT_REMOTE_READONLY");
+  c.remote_read_only = base::env_flag("KJIT_REMOTE_READONLY");
   if (const char* v = std::getenv("KJIT_REMOTE_SECRET_FILE"); v && *v) c.remote_secret_file = v;
   if (const char* v = std::getenv("KJIT_REMOTE_TIMEOUT"); v && *v) {
     auto ms = cache::parse_duration_ms(v);
@@ -43,7 +50,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
     }
     c.remote_timeout = *ms;
   }
-  if (const char* v = std::getenv("KJIT_REMOTE_TTL"); v && *v) c.remote_ttl = parse_duration(v, "KJIT_REMOTE_TTL");
+  if (const char* v = std::getenv("KJIT_REMOTE_TTL"); v && *v) c.remote_ttl = duration(v, "KJIT_REMOTE_TTL");
   if (const char* v = std::getenv("KJIT_REMOTE_MAX_VALUE"); v && *v) {
     auto size = cache::parse_size(v);
     if (!size) {

@@ -22,7 +22,6 @@
 #include <vector>
 
 namespace kjit {
-class Runtime;
 }
 
 namespace kjit::inspect {
@@ -112,10 +111,14 @@ KJIT_API std::vector<ResourceUsage> parse_ptxas_log(std::string_view log);
 // The usage ptxas reported for one function in `log`, or nullopt.
 KJIT_API std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage, std::string_view function);
 
-// Compiles `program` with "-Xptxas=-v" added (through `runtime`, so the cache applies) and
-// parses the log. The arch must be real (sm_XX) or native. Throws like Runtime::compile and
-// UsageError for a virtual arch.
-KJIT_API std::vector<ResourceUsage> resource_usage(Runtime& runtime, const Program& program, const CompileOptions& options);
+// `options` with "-Xptxas=-v" added (unless there) when ptxas runs (a real or native arch), so
+// that ptxas reports each function's resources in the compile log; a virtual arch's unchanged.
+//   auto usage = inspect::resource_usage(rt.compile(p, inspect::with_resource_report(o)));
+KJIT_API CompileOptions with_resource_report(CompileOptions options);
+// What ptxas reported in `result`'s log, with the driver's max threads per block added when a
+// device of the result's arch is present. Throws UsageError for a result of a virtual arch (PTX
+// only: ptxas did not run).
+KJIT_API std::vector<ResourceUsage> resource_usage(const CompileResult& result);
 
 // A fixed-width table (function, regs, spills, stack, smem, cmem, lmem) or JSON.
 KJIT_API std::string resources_table(const std::vector<ResourceUsage>& usage);

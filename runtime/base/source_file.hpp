@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace kjit::compile {
+namespace kjit::base {
 
 // A whole file, or the errno of the open or read that failed (0: read).
 struct FileContent {
@@ -24,4 +24,4 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 // Throws UsageError "<what> <name> has a NUL byte at offset N" when `text` holds one.
 void check_no_nul(std::string_view text, std::string_view what, std::string_view name);
 
-}  // namespace kjit::compile
+}  // namespace kjit::base

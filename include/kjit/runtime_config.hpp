@@ -1,0 +1,70 @@
+// kjit::RuntimeConfig: how a Runtime caches, waits, logs and reaches a fleet's cache, from the
+// KJIT_* environment variables or set in code (the code wins); kjit::RuntimeStats: one Runtime's
+// counters.
+#pragma once
+
+#include <kjit/export.hpp>
+
+#include <kjit/log.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace kjit {
+
+struct KJIT_API RuntimeConfig {
+  std::filesystem::path cache_dir;              // empty: KJIT_CACHE_DIR, else the default cache dir
+  std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
+  bool cache_disabled = false;                  // no reads, no writes
+  bool always_compile = false;                  // compile, then write
+  // Waiting for another process that compiles the same key: at most lock_timeout in all
+  // (KJIT_LOCK_TIMEOUT), and no longer than lock_stale_after once the holder shows no progress
+  // (KJIT_LOCK_STALE_AFTER; a holder proves progress every second while it compiles). Then this
+  // process compiles by itself; both results are written by atomic rename, so they cannot collide.
+  std::chrono::milliseconds lock_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds lock_stale_after{std::chrono::seconds(10)};
+  std::chrono::milliseconds wait_progress_every{std::chrono::seconds(5)};  // log while waiting
+  std::filesystem::path dump_dir;               // KJIT_DUMP_DIR: dump every compile here
+  bool dump_hits = false;                       // also dump cache hits
+  // NVRTC precompiled headers (--pch) in a folder private to this Runtime, removed with it:
+  // later compiles that include the same heavy headers (<cub/...>, <cuda/std/...>) reuse them.
+  // Never part of the cache key (the output is the same). `kjit warm` turns it on.
+  bool precompiled_headers = false;
+  LogLevel log_level = LogLevel::warn;
+  LogCallback log;                              // empty: stderr
+
+  // The cache directory must be this user's and writable by no one else (it holds executable
+  // code); otherwise it is not used (one warning; kernels are compiled in memory). A team cache
+  // opts in (KJIT_CACHE_SHARED=1): the group may write, and the folder is created 2770.
+  bool cache_shared = false;
+  // A fleet's shared cache behind the local disk (KJIT_REMOTE_CACHE): redis://host[:port][/db]
+  // or unix:///path/to/redis.sock; empty: none. A remote hit is written to the local disk; a
+  // compile is sent to the remote in the background; nodes that miss together compile once.
+  // Trouble with the remote never fails a request: it is skipped for a while (one warning).
+  std::string remote_cache;
+  bool remote_read_only = false;                        // KJIT_REMOTE_READONLY: read, never write
+  std::filesystem::path remote_secret_file;             // KJIT_REMOTE_SECRET_FILE: sign, load only signed
+  std::chrono::milliseconds remote_timeout{50};         // KJIT_REMOTE_TIMEOUT: connect, and each reply
+  std::chrono::seconds remote_ttl{0};                   // KJIT_REMOTE_TTL: values expire; 0: never
+  std::uint64_t remote_max_value_size = 64ull << 20;    // KJIT_REMOTE_MAX_VALUE: larger ones are not sent
+
+  // Defaults overridden by the KJIT_* environment variables. Throws UsageError for a value
+  // it cannot parse (KJIT_CACHE_MAX_SIZE=lots).
+  static RuntimeConfig from_environment();
+};
+
+// Counters of one Runtime (this process).
+struct RuntimeStats {
+  std::uint64_t registry_hits = 0, disk_hits = 0, misses = 0, compiles = 0, waits = 0,
+                damaged = 0, evictions = 0, store_failures = 0;
+  // The remote tier, as in CacheStats: GETs made and their summed latency (microseconds), hits,
+  // misses, values rejected (damaged, foreign, unsigned), failed calls and timeouts, writes sent
+  // and dropped, bytes each way.
+  std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
+                remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
+                remote_bytes_written = 0, remote_latency_us = 0;
+};
+
+}  // namespace kjit

@@ -1,0 +1,21 @@
+// kjit::inspect::dump_hook: KJIT_DUMP_DIR as the compile service's result hook. The facade
+// installs it when a Runtime's config names a dump folder; request/ only calls its hook.
+#pragma once
+
+#include <kjit/compile_result.hpp>
+#include <kjit/log.hpp>
+#include <kjit/program.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+namespace kjit::inspect {
+
+using DumpLog = std::function<void(LogLevel, std::string_view)>;
+// Writes a folder per compile (and per disk or remote hit when `dump_hits`) under `dir`
+// (write_dump); a failure is logged, never thrown.
+std::function<void(const Program&, const CompileResult&)> dump_hook(std::filesystem::path dir, bool dump_hits,
+                                                                    DumpLog log);
+
+}  // namespace kjit::inspect
