@@ -40,6 +40,8 @@ TEST_SUITE("cli") {
     REQUIRE_MESSAGE(first.code == 0, first.out);
     auto j = nlohmann::json::parse(first.out).at(0);
     CHECK(j["outcome"] == "compiled");
+    // The whole request (two programs compiled, then linked) encloses nvJitLink's step.
+    CHECK(j["ms"].get<double>() >= j["link_ms"].get<double>());
     CHECK(j["cubin_bytes"].get<std::size_t>() > 0);
     CHECK(std::filesystem::file_size(dir / "out" / "a.cubin") == j["cubin_bytes"].get<std::size_t>());
     auto second = nlohmann::json::parse(run(args).out).at(0);
