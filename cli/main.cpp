@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
                                                "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit)");
   app.add_flag("--json", ctx.json, "Machine-readable output (JSON)");
-  app.add_flag("-v,--verbose", ctx.verbose, "More log output (repeat for debug)");
+  app.add_flag("-v,--verbose", ctx.verbose,
+               "More log output on stderr: the cache folder, and each compile's key, outcome, phases (hash, lookup, "
+               "NVRTC, store) and entry (repeat for debug)");
   app.add_flag("-q,--quiet", ctx.quiet, "Only errors in the log output");
   app.add_option("--lock-timeout", ctx.lock_timeout,
                  "Longest wait for another process compiling the same kernel (30s, 5m; default 5m or "

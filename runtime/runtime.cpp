@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace kjit {
@@ -133,7 +134,15 @@ CompileResult Runtime::compile(const Program& program, const CompileOptions& opt
   CompileOptions o = normalized(options);
   Arch arch = compile::resolve_arch(o.arch, std::nullopt);
   profile::PhaseScope phase;
-  CompileResult r = m_impl->service.get(program, arch, request::PreparedRequest::make(program, o, arch));
+  const auto hashing = std::chrono::steady_clock::now();
+  request::PreparedRequest prepared = request::PreparedRequest::make(program, o, arch);
+  if (m_impl->config.log_level >= LogLevel::info) {
+    m_impl->log(LogLevel::info, fmt::format("program {} for {}: key {} hashed in {:.2f} ms", program.name(), arch.str(),
+                                            prepared.key.key.hex(),
+                                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                                      hashing).count()));
+  }
+  CompileResult r = m_impl->service.get(program, arch, prepared);
   phase.end(Impl::phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
   return r;
 }

@@ -26,11 +26,11 @@ struct Run {
   std::string err;  // stderr
 };
 
-// `kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
-Run run(const kjit::test::TempDir& dir, const std::string& args) {
+// `[ENV] kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
+Run run(const kjit::test::TempDir& dir, const std::string& args, const std::string& env = {}) {
   const auto err_file = dir / "stderr.txt";
-  auto r = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args + " 2>" +
-                                   err_file.string());
+  auto r = kjit::test::run_command(env + " " + k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args +
+                                   " 2>" + err_file.string());
   Run out{r.code, r.out, kjit::test::read_file(err_file)};
   INFO("kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
   return out;
@@ -177,5 +177,29 @@ TEST_SUITE("cli contract") {
         CHECK_MESSAGE(info.out.find(cmd) != std::string::npos, cmd);
       }
     }
+  }
+
+  TEST_CASE("-v and KJIT_LOG=info tell a compile's cache, key, outcome, phases and entry") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    const std::string cache = (dir / "cache").string();
+    Run plain = run(dir, "compile --arch sm_90 " + good);
+    CHECK(plain.code == 0);
+    CHECK(plain.err.empty());  // nothing unasked
+    const std::string key = plain.out.substr(plain.out.find("compiled ") + 9, 32);
+    CHECK(run(dir, "cache clear").code == 0);
+
+    Run verbose = run(dir, "-v compile --arch sm_90 " + good);
+    CHECK(verbose.code == 0);
+    CHECK(verbose.err.find("cache: " + cache) != std::string::npos);
+    CHECK(verbose.err.find("key " + key + " hashed in") != std::string::npos);
+    CHECK(verbose.err.find("compiled, key " + key) != std::string::npos);
+    for (const char* phase : {"lookup", "NVRTC", "lock and store"}) CHECK_MESSAGE(verbose.err.find(phase) != std::string::npos, phase);
+    CHECK(verbose.err.find("entry " + cache + "/") != std::string::npos);
+
+    Run logged = run(dir, "compile --arch sm_90 " + good, "KJIT_LOG=info");
+    CHECK(logged.err.find("hit, key " + key + " (lookup") != std::string::npos);
+    CHECK(logged.err.find("entry " + cache + "/") != std::string::npos);
   }
 }
