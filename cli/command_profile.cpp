@@ -4,7 +4,6 @@
 
 #include <kjit/profile.hpp>
 
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -81,12 +80,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
   profile->footer("The program's output and exit code pass through (128+N when signal N ended it); the report "
                   "follows its output on stdout, kjit's notices (no profile and why, where a trace went) go to "
                   "stderr. Exit code 2 when the program cannot be started.");
-  profile->allow_extras();  // a program given without "--": named in the error below
-  profile->callback([&ctx, args, profile] {
-    if (!profile->remaining().empty()) {
-      throw UsageError(fmt::format("{}: the program goes after \"--\": kjit profile [options] -- {}",
-                                   profile->remaining().front(), fmt::join(profile->remaining(), " ")));
-    }
+  profile->callback([&ctx, args] {
     if (ctx.nvrtc_flags.empty()) throw UsageError("no program given: kjit profile [options] -- PROGRAM ARGS...");
     ProfileRunOptions options;
     options.trace = args->trace;

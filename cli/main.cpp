@@ -155,8 +155,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
+    const std::vector<CLI::App*> commands = app.get_subcommands();
+    if (commands.size() == 1 && commands[0]->get_name() == "profile" && !app.remaining().empty()) {
+      // "kjit profile /bin/true": the program was meant, and goes after "--".
+      message = fmt::format("{}: the program goes after \"--\": kjit profile [options] -- {}", app.remaining().front(),
+                            fmt::join(app.remaining(), " "));
+    }
     // "kjit frobnicate": name the unknown command, not "A subcommand is required".
-    if (app.get_subcommands().empty()) {
+    if (commands.empty()) {
       const std::string word = first_command_word(app, parsed, argv);
       std::vector<std::string> names;
       for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
