@@ -54,8 +54,7 @@ int main(int argc, char** argv) {
       std::filesystem::create_directories(dump_dir);
       const auto ptx_path = dump_dir / "softmax.ptx";
       std::ofstream(ptx_path) << compiled.ptx;
-      std::printf("1. softmax.cu: %s for %s (key %s); its PTX is in %s
-",
+      std::printf("1. softmax.cu: %s for %s (key %s); its PTX is in %s\n",
                   std::string(kjit::to_string(compiled.outcome)).c_str(), compiled.arch.str().c_str(),
                   compiled.key.c_str(), ptx_path.string().c_str());
       std::printf("no GPU (%s): timing, profiling and Nsight Compute (steps 2, 3 and 5) need one; skipped\n",
