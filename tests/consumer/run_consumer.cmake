@@ -38,6 +38,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${KJIT_CONSUMER_WORK}/build RES
 if(rc)
   message(FATAL_ERROR "building ${KJIT_CONSUMER_SOURCE} against the installed kjit failed")
 endif()
+set(ENV{KJIT_CACHE_DIR} ${KJIT_CONSUMER_WORK}/cache)  # not the user's cache
 execute_process(COMMAND ${KJIT_CONSUMER_WORK}/build/${KJIT_CONSUMER_PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message(STATUS "${out}${err}")
