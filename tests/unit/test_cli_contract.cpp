@@ -42,7 +42,7 @@ const char* k_template = "template <int N>\n__global__ void scale(float* x) { x[
 }  // namespace
 
 TEST_SUITE("cli contract") {
-  TEST_CASE("diagnostics go to stderr: warm's progress and profile's notices; stdout carries the data") {
+  TEST_CASE("diagnostics go to stderr: warm's progress and profile's notices and stdout carries the data") {
     kjit::test::TempDir dir;
     Run warm = run(dir, "warm --arch sm_90 " + k_fixture);
     CHECK(warm.code == 0);

@@ -70,8 +70,10 @@ TEST_SUITE("cli") {
     auto r = run(fmt::format("--cache-dir {} --json compile --arch sm_90 --link {}", (dir / "cache").string(),
                              (dir / "a.cu").string()));
     CHECK(r.code == 1);
-    auto j = nlohmann::json::parse(r.out);
+    const auto all = nlohmann::json::parse(r.out);
     INFO(r.out);
+    REQUIRE(all.is_array());  // compile prints an array, also for a link that failed
+    const auto& j = all.at(0);
     CHECK(j["error"]["kind"] == "link");
     CHECK(j["error"]["log"].get<std::string>().find("_Z5twicef") != std::string::npos);
     CHECK(j["error"]["inputs"].at(0).get<std::string>().find("a.cu") != std::string::npos);
