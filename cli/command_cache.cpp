@@ -6,6 +6,8 @@
 #include <fmt/chrono.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+
 namespace kjit::cli {
 namespace {
 
@@ -180,13 +182,23 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   auto max_size = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
   auto* prune = cache->add_subcommand("prune", "Evict least recently used entries down to a size, or old ones");
-  prune->add_option("--max-size", *max_size, "Keep at most this many bytes (2G, 512M, ...); default: the budget");
-  prune->add_option("--older-than", *older_than, "Remove entries unused for this long (30m, 7d, ...)");
+  prune->add_option("--max-size", *max_size,
+                    "Keep at most this many bytes (2G, 512M, ...); 0 means no limit (nothing is removed for size); "
+                    "default: the budget");
+  prune->add_option("--older-than", *older_than,
+                    "Remove entries unused for this long; the unit is required: 90s, 30m, 12h, 7d");
   prune->callback([&ctx, max_size, older_than] {
     std::optional<std::uint64_t> size;
     std::optional<std::chrono::seconds> age;
     if (!max_size->empty()) size = parse_size(*max_size, "--max-size");
-    if (!older_than->empty()) age = parse_duration(*older_than, "--older-than");
+    if (!older_than->empty()) {
+      // A bare number is ambiguous (3 seconds? days?) and a wrong guess removes the whole cache.
+      if (std::isdigit(static_cast<unsigned char>(older_than->back()))) {
+        throw UsageError(fmt::format("--older-than {}: give a unit: {}s, {}m, {}h or {}d", *older_than, *older_than,
+                                     *older_than, *older_than, *older_than));
+      }
+      age = parse_duration(*older_than, "--older-than");
+    }
     CachePruneResult p = open_cache(ctx).prune(size, age);
     warn_skipped(p.skipped);
     if (ctx.json) {
@@ -209,13 +221,14 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
 
   auto args = std::make_shared<ExplainArgs>();
   auto* explain = cache->add_subcommand("explain", "Print every field that goes into a file's cache key, and the key");
-  explain->add_option("file", args->file, "CUDA source file")->required()->check(CLI::ExistingFile);
+  explain->add_option("file", args->file, "CUDA source file")->required();
   explain->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
+  ctx.add_instantiate_option(*explain);
   explain->add_option("flags", args->flags, "NVRTC flags, after --");
   explain->positionals_at_end(false);
   explain->callback([&ctx, args] {
     ctx.input = args->file;
-    auto e = ctx.runtime().explain(read_program(args->file), ctx.options(args->arch, args->flags));
+    auto e = ctx.runtime().explain(ctx.program(args->file), ctx.options(args->arch, args->flags));
     if (ctx.json) {
       nlohmann::json fields = nlohmann::json::array();
       for (const auto& [label, value] : e.fields) fields.push_back({{"field", label}, {"value", value}});

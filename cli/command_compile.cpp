@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -56,7 +57,11 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
     else link.add_file(file);
   }
   ctx.input.clear();
+  // The whole request: compiling each program (or finding it cached) and the link. r.compile_ms
+  // is nvJitLink's step alone.
+  const auto start = std::chrono::steady_clock::now();
   CompileResult r = ctx.runtime().link(link, ctx.options(args.arch, args.flags));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string written;
   if (!args.out_dir.empty()) {
     written = (std::filesystem::path(args.out_dir) / (name + ".cubin")).string();
@@ -65,13 +70,15 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
   if (ctx.json) {
     fmt::print("{}\n", nlohmann::json::array({{{"files", args.files}, {"key", r.key},
                                                 {"outcome", std::string(to_string(r.outcome))}, {"arch", r.arch.str()},
-                                                {"link_ms", r.compile_ms}, {"cubin_bytes", r.cubin.size()},
+                                                {"ms", ms}, {"link_ms", r.compile_ms},
+                                                {"cubin_bytes", r.cubin.size()},
                                                 {"lto", args.lto}, {"output", written}, {"log", r.log}}})
                             .dump());
   } else {
     fmt::print("{}: {} {} ({}, linked{}){}{}\n", fmt::join(args.files, " + "), to_string(r.outcome), r.key,
                r.arch.str(), args.lto ? " with LTO" : "",
-               r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
+               r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms, of which nvJitLink {:.0f} ms", ms, r.compile_ms)
+                                              : "",
                written.empty() ? "" : fmt::format(" -> {}", written));
     if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
   }
@@ -82,7 +89,7 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
 void add_compile_commands(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<CompileArgs>();
   auto* compile = app.add_subcommand("compile", "Compile .cu files through the cache (no GPU needed with --arch)");
-  compile->add_option("files", args->files, "CUDA source files")->required()->check(CLI::ExistingFile);
+  compile->add_option("files", args->files, "CUDA source files")->required();
   compile->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
   compile->add_option("--emit", args->emit, "What to write with -o: ptx, cubin or ptx,cubin")->capture_default_str();
   compile->add_option("-o,--output-dir", args->out_dir, "Write <name>.ptx / <name>.cubin into this directory");
@@ -93,13 +100,23 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ctx.add_instantiate_option(*compile);
   compile->add_option("flags", args->flags, "NVRTC flags, after --");
   compile->positionals_at_end(false);
-  compile->footer("Prints one line per file (key, outcome, arch), or with --json one object per file with "
-                  "\"key\" and \"outcome\" (hit, remote_hit, compiled or waited). With --link, one line for "
-                  "the link, and -o writes <first file>.cubin.");
+  compile->footer("Prints one line per file (key, outcome, arch), or with --json an array of one object per file "
+                  "with \"key\" and \"outcome\" (hit, remote_hit, compiled or waited), or {\"file\", \"error\"} "
+                  "for a file that failed (the others are still compiled). With --link, one line for the link (its "
+                  "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
+                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning.");
   compile->callback([&ctx, args] {
     if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
     if (args->link || args->lto) {
-      compile_and_link(ctx, *args);
+      try {
+        compile_and_link(ctx, *args);
+      } catch (const std::exception& e) {  // one link, one result: the array holds its error
+        if (!ctx.json) throw;
+        ctx.exit_code = exit_code_for(e);
+        nlohmann::json j = error_json(e, ctx.input);
+        if (!ctx.input.empty()) j["file"] = ctx.input;
+        fmt::print("{}\n", nlohmann::json::array({j}).dump());
+      }
       return;
     }
     auto emit = split_list(args->emit);
@@ -115,6 +132,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       try {
         Program program = ctx.program(file);
         CompileResult r = ctx.runtime().compile(program, options);
+        ctx.warn_if_no_kernels(file, program, r);
         std::vector<std::string> written;
         if (!args->out_dir.empty()) {
           std::string stem = std::filesystem::path(file).stem().string();
@@ -153,17 +171,26 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   auto ptx_args = std::make_shared<CompileArgs>();
   auto* ptx = app.add_subcommand("ptx", "Print the PTX of a .cu file (all kernels, or one with --kernel)");
   auto ptx_file = std::make_shared<std::string>();
-  ptx->add_option("file", *ptx_file, "CUDA source file")->required()->check(CLI::ExistingFile);
+  ptx->add_option("file", *ptx_file, "CUDA source file")->required();
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
   auto kernel = std::make_shared<std::string>();
   ptx->add_option("--kernel", *kernel, "Only this kernel (its name as in the PTX, or as written for extern \"C\")");
-  ctx.add_instantiate_option(*ptx);
+  ctx.add_instantiate_option(*ptx, true);
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);
   ptx->callback([&ctx, ptx_args, ptx_file, kernel] {
     ctx.input = *ptx_file;
     Program program = ctx.program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
+    const std::string no_kernels = ctx.warn_if_no_kernels(*ptx_file, program, r);
+    const bool named = std::find(ctx.name_expressions.begin(), ctx.name_expressions.end(), *kernel) !=
+                       ctx.name_expressions.end();
+    if (!kernel->empty() && kernel->find('<') != std::string::npos && !named &&
+        r.ptx.find(r.lowered_name(*kernel).value_or(*kernel)) == std::string::npos) {
+      // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
+      throw UsageError(fmt::format("no kernel \"{}\" in {}{}; a template needs --instantiate '{}'", *kernel, *ptx_file,
+                                   no_kernels.empty() ? "" : " (no kernels at all)", *kernel));
+    }
     std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, r.lowered_name(*kernel).value_or(*kernel));
     if (ctx.json) {
       fmt::print("{}\n", nlohmann::json{{"file", *ptx_file}, {"kernel", *kernel}, {"key", r.key}, {"ptx", text}}.dump());

@@ -28,7 +28,9 @@ void add_info_command(CLI::App& app, Context& ctx) {
     }
     fmt::print("kjit {}\nNVRTC {}\nsupported archs: {}\n", version(), nvrtc_version(), fmt::join(archs, " "));
     if (!driver) {
-      fmt::print("driver: none ({})\n  compile-only features work: compile, ptx, diff, warm with --arch\n",
+      fmt::print("driver: none ({})\n  what works without a GPU, with --arch sm_XX: compile (also --link), ptx, sass, "
+                 "resources, diff, warm, cache explain; and cache stats|ls|verify|prune|clear. Needs a GPU: the "
+                 "native arch, tune, profile, launching kernels.\n",
                  driver_unavailable_reason());
     } else {
       fmt::print("devices: {}\n", devices.size());

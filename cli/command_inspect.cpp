@@ -62,7 +62,7 @@ struct SassArgs {
 void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto d = std::make_shared<DiffArgs>();
   auto* diff = app.add_subcommand("diff", "Compare the PTX of two builds: two files, two option sets or two archs");
-  diff->add_option("files", d->files, "A.cu [B.cu] (B defaults to A)")->required()->expected(1, 2)->check(CLI::ExistingFile);
+  diff->add_option("files", d->files, "A.cu [B.cu] (B defaults to A)")->required()->expected(1, 2);
   diff->add_option("--arch", d->arch, "Target of both sides: native (default), sm_XX or compute_XX");
   diff->add_option("--a-arch", d->a_arch, "Target of side a (overrides --arch)");
   diff->add_option("--b-arch", d->b_arch, "Target of side b (overrides --arch)");
@@ -106,7 +106,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
 
   auto r = std::make_shared<ResourcesArgs>();
   auto* resources = app.add_subcommand("resources", "Registers, spills, stack, shared, constant and local memory per kernel (ptxas)");
-  resources->add_option("file", r->file, "CUDA source file")->required()->check(CLI::ExistingFile);
+  resources->add_option("file", r->file, "CUDA source file")->required();
   resources->add_option("--arch", r->arch, "Target: native (default) or sm_XX");
   ctx.add_instantiate_option(*resources);
   resources->add_option("flags", r->flags, "NVRTC flags, after --");
@@ -123,13 +123,14 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
 
   auto s = std::make_shared<SassArgs>();
   auto* sass = app.add_subcommand("sass", "Print the SASS of a .cu file (all kernels, or one with --kernel)");
-  sass->add_option("file", s->file, "CUDA source file")->required()->check(CLI::ExistingFile);
+  sass->add_option("file", s->file, "CUDA source file")->required();
   sass->add_option("--arch", s->arch, "Target: native (default) or sm_XX");
   sass->add_option("--kernel", s->kernel, "Only this kernel (its name in the PTX: extern \"C\" or mangled)");
-  ctx.add_instantiate_option(*sass);
+  ctx.add_instantiate_option(*sass, true);
   sass->add_option("flags", s->flags, "NVRTC flags, after --");
   sass->positionals_at_end(false);
-  sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH).");
+  sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH); "
+               "without them it exits 3 (could not run) and names the folders searched.");
   sass->callback([&ctx, s] {
     ctx.input = s->file;
     const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));

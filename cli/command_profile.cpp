@@ -38,17 +38,21 @@ std::string report(const ProfiledRun& run, const TableOptions& table, bool json)
     if (!run.message.empty()) j["message"] = run.message;
     return j.dump(2) + "\n";
   }
-  std::string out;
-  if (!run.message.empty()) out += fmt::format("kjit profile: {}\n", run.message);
+  std::string out;  // the tables: data (the notices go to stderr: print_notices)
   for (std::size_t i = 0; i < run.pids.size(); ++i) {
     out += fmt::format("\nkjit profile: process {}{}\n", run.pids[i], i == 0 ? " (the program)" : "");
     out += format_table(run.summaries[i], table);
   }
-  for (const auto& t : run.traces) {
-    out += fmt::format("kjit profile: Chrome trace in {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
-                       t.string());
-  }
   return out;
+}
+
+// Why there is no profile, and where the traces went: diagnostics, on stderr.
+void print_notices(const ProfiledRun& run) {
+  if (!run.message.empty()) fmt::print(stderr, "kjit profile: {}\n", run.message);
+  for (const auto& t : run.traces) {
+    fmt::print(stderr, "kjit profile: Chrome trace in {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+               t.string());
+  }
 }
 
 }  // namespace
@@ -74,9 +78,10 @@ void add_profile_command(CLI::App& app, Context& ctx) {
                       "Records kept per kind; past it the oldest are dropped and counted")
       ->capture_default_str();
   profile->footer("The program's output and exit code pass through (128+N when signal N ended it); the report "
-                  "follows its output. Exit code 2 when the program cannot be started.");
+                  "follows its output on stdout, kjit's notices (no profile and why, where a trace went) go to "
+                  "stderr. Exit code 2 when the program cannot be started.");
   profile->callback([&ctx, args] {
-    if (ctx.nvrtc_flags.empty()) throw UsageError("kjit profile: no program given: kjit profile [options] -- PROGRAM ARGS...");
+    if (ctx.nvrtc_flags.empty()) throw UsageError("no program given: kjit profile [options] -- PROGRAM ARGS...");
     ProfileRunOptions options;
     options.trace = args->trace;
     options.table.sort_by = args->sort_by;
@@ -87,6 +92,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
     options.max_events = args->max_events;
     const ProfiledRun run = profile_program(ctx.nvrtc_flags, options);
     const std::string text = report(run, options.table, ctx.json);
+    if (!ctx.json) print_notices(run);  // with --json the message is in the document
     if (args->output.empty()) {
       std::fflush(stdout);
       fmt::print("{}", text);

@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -61,11 +63,12 @@ void add_warm_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   warm->add_option("-j,--jobs", args->jobs, "NVRTC compiles at once (default: the number of cores)");
   warm->add_flag("--no-pch", args->no_pch, "Do not use NVRTC precompiled headers");
-  warm->footer("Prints progress (a bar on a terminal, one line per item otherwise), then a table per kernel, "
-               "variant and arch: compiled, cached (already in the cache) or failed, whether the compile created or "
-               "used a precompiled header (pch), and the time. Each failure is printed with NVRTC's log and the "
-               "source excerpt. Exit codes: 0 all warm, 1 something failed to compile, 2 usage or error (bad "
-               "manifest, unknown arch, native without a GPU).");
+  warm->footer("Prints progress on stderr (one updating line on a terminal, a line per item otherwise), then on "
+               "stdout a table per kernel, variant and arch: compiled, cached (already in the cache) or failed, "
+               "whether the compile created or used a precompiled header (pch), and the time. Each failure is "
+               "printed with NVRTC's log and the source excerpt. Exit codes: 0 all warm, 1 something failed to "
+               "compile or a manifest or source cannot be read, 2 usage (bad manifest, unknown arch), 3 could not "
+               "run (native without a GPU).");
   warm->callback([&ctx, args] {
     WarmOptions o;
     for (const auto& s : args->sources) o.sources.emplace_back(s);
@@ -74,7 +77,9 @@ void add_warm_command(CLI::App& app, Context& ctx) {
     o.precompiled_headers = !args->no_pch;
     o.runtime = ctx.runtime_config();
 
-    const bool bar = !ctx.json && !ctx.quiet && ctx.stdout_is_terminal();
+    // Progress is a diagnostic: on stderr (one updating line when that is a terminal), so that
+    // stdout carries the table or the JSON alone.
+    const bool bar = !ctx.json && !ctx.quiet && isatty(STDERR_FILENO) == 1;
     const bool lines = !ctx.json && !ctx.quiet && !bar;
     WarmProgress progress = [&](const WarmEvent& e) {
       if (e.kind != WarmEvent::Kind::finished) return;
@@ -82,14 +87,14 @@ void add_warm_command(CLI::App& app, Context& ctx) {
       if (bar) {
         constexpr std::size_t width = 30;
         std::size_t filled = e.total ? e.finished * width / e.total : width;
-        fmt::print("\r[{:#<{}}{:.<{}}] {}/{}  {} {} {}\x1b[K", "", filled, "", width - filled, e.finished, e.total,
-                   i.file, variant_label(i), i.arch.str());
-        if (e.finished == e.total) fmt::print("\n");
-        std::fflush(stdout);
+        fmt::print(stderr, "\r[{:#<{}}{:.<{}}] {}/{}  {} {} {}\x1b[K", "", filled, "", width - filled, e.finished,
+                   e.total, i.file, variant_label(i), i.arch.str());
+        if (e.finished == e.total) fmt::print(stderr, "\n");
+        std::fflush(stderr);
       } else if (lines) {
-        fmt::print("[{}/{}] {} {} {} {} {:.0f} ms{}\n", e.finished, e.total, to_string(i.status), i.file,
-                   variant_label(i), i.arch.str(), i.ms, i.pch == PchUse::none ? "" : fmt::format(" (pch {})", to_string(i.pch)));
-        std::fflush(stdout);
+        fmt::print(stderr, "[{}/{}] {} {} {} {} {:.0f} ms{}\n", e.finished, e.total, to_string(i.status), i.file,
+                   variant_label(i), i.arch.str(), i.ms,
+                   i.pch == PchUse::none ? "" : fmt::format(" (pch {})", to_string(i.pch)));
       }
     };
     WarmReport r = kjit::warm(o, progress);

@@ -22,9 +22,10 @@ inline constexpr int k_exit_usage = 2;     // the command line or an option valu
 inline constexpr int k_exit_error = 3;     // the command could not run (no driver, NVRTC, unexpected)
 inline constexpr int k_exit_different = k_exit_failed;
 inline constexpr const char* k_exit_codes_help =
-    "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile or link error, a failed warm item, "
-    "damage found by cache verify, diff: different); 2 usage (a wrong command line or option value, a missing "
-    "file); 3 error (the command could not run: no driver where one is needed, NVRTC itself, unexpected).\n"
+    "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile or link error, a missing or "
+    "unreadable input file, a failed warm item, damage found by cache verify, diff: different); 2 usage (a wrong "
+    "command line, option value or NVRTC flag); 3 the command could not run (no driver where one is needed, a "
+    "missing tool such as nvdisasm, NVRTC itself, unexpected).\n"
     "With --json every command prints exactly one JSON document on stdout, also on failure: "
     "{\"error\": {\"kind\", \"message\", \"file\", \"log\"}} in place of a failed input's result.";
 
@@ -39,7 +40,7 @@ struct Context {
   int exit_code = k_exit_ok;
   std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"
-  std::vector<std::string> name_expressions;  // --instantiate (compile, ptx, sass, resources, diff)
+  std::vector<std::string> name_expressions;  // --instantiate (compile, ptx, sass, resources, diff, cache explain)
 
 
   // The environment's configuration, then the global options over it.
@@ -51,8 +52,11 @@ struct Context {
   bool stdout_is_terminal() const;
   // The .cu file as a Program, with the --instantiate name expressions.
   Program program(const std::string& file) const;
-  // Adds --instantiate to a subcommand.
-  void add_instantiate_option(CLI::App& command);
+  // "kjit: warning: FILE: no kernels; ..." on stderr (unless -q) when the result has no kernel:
+  // an empty file, or templates no --instantiate named. Returns the hint (for errors too).
+  std::string warn_if_no_kernels(const std::string& file, const Program& program, const CompileResult& result) const;
+  // Adds --instantiate to a subcommand (whose --kernel, if it has one, takes the same expression).
+  void add_instantiate_option(CLI::App& command, bool has_kernel_option = false);
 
 private:
   std::unique_ptr<Runtime> m_runtime;

@@ -18,6 +18,7 @@ std::string error_kind(const std::exception& e) {
   }
   if (dynamic_cast<const NvrtcError*>(&e)) return "nvrtc";
   if (dynamic_cast<const DriverNotFoundError*>(&e)) return "driver";
+  if (dynamic_cast<const UnavailableError*>(&e)) return "unavailable";
   if (dynamic_cast<const IoError*>(&e)) return "io";
   return "internal";
 }
@@ -26,6 +27,7 @@ nlohmann::json error_json(const std::exception& e, std::string_view file) {
   nlohmann::json error{{"kind", error_kind(e)}, {"message", e.what()}};
   if (!file.empty()) error["file"] = std::string(file);
   if (const auto* compile = dynamic_cast<const CompileError*>(&e)) error["log"] = compile->log();
+  if (const auto* usage = dynamic_cast<const UsageError*>(&e); usage && !usage->log().empty()) error["log"] = usage->log();
   if (const auto* link = dynamic_cast<const LinkError*>(&e)) {
     error["log"] = link->log();
     error["inputs"] = link->inputs();

@@ -11,12 +11,14 @@
 
 namespace kjit::cli {
 
-// usage, compile, link, load, launch, cuda, nvrtc, driver, io or internal.
+// usage, compile, link, load, launch, cuda, nvrtc, driver, unavailable (a tool such as nvdisasm
+// is not installed), io or internal.
 std::string error_kind(const std::exception& e);
-// {"error": {"kind": ..., "message": ..., "file": (when given), "log": (NVRTC's, for compile)}}
+// {"error": {"kind": ..., "message": ..., "file": (when given), "log": (NVRTC's, for compile and
+// for a rejected option)}}
 nlohmann::json error_json(const std::exception& e, std::string_view file = {});
 // k_exit_usage for a usage error, k_exit_failed for an input that failed (compile, io, load,
-// launch), k_exit_error for the rest (no driver, NVRTC itself, anything unexpected).
+// launch), k_exit_error for the rest (no driver, a missing tool, NVRTC itself, anything unexpected).
 int exit_code_for(const std::exception& e);
 
 }  // namespace kjit::cli

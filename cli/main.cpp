@@ -2,11 +2,14 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <string_view>
 
 namespace kjit::cli {
@@ -39,16 +42,54 @@ CompileOptions Context::options(const std::string& arch, const std::vector<std::
 bool Context::stdout_is_terminal() const { return isatty(STDOUT_FILENO) == 1; }
 
 Program Context::program(const std::string& file) const {
-  Program p = read_program(file);
+  Program p = [&file] {
+    try {
+      return read_program(file);
+    } catch (const UsageError& e) {  // not text (a NUL byte): an input that cannot be used, as a missing one
+      throw IoError(e.what());
+    }
+  }();
   for (const auto& e : name_expressions) p.instantiate(e);
   return p;
 }
 
-void Context::add_instantiate_option(CLI::App& command) {
+void Context::add_instantiate_option(CLI::App& command, bool has_kernel_option) {
   command.add_option("--instantiate", name_expressions,
-                     "Instantiate a template kernel or variable by its name expression (repeatable): "
-                     "--instantiate 'axpy<float>'; --kernel then takes the same expression");
+                     std::string("Instantiate a template kernel or variable by its name expression (repeatable): "
+                                 "--instantiate 'axpy<float>'") +
+                         (has_kernel_option ? "; --kernel then takes the same expression" : ""));
 }
+
+std::string Context::warn_if_no_kernels(const std::string& file, const Program& program,
+                                        const CompileResult& result) const {
+  if (result.ptx.find(".entry ") != std::string::npos) return {};
+  // The first template kernel in the source names the hint: "template <int N> __global__ void scale(".
+  static const std::regex k_template(R"(template\s*<[^{;]*>\s*(?:static\s+)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+))");
+  std::smatch m;
+  std::string hint = "no kernels";
+  if (std::regex_search(program.source(), m, k_template)) {
+    hint += fmt::format("; a template needs --instantiate '{}<...>'", m[1].str());
+  }
+  if (!quiet) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
+  return hint;
+}
+
+namespace {
+
+// The first word on the command line that is not an option or an option's value: the command
+// the user meant ("" when there is none).
+std::string first_command_word(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (!a.starts_with("-")) return std::string(a);
+    if (a.find('=') != std::string_view::npos) continue;
+    const CLI::Option* o = app.get_option_no_throw(std::string(a));
+    if (o != nullptr && o->get_items_expected_min() > 0) ++i;  // skip its value
+  }
+  return {};
+}
+
+}  // namespace
 
 }  // namespace kjit::cli
 
@@ -64,7 +105,9 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
                                                "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit)");
   app.add_flag("--json", ctx.json, "Machine-readable output (JSON)");
-  app.add_flag("-v,--verbose", ctx.verbose, "More log output (repeat for debug)");
+  app.add_flag("-v,--verbose", ctx.verbose,
+               "More log output on stderr: the cache folder, and each compile's key, outcome, phases (hash, lookup, "
+               "NVRTC, store) and entry (repeat for debug)");
   app.add_flag("-q,--quiet", ctx.quiet, "Only errors in the log output");
   app.add_option("--lock-timeout", ctx.lock_timeout,
                  "Longest wait for another process compiling the same kernel (30s, 5m; default 5m or "
@@ -103,10 +146,36 @@ int main(int argc, char** argv) {
   try {
     app.parse(parsed, argv);
   } catch (const CLI::Success& e) {  // --help, --version
+    bool version = false;
+    for (int i = 1; i < parsed; ++i) version = version || std::string_view(argv[i]) == "--version";
+    if (json && version) {
+      fmt::print("{}\n", nlohmann::json{{"kjit_version", std::string(kjit::version())}}.dump());
+      return k_exit_ok;
+    }
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (!json) return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;
-    fmt::print("{}\n", nlohmann::json{{"error", {{"kind", "usage"}, {"message", e.what()}}}}.dump());
+    std::string message = e.what();
+    const std::vector<CLI::App*> commands = app.get_subcommands();
+    if (commands.size() == 1 && commands[0]->get_name() == "profile" && !app.remaining().empty()) {
+      // "kjit profile /bin/true": the program was meant, and goes after "--".
+      message = fmt::format("{}: the program goes after \"--\": kjit profile [options] -- {}", app.remaining().front(),
+                            fmt::join(app.remaining(), " "));
+    }
+    // "kjit frobnicate": name the unknown command, not "A subcommand is required".
+    if (commands.empty()) {
+      const std::string word = first_command_word(app, parsed, argv);
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+      if (!word.empty() && std::find(names.begin(), names.end(), word) == names.end()) {
+        message = fmt::format("unknown command \"{}\"; the commands are {}", word, fmt::join(names, ", "));
+      }
+    }
+    if (json) {
+      fmt::print("{}\n", nlohmann::json{{"error", {{"kind", "usage"}, {"message", message}}}}.dump());
+    } else {
+      fmt::print(stderr, "kjit: error: {}\nRun 'kjit --help' (or 'kjit COMMAND --help') for more information.\n",
+                 message);
+    }
     return k_exit_usage;
   } catch (const std::exception& e) {
     if (json) {

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace kjit {

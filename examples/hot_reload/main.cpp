@@ -45,8 +45,9 @@ int main(int argc, char** argv) try {
     else if (a == "--iterations" && i + 1 < argc) iterations = std::atoi(argv[++i]);
     else if (a == "--interval-ms" && i + 1 < argc) interval_ms = std::atoi(argv[++i]);
     else {
-      std::printf("usage: hot_reload [--dir DIR] [--iterations N] [--interval-ms MS]\n");
-      return a == "--help" || a == "-h" ? 0 : 2;
+      const bool help = a == "--help" || a == "-h";  // asked for: stdout; a mistake: stderr
+      std::fprintf(help ? stdout : stderr, "usage: hot_reload [--dir DIR] [--iterations N] [--interval-ms MS]\n");
+      return help ? 0 : 2;
     }
   }
   if (dir.empty()) dir = std::filesystem::temp_directory_path() / ("kjit-hot-reload-" + std::to_string(::getpid()));

@@ -9,6 +9,7 @@
 //   ├── kjit::LinkError          nvJitLink refused a link (its log, the inputs named), or is missing
 //   ├── kjit::UsageError         bad input: unknown kernel, wrong argument list, bad option,
 //   │                            launch configuration over the device limit, unsupported arch
+//   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump)
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
 
@@ -89,6 +90,17 @@ private:
 };
 
 class KJIT_API UsageError : public Error {
+public:
+  using Error::Error;
+  UsageError(const std::string& message, std::string log) : Error(message), m_log(std::move(log)) {}
+  // The log of the tool that refused the input, when there is one (NVRTC's for a rejected option).
+  const std::string& log() const noexcept { return m_log; }
+
+private:
+  std::string m_log;
+};
+
+class KJIT_API UnavailableError : public Error {
 public:
   using Error::Error;
 };

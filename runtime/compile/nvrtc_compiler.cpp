@@ -212,6 +212,15 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       result.log.resize(log_size - 1);  // the terminating NUL
     }
     if (pch) result.pch = strip_pch_messages(result.log);
+    if (r == NVRTC_ERROR_INVALID_OPTION) {
+      // A flag NVRTC does not know is the caller's mistake, and only the log names it
+      // ("nvrtc: error: unrecognized option --bogus-flag found").
+      std::string_view why = result.log;
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.remove_suffix(1);
+      throw UsageError(fmt::format("compiling program {}: NVRTC rejected an option: {}", name,
+                                   why.empty() ? std::string_view(nvrtcGetErrorString(r)) : why),
+                       result.log);
+    }
     if (r == NVRTC_ERROR_COMPILATION) {
       out.succeeded = false;
       return out;

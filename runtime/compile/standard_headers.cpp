@@ -25,6 +25,11 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
       {"cstdlib", R"kjit(#pragma once
 #include <cuda/std/cstdlib>
 #include "__kjit_std.h"
+// malloc, free, abs: device code has them. The host's (exit, getenv, rand, ...) are left out.
+#ifndef EXIT_SUCCESS
+#define EXIT_SUCCESS 0
+#define EXIT_FAILURE 1
+#endif
 )kjit"},
       {"cstring", R"kjit(#pragma once
 #include <cuda/std/cstring>
@@ -68,6 +73,53 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
       {"cmath", R"kjit(#pragma once
 #include <cuda/std/cmath>
 #include "__kjit_std.h"
+// What the host's <math.h> gives a kernel written for nvcc (glibc, _GNU_SOURCE as g++ sets it):
+// the M_ constants (double, and float with an f), HUGE_VAL*, INFINITY and NAN.
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+#ifndef M_PIf
+#define M_Ef 2.7182818284590452354f
+#define M_LOG2Ef 1.4426950408889634074f
+#define M_LOG10Ef 0.43429448190325182765f
+#define M_LN2f 0.69314718055994530942f
+#define M_LN10f 2.30258509299404568402f
+#define M_PIf 3.14159265358979323846f
+#define M_PI_2f 1.57079632679489661923f
+#define M_PI_4f 0.78539816339744830962f
+#define M_1_PIf 0.31830988618379067154f
+#define M_2_PIf 0.63661977236758134308f
+#define M_2_SQRTPIf 1.12837916709551257390f
+#define M_SQRT2f 1.41421356237309504880f
+#define M_SQRT1_2f 0.70710678118654752440f
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF (::cuda::std::numeric_limits<float>::infinity())
+#endif
+#ifndef HUGE_VAL
+#define HUGE_VAL (::cuda::std::numeric_limits<double>::infinity())
+#endif
+#ifndef HUGE_VALL
+#define HUGE_VALL HUGE_VAL
+#endif
+#ifndef INFINITY
+#define INFINITY (::cuda::std::numeric_limits<float>::infinity())
+#endif
+#ifndef NAN
+#define NAN (::cuda::std::numeric_limits<float>::quiet_NaN())
+#endif
 )kjit"},
       {"cassert", R"kjit(#pragma once
 #include <cuda/std/cassert>
@@ -97,6 +149,15 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
 #include <cuda/std/functional>
 #include "__kjit_std.h"
 )kjit"},
+      {"ctime", R"kjit(#pragma once
+#include "__kjit_std.h"
+// clock() and clock64() are NVRTC's own (clock_t too); the host's time functions are left out.
+typedef long time_t;
+#ifndef CLOCKS_PER_SEC
+#define CLOCKS_PER_SEC 1000000l
+#endif
+namespace std { using ::clock_t; using ::time_t; }
+)kjit"},
       {"stdio.h", R"kjit(#pragma once
 #include <cstdio>
 )kjit"},
@@ -123,6 +184,9 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
 )kjit"},
       {"assert.h", R"kjit(#pragma once
 #include <cassert>
+)kjit"},
+      {"time.h", R"kjit(#pragma once
+#include <ctime>
 )kjit"},
   };
   return headers;

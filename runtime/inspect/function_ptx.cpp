@@ -11,8 +11,9 @@ std::string function_ptx(std::string_view ptx, std::string_view name) {
   PtxModule module = parse_ptx(ptx);
   const PtxFunction* f = module.find(name);
   if (f == nullptr) {
+    const auto kernels = module.kernel_names();
     throw UsageError(fmt::format("selecting kernel \"{}\" from the PTX: there is no such function; kernels: {}", name,
-                                 fmt::join(module.kernel_names(), ", ")));
+                                 kernels.empty() ? std::string("none") : fmt::format("{}", fmt::join(kernels, ", "))));
   }
   PtxFunction only = *f;
   module.functions = {std::move(only)};

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,16 +24,24 @@ namespace kjit::inspect {
 
 namespace {
 
+// Each folder once: the toolkit roots often name one folder several ways (through a symbolic
+// link such as /usr/local/cuda, or with "..").
 std::vector<std::filesystem::path> search_dirs() {
   std::vector<std::filesystem::path> dirs;
-  for (const auto& root : base::toolkit_roots()) dirs.push_back(root / "bin");
-  if (std::string_view(KJIT_CUDA_BIN_DIR).size()) dirs.emplace_back(KJIT_CUDA_BIN_DIR);
+  auto add = [&dirs](const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::path same = std::filesystem::weakly_canonical(dir, ec);
+    if (ec || same.empty()) same = dir.lexically_normal();
+    if (std::find(dirs.begin(), dirs.end(), same) == dirs.end()) dirs.push_back(std::move(same));
+  };
+  for (const auto& root : base::toolkit_roots()) add(root / "bin");
+  if (std::string_view(KJIT_CUDA_BIN_DIR).size()) add(KJIT_CUDA_BIN_DIR);
   if (const char* path = std::getenv("PATH")) {
     std::string_view p = path;
     while (!p.empty()) {
       const std::size_t colon = p.find(':');
       const std::string_view dir = p.substr(0, colon);
-      if (!dir.empty()) dirs.emplace_back(std::string(dir));
+      if (!dir.empty()) add(std::string(dir));
       if (colon == std::string_view::npos) break;
       p.remove_prefix(colon + 1);
     }
@@ -153,7 +162,7 @@ std::string sass(std::string_view cubin, std::string_view function) {
                      "compile for sm_XX)");
   }
   const auto tool = find_disassembler();
-  if (!tool) throw UsageError("disassembling to SASS: " + disassembler_unavailable_reason());
+  if (!tool) throw UnavailableError("disassembling to SASS: " + disassembler_unavailable_reason());
   const TempCubin file(cubin);
   const bool nvdisasm = tool->filename() == "nvdisasm";
   const std::vector<std::string> argv = nvdisasm

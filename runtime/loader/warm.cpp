@@ -57,9 +57,9 @@ WarmReport warm(const WarmOptions& options, const WarmProgress& progress) {
       resolved = rt.resolve(a);
     } catch (const UsageError&) {
       throw;
-    } catch (const Error& e) {
-      throw UsageError(fmt::format("warming for the native arch: {}; name the archs to warm without a GPU "
-                                   "(kjit warm --arch sm_80,sm_90)", e.what()));
+    } catch (const Error& e) {  // no driver or no device: the command cannot run here as asked
+      throw DriverNotFoundError(fmt::format("warming for the native arch: {}; name the archs to warm without a GPU "
+                                            "(kjit warm --arch sm_80,sm_90)", e.what()));
     }
     if (std::find(archs.begin(), archs.end(), resolved) == archs.end()) archs.push_back(resolved);
   }

@@ -1,5 +1,7 @@
 // kjit::bench: CUDA-event timing with warm-up, repetitions chosen by time, an optional L2
 // flush and optional CUDA graph capture (see include/kjit/bench.hpp).
+#include <kjit/event.hpp>
+#include <kjit/memory.hpp>
 #include <kjit/tools/bench.hpp>
 #include <kjit/error.hpp>
 

@@ -3,8 +3,10 @@
 // its exit, writes the summary (and the trace when asked) into a folder this process made. The
 // settings travel in KJIT_PROFILE_* variables; each process of the program writes its own files.
 #include <kjit/error.hpp>
+#include <kjit/device.hpp>
 #include <kjit/tools/profile.hpp>
 
+#include "runtime/profile/cupti_library.hpp"
 #include "runtime/profile/summary.hpp"
 
 #include <fmt/format.h>
@@ -179,11 +181,22 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
     }
   }
   if (run.summaries.empty()) {
-    run.message = WIFSIGNALED(status)
-                      ? fmt::format("{} was ended by signal {} ({}) before it could write its profile", argv.front(),
-                                    WTERMSIG(status), strsignal(WTERMSIG(status)))
-                      : fmt::format("{} wrote no profile: it made no CUDA call, or it left without running its exit "
-                                    "handlers (_exit, abort)", argv.front());
+    // What this machine lacks comes first: without a driver or CUPTI no program writes a profile.
+    std::string cupti_why;
+    if (WIFSIGNALED(status)) {
+      run.message = fmt::format("{} was ended by signal {} ({}) before it could write its profile", argv.front(),
+                                WTERMSIG(status), strsignal(WTERMSIG(status)));
+    } else if (!driver_available()) {
+      run.message = fmt::format("{} wrote no profile: there is no CUDA driver here ({}), so it could not run on a "
+                                "GPU and CUDA's injection never loaded the profiler", argv.front(),
+                                driver_unavailable_reason());
+    } else if (profile::cupti(&cupti_why) == nullptr) {
+      run.message = fmt::format("{} wrote no profile: CUPTI could not be loaded ({}); set KJIT_CUPTI_LIBRARY or "
+                                "KJIT_CUDA_HOME to a toolkit that has it", argv.front(), cupti_why);
+    } else {
+      run.message = fmt::format("{} wrote no profile: it made no CUDA call, or it left without running its exit "
+                                "handlers (_exit, abort)", argv.front());
+    }
   }
   return run;
 }

@@ -16,6 +16,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <chrono>
+
 namespace kjit::request {
 
 PreparedRequest PreparedRequest::make(const Program& program, const CompileOptions& options, const Arch& arch) {
@@ -34,6 +37,7 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
   if (trusted) {
     m_store = std::make_unique<cache::Store>(cache::StoreConfig{m_cache_dir, config.cache_max_size});
     m_remote_stats = &m_store->stats();
+    if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
     m_warned_store = true;
     m_log(LogLevel::warn, fmt::format("{}; kernels are compiled in memory and not kept", trusted.error().message));
@@ -110,7 +114,15 @@ CompileResult CompileService::obtain(const Program& program, const CompileOption
 
 CompileResult CompileService::obtain(const Program& program, const CompileOptions& o, const Arch& arch) {
   trace::PhaseScope phase;
-  CompileResult r = get(program, arch, PreparedRequest::make(program, o, arch));
+  const auto hashing = std::chrono::steady_clock::now();
+  const PreparedRequest prepared = PreparedRequest::make(program, o, arch);
+  if (m_config.log_level >= LogLevel::info) {
+    m_log(LogLevel::info, fmt::format("program {} for {}: key {} hashed in {:.2f} ms", program.name(), arch.str(),
+                                      prepared.key.key.hex(),
+                                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                                hashing).count()));
+  }
+  CompileResult r = get(program, arch, prepared);
   phase.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
   return r;
 }
@@ -182,8 +194,31 @@ void CompileService::send_to_remote(const cache::Key& key, const std::string& en
 
 CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
                                   const Producer& produce) {
-  if (auto hit = find(program, arch, request)) return std::move(*hit);
-  return compile(program, arch, request, produce);
+  if (m_config.log_level < LogLevel::info) [[likely]] {
+    if (auto hit = find(program, arch, request)) return std::move(*hit);
+    return compile(program, arch, request, produce);
+  }
+  // -v, KJIT_LOG=info: one line a request with its outcome, its phases and where its entry is.
+  using clock = std::chrono::steady_clock;
+  auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  const clock::time_point start = clock::now();
+  std::optional<CompileResult> hit = find(program, arch, request);
+  const clock::time_point looked_up = clock::now();
+  CompileResult r = hit ? std::move(*hit) : compile(program, arch, request, produce);
+  const clock::time_point done = clock::now();
+  std::string phases = fmt::format("lookup {:.2f} ms", ms(start, looked_up));
+  if (r.outcome == Outcome::compiled) {
+    // After the lookup: the lock, the producer (NVRTC, or a link's nvJitLink: its own time in
+    // compile_ms) and the store.
+    phases += fmt::format(", {} {:.1f} ms, lock and store {:.2f} ms", produce ? "nvJitLink" : "NVRTC", r.compile_ms,
+                          std::max(0.0, ms(looked_up, done) - r.compile_ms));
+  } else if (!hit) {
+    phases += fmt::format(", waiting {:.1f} ms", ms(looked_up, done));
+  }
+  m_log(LogLevel::info, fmt::format("program {} for {}: {}, key {} ({}); entry {}", program.name(), r.arch.str(),
+                                    to_string(r.outcome), r.key, phases,
+                                    m_store ? m_store->entry_file(request.key.key) : std::string("not kept (no cache)")));
+  return r;
 }
 
 CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request,

@@ -569,4 +569,16 @@ TEST_SUITE("gpu") {
     stream.synchronize();
     CHECK(std::abs(y.to_host()[5] - out[5]) <= 1e-6f);
   }
+
+  TEST_CASE("tune ahead: kjit tune with no arguments decides the shipped square and gelu out of the box") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    const auto r = kjit::test::run_command(k_kjit + " --json --cache-dir " + (dir.path() / "cache").string() +
+                                           " tune " + std::string(KJIT_SOURCE_DIR) + "/kernels_src");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["timed"] == 4);  // square and gelu, two shapes each
+    CHECK(j["failed"] == 0);
+  }
 }

@@ -62,14 +62,14 @@ TEST_SUITE("cli") {
     CHECK(nlohmann::json::parse(run(cache + " --json cache stats").out)["entries"] == 0);
   }
 
-  TEST_CASE("exit codes: 1 for a syntax error and 2 for a bad arch or size or a missing file") {
+  TEST_CASE("exit codes: 1 for a syntax error or a missing file and 2 for a bad arch or size") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "bad.cu", "__global__ void k() { int x = ; }\n");
     std::string cache = "--cache-dir " + (dir / "cache").string();
     CHECK(run(cache + " compile --arch sm_90 " + (dir / "bad.cu").string()).code == 1);
     CHECK(run(cache + " compile --arch sm_5 " + (dir / "bad.cu").string()).code == 2);
     CHECK(run(cache + " cache prune --max-size lots").code == 2);
-    CHECK(run(cache + " compile --arch sm_90 " + (dir / "missing.cu").string()).code == 2);
+    CHECK(run(cache + " compile --arch sm_90 " + (dir / "missing.cu").string()).code == 1);
     CHECK(run("no-such-command").code == 2);
     CHECK(run("compile --help").code == 0);
   }

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -69,13 +70,9 @@ TEST_SUITE("cli json") {
     CHECK(j.doc[1]["file"] == (dir / "good.cu").string());
   }
 
-  TEST_CASE("usage errors: a missing file, an unknown option, a bad arch and a bad size exit 2 as JSON") {
+  TEST_CASE("usage errors: an unknown option, a bad arch and a bad size exit 2 as JSON") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "good.cu", k_good);
-    auto missing = run(dir, "compile --arch sm_90 " + (dir / "missing.cu").string());
-    CHECK(missing.code == 2);
-    check_error(missing.doc, "usage");
-    CHECK(missing.doc["error"]["message"].get<std::string>().find("missing.cu") != std::string::npos);
     auto unknown = run(dir, "compile --no-such-option " + (dir / "good.cu").string());
     CHECK(unknown.code == 2);
     check_error(unknown.doc, "usage");
@@ -102,14 +99,71 @@ TEST_SUITE("cli json") {
     auto diff = run(dir, "diff --arch sm_90 " + (dir / "good.cu").string() + " " + bad);
     CHECK(diff.code == 1);
     check_error(diff.doc, "compile", bad);
-    // explain needs no compile: a NUL byte is what it refuses (usage, with the file).
+    // explain needs no compile: a NUL byte is what it refuses (a file that cannot be used: io, with the file).
     std::string nul = "extern \"C\" __global__ void k() {}";
     nul.push_back('\0');
     nul += "x";
     { std::ofstream(dir / "nul.cu", std::ios::binary) << nul; }
     auto explain = run(dir, "cache explain --arch sm_90 " + (dir / "nul.cu").string());
-    CHECK(explain.code == 2);
-    check_error(explain.doc, "usage", (dir / "nul.cu").string());
+    CHECK(explain.code == 1);
+    check_error(explain.doc, "io", (dir / "nul.cu").string());
+  }
+
+  TEST_CASE("a missing, binary or directory input is kind io with the file and exit 1 in every subcommand") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    std::string binary = "\x7f" "ELF";
+    binary.push_back('\0');
+    binary += "\x01\x02";
+    { std::ofstream(dir / "binary.cu", std::ios::binary) << binary; }
+    std::filesystem::create_directories(dir / "folder.cu");
+    const std::string good = (dir / "good.cu").string();
+    for (const std::string name : {"missing.cu", "binary.cu", "folder.cu"}) {
+      const std::string bad = (dir / name).string();
+      INFO(name);
+      // compile: every file is tried; the good one still compiles, the bad one is an io error.
+      auto c = run(dir, "compile --arch sm_90 " + bad + " " + good);
+      CHECK(c.code == 1);
+      REQUIRE(c.doc.is_array());
+      REQUIRE(c.doc.size() == 2);
+      check_error(c.doc[0], "io", bad);
+      CHECK(c.doc[0]["file"] == bad);
+      CHECK((c.doc[1]["outcome"] == "compiled" || c.doc[1]["outcome"] == "hit"));
+      for (const std::string cmd : {"ptx", "sass", "resources", "cache explain", "compile --link"}) {
+        INFO(cmd);
+        auto j = run(dir, cmd + " --arch sm_90 " + bad);
+        CHECK(j.code == 1);
+        if (cmd.starts_with("compile")) {  // compile prints an array, whatever happens
+          REQUIRE(j.doc.is_array());
+          check_error(j.doc[0], "io", bad);
+        } else {
+          check_error(j.doc, "io", bad);
+        }
+      }
+      auto diff = run(dir, "diff --arch sm_90 " + good + " " + bad);
+      CHECK(diff.code == 1);
+      check_error(diff.doc, "io", bad);
+    }
+    // warm: a source that is not there, or a manifest naming a file that is not there.
+    auto warm = run(dir, "warm --arch sm_90 " + (dir / "no-such-folder").string());
+    CHECK(warm.code == 1);
+    check_error(warm.doc, "io");
+  }
+
+  TEST_CASE("a flag NVRTC does not know is usage (exit 2) with NVRTC's log naming it") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    auto j = run(dir, "compile --arch sm_90 " + good + " -- --bogus-flag");
+    CHECK(j.code == 2);
+    REQUIRE(j.doc.is_array());
+    check_error(j.doc[0], "usage", good);
+    CHECK(j.doc[0]["error"]["message"].get<std::string>().find("--bogus-flag") != std::string::npos);
+    CHECK(j.doc[0]["error"]["log"].get<std::string>().find("--bogus-flag") != std::string::npos);
+    auto ptx = run(dir, "ptx --arch sm_90 " + good + " -- --bogus-flag");
+    CHECK(ptx.code == 2);
+    check_error(ptx.doc, "usage", good);
+    CHECK(ptx.doc["error"]["log"].get<std::string>().find("--bogus-flag") != std::string::npos);
   }
 
   TEST_CASE("successes are one document too: ptx and sass carry their text") {

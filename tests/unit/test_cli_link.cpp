@@ -40,6 +40,8 @@ TEST_SUITE("cli") {
     REQUIRE_MESSAGE(first.code == 0, first.out);
     auto j = nlohmann::json::parse(first.out).at(0);
     CHECK(j["outcome"] == "compiled");
+    // The whole request (two programs compiled, then linked) encloses nvJitLink's step.
+    CHECK(j["ms"].get<double>() >= j["link_ms"].get<double>());
     CHECK(j["cubin_bytes"].get<std::size_t>() > 0);
     CHECK(std::filesystem::file_size(dir / "out" / "a.cubin") == j["cubin_bytes"].get<std::size_t>());
     auto second = nlohmann::json::parse(run(args).out).at(0);
@@ -68,8 +70,10 @@ TEST_SUITE("cli") {
     auto r = run(fmt::format("--cache-dir {} --json compile --arch sm_90 --link {}", (dir / "cache").string(),
                              (dir / "a.cu").string()));
     CHECK(r.code == 1);
-    auto j = nlohmann::json::parse(r.out);
+    const auto all = nlohmann::json::parse(r.out);
     INFO(r.out);
+    REQUIRE(all.is_array());  // compile prints an array, also for a link that failed
+    const auto& j = all.at(0);
     CHECK(j["error"]["kind"] == "link");
     CHECK(j["error"]["log"].get<std::string>().find("_Z5twicef") != std::string::npos);
     CHECK(j["error"]["inputs"].at(0).get<std::string>().find("a.cu") != std::string::npos);

@@ -72,4 +72,12 @@ TEST_SUITE("cli tune") {
     CHECK(j["error"]["kind"] == "driver");
     CHECK(j["error"]["message"].get<std::string>().find("kjit tune times kernels on a GPU") != std::string::npos);
   }
+
+  TEST_CASE("kjit tune with no arguments has something to decide: without a driver that is exit 3") {
+    if (kjit::driver_available()) return;  // with one it times the shipped entries (the gpu tests)
+    const auto r = kjit::test::run_command(k_kjit + " --json tune");  // the shipped kernels_src
+    CHECK(r.code == 3);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["error"]["kind"] == "driver");
+  }
 }

@@ -42,7 +42,21 @@ const std::vector<std::pair<std::string, std::string>> k_uses = {
     {"tuple", "auto t = std::make_tuple(1, 2.0f); y[0] = std::get<1>(t) + float(std::tuple_size<decltype(t)>::value);"},
     {"array", "std::array<float, 3> a{1, 2, 3}; y[0] = a[2] + float(a.size());"},
     {"functional", "y[0] = std::plus<float>{}(y[1], y[2]);"},
+    {"ctime", "clock_t t0 = clock(); std::clock_t t1 = clock(); y[0] = float(t1 - t0) / CLOCKS_PER_SEC;"},
+    {"time.h", "clock_t t0 = clock(); time_t t = 0; y[0] = float(clock() - t0 + t);"},
 };
+
+// The lecture's GELU (GPU MODE lecture 1), exactly as it is written for torch's load_inline,
+// minus the torch wrapper: nvcc gives it M_PI from the host's <math.h>.
+const char* k_lecture_gelu = R"(#include <math.h>
+__global__ void gelu_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(sqrtf(2.0f / M_PI) * (v + 0.044715f * v * v * v)));
+    }
+}
+)";
 
 kjit::CompileResult compile(kjit::Runtime& rt, kjit::Program p) {
   return rt.compile(p, {.arch = kjit::Arch::sm(90)});
@@ -85,5 +99,51 @@ TEST_SUITE("standard_headers") {
     // 42.0f from the user's header, stored as a float or as its bits.
     CHECK((r.ptx.find("0f42280000") != std::string::npos || r.ptx.find("1109917696") != std::string::npos));
     CHECK_NOTHROW(compile(rt, kjit::Program("mem.cu", src).header("cstdint", "#define USER_CSTDINT 7.0f\n")));
+  }
+
+  TEST_CASE("the lecture's GELU compiles as written: <math.h> and M_PI") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = rt.compile(kjit::Program("gelu.cu", k_lecture_gelu).instantiate("gelu_kernel"),
+                                   {.arch = kjit::Arch::sm(90)}));
+    CHECK(r.ptx.find(".entry") != std::string::npos);
+    CHECK(r.lowered_name("gelu_kernel").has_value());
+    // In double, as the issue's variant writes it, and through <cmath>.
+    const std::string dbl = R"(
+__global__ void gelu_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        double v = x[i];
+        y[i] = 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    }
+}
+)";
+    for (const char* header : {"math.h", "cmath"}) {
+      INFO("#include <", header, "> in double");
+      CHECK_NOTHROW(rt.compile(kjit::Program("gelu_double.cu", fmt::format("#include <{}>\n{}", header, dbl)),
+                               {.arch = kjit::Arch::sm(90)}));
+    }
+    CHECK_NOTHROW(rt.compile(kjit::Program("gelu_cmath.cu", std::string("#include <cmath>\n") +
+                                                                (std::string(k_lecture_gelu).substr(18))),
+                             {.arch = kjit::Arch::sm(90)}));
+  }
+
+  TEST_CASE("the C math macros a kernel gets from the host's <math.h> under nvcc") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    for (const char* header : {"math.h", "cmath"}) {
+      INFO("#include <", header, ">");
+      const std::string src = fmt::format(R"(#include <{}>
+static_assert(M_PI > 3.14159 && M_PI < 3.1416 && M_PIf > 3.14159f);
+static_assert(M_E > 2.718 && M_SQRT2 * M_SQRT1_2 > 0.999 && M_LN2 < M_LN10 && M_2_SQRTPI > 1.128);
+static_assert(M_PI_2 * 2 == M_PI && M_PI_4 * 4 == M_PI && M_1_PI * M_PI > 0.999 && M_LOG2E * M_LN2 > 0.999);
+extern "C" __global__ void k(float* y, double* d) {{
+  y[0] = INFINITY; y[1] = NAN; y[2] = HUGE_VALF; d[0] = HUGE_VAL; d[1] = M_2_PI + M_LOG10E;
+  y[3] = isinf(y[0]) && isnan(y[1]) && y[2] == y[0] ? 1.0f : 0.0f;
+}}
+)", header);
+      CHECK_NOTHROW(rt.compile(kjit::Program("macros.cu", src), {.arch = kjit::Arch::sm(90)}));
+    }
   }
 }

@@ -2,7 +2,7 @@
 // NVRTC through kjit::Runtime, cache disabled, for sm_90; no GPU needed).
 #pragma once
 
-#include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include <string>
 #include <vector>

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 namespace ins = kjit::inspect;
 
 TEST_SUITE("inspect::Sass") {
@@ -23,10 +26,22 @@ TEST_SUITE("inspect::Sass") {
       const std::string reason = ins::disassembler_unavailable_reason();
       CHECK(reason.find("nvdisasm") != std::string::npos);
       CHECK(reason.find("cuobjdump") != std::string::npos);
+      // Each folder searched is named once.
+      const std::size_t open = reason.find("(searched "), close = reason.find(')', open);
+      REQUIRE(open != std::string::npos);
+      std::set<std::string> seen;
+      std::string list = reason.substr(open + 10, close - open - 10);
+      for (std::size_t pos = 0; pos <= list.size();) {
+        std::size_t comma = list.find(", ", pos);
+        if (comma == std::string::npos) comma = list.size();
+        const std::string dir = list.substr(pos, comma - pos);
+        CHECK_MESSAGE(seen.insert(dir).second, dir, " is listed twice in: ", reason);
+        pos = comma + 2;
+      }
       try {
         (void)ins::sass(r);
         FAIL("sass() did not throw without a disassembler");
-      } catch (const kjit::UsageError& e) {
+      } catch (const kjit::UnavailableError& e) {  // the command could not run here: not the input's fault
         CHECK(std::string(e.what()).find("nvdisasm") != std::string::npos);
       }
     }

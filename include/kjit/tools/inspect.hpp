@@ -4,7 +4,7 @@
 // cubin to SASS, and dump everything a compile produced into a folder.
 // Parsing, normalizing, summarizing and diffing never throw for any input text (PTX they do
 // not understand is kept as it is); compiling throws like Runtime::compile, sass() throws
-// UsageError when no disassembler is installed, and write_dump() throws IoError.
+// UnavailableError when no disassembler is installed, and write_dump() throws IoError.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -230,7 +230,8 @@ KJIT_API std::optional<std::filesystem::path> find_disassembler();
 KJIT_API std::string disassembler_unavailable_reason();
 
 // SASS of a cubin (all functions, or one when `function` is not empty). Throws UsageError
-// when there is no cubin or no disassembler, and IoError when the tool fails.
+// when there is no cubin, UnavailableError when there is no disassembler, and IoError when the
+// tool fails.
 KJIT_API std::string sass(std::string_view cubin, std::string_view function = {});
 KJIT_API std::string sass(const CompileResult& result, std::string_view function = {});
 

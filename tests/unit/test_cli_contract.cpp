@@ -1,0 +1,205 @@
+// The kjit executable's contract as a user meets it (issue #34): data on stdout and diagnostics on
+// stderr, one exit-code table (3: could not run here), the help and parse errors that say what
+// to do, templates that were never instantiated, and prune's units. Nothing here needs a GPU;
+// the cases that depend on what is installed check what this machine has.
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <kjit/device.hpp>
+#include <kjit/tools/inspect.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+const std::string k_fixture = std::string(KJIT_SOURCE_DIR) + "/tests/data/warm_fixture";
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// `[ENV] kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
+Run run(const kjit::test::TempDir& dir, const std::string& args, const std::string& env = {}) {
+  const auto err_file = dir / "stderr.txt";
+  auto r = kjit::test::run_command(env + " " + k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args +
+                                   " 2>" + err_file.string());
+  Run out{r.code, r.out, kjit::test::read_file(err_file)};
+  INFO("kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
+  return out;
+}
+
+const char* k_good = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n";
+const char* k_template = "template <int N>\n__global__ void scale(float* x) { x[threadIdx.x] *= N; }\n";
+
+}  // namespace
+
+TEST_SUITE("cli contract") {
+  TEST_CASE("diagnostics go to stderr: warm's progress and profile's notices and stdout carries the data") {
+    kjit::test::TempDir dir;
+    Run warm = run(dir, "warm --arch sm_90 " + k_fixture);
+    CHECK(warm.code == 0);
+    CHECK(warm.out.find("[1/") == std::string::npos);  // progress is not data
+    CHECK(warm.err.find("[1/") != std::string::npos);
+    CHECK(warm.out.find("total:") != std::string::npos);  // the table is
+    Run json = run(dir, "--json warm --arch sm_90 " + k_fixture);
+    CHECK(json.code == 0);
+    CHECK_FALSE(nlohmann::json::parse(json.out, nullptr, false).is_discarded());
+
+    // /bin/true makes no CUDA call: no profile, and kjit says so on stderr, never on stdout.
+    Run profile = run(dir, "profile -- /bin/true");
+    CHECK(profile.code == 0);
+    CHECK(profile.out.find("kjit profile:") == std::string::npos);
+    CHECK(profile.err.find("kjit profile:") != std::string::npos);
+  }
+
+  TEST_CASE("profile without a driver or CUPTI says what is missing") {
+    if (kjit::driver_available()) return;  // a driver here: what may be missing is CUPTI, checked on GPU machines
+    kjit::test::TempDir dir;
+    Run profile = run(dir, "profile -- /bin/true");
+    CHECK(profile.err.find("no CUDA driver") != std::string::npos);
+    CHECK(profile.err.find("made no CUDA call") == std::string::npos);
+    Run json = run(dir, "--json profile -- /bin/true");
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc["message"].get<std::string>().find("no CUDA driver") != std::string::npos);
+  }
+
+  TEST_CASE("exit 3 means could not run: sass without a disassembler, native without a driver") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    if (!kjit::inspect::find_disassembler()) {
+      Run sass = run(dir, "--json sass --arch sm_90 " + good);
+      CHECK(sass.code == 3);
+      auto doc = nlohmann::json::parse(sass.out, nullptr, false);
+      REQUIRE_FALSE(doc.is_discarded());
+      CHECK(doc["error"]["kind"] == "unavailable");
+      // Each folder searched is named once.
+      const std::string message = doc["error"]["message"];
+      const std::string bin = (std::filesystem::path("/usr/local/cuda") / "bin").string();
+      std::size_t count = 0;
+      for (std::size_t pos = message.find(bin + ","); pos != std::string::npos; pos = message.find(bin + ",", pos + 1)) {
+        ++count;
+      }
+      CHECK(count <= 1);
+    }
+    if (!kjit::driver_available()) {
+      CHECK(run(dir, "compile " + good).code == 3);
+      Run warm = run(dir, "warm " + k_fixture);
+      CHECK(warm.code == 3);
+      CHECK(warm.err.find("--arch") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a template that was never instantiated: a warning, and the hint in ptx --kernel's error") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "scale.cu", k_template);
+    kjit::test::write_file(dir / "empty.cu", "");
+    const std::string scale = (dir / "scale.cu").string();
+    Run compile = run(dir, "compile --arch sm_90 " + scale);
+    CHECK(compile.code == 0);
+    CHECK(compile.err.find("no kernels; a template needs --instantiate 'scale<") != std::string::npos);
+    Run empty = run(dir, "compile --arch sm_90 " + (dir / "empty.cu").string());
+    CHECK(empty.err.find("no kernels") != std::string::npos);
+    Run quiet = run(dir, "-q compile --arch sm_90 " + scale);
+    CHECK(quiet.err.find("no kernels") == std::string::npos);
+
+    Run ptx = run(dir, "ptx --arch sm_90 " + scale + " --kernel 'scale<4>'");
+    CHECK(ptx.code == 2);
+    CHECK(ptx.err.find("--instantiate 'scale<4>'") != std::string::npos);
+    Run instantiated = run(dir, "ptx --arch sm_90 " + scale + " --kernel 'scale<4>' --instantiate 'scale<4>'");
+    CHECK(instantiated.code == 0);
+    CHECK(instantiated.out.find(".entry") != std::string::npos);
+    CHECK(instantiated.err.find("no kernels") == std::string::npos);
+  }
+
+  TEST_CASE("cache prune --older-than needs a unit: a bare number is usage and removes nothing") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    REQUIRE(run(dir, "compile --arch sm_90 " + (dir / "good.cu").string()).code == 0);
+    Run bare = run(dir, "cache prune --older-than 3");
+    CHECK(bare.code == 2);
+    CHECK(bare.err.find("unit") != std::string::npos);
+    CHECK(nlohmann::json::parse(run(dir, "--json cache stats").out)["entries"] == 1);
+    CHECK(run(dir, "cache prune --older-than 3d").code == 0);
+    CHECK(nlohmann::json::parse(run(dir, "--json cache stats").out)["entries"] == 1);
+    CHECK(run(dir, "cache prune --help").out.find("0 means no limit") != std::string::npos);
+  }
+
+  TEST_CASE("help and parse errors say what to do") {
+    kjit::test::TempDir dir;
+    Run unknown = run(dir, "frobnicate");
+    CHECK(unknown.code == 2);
+    CHECK(unknown.err.find("unknown command \"frobnicate\"") != std::string::npos);
+    CHECK(unknown.err.find("kjit: error:") == 0);
+    Run unknown_after_option = run(dir, "-v frobnicate");
+    CHECK(unknown_after_option.err.find("unknown command \"frobnicate\"") != std::string::npos);
+
+    Run no_dashes = run(dir, "profile /bin/true");
+    CHECK(no_dashes.code == 2);
+    CHECK(no_dashes.err.find("kjit profile [options] -- /bin/true") != std::string::npos);
+    Run alone = run(dir, "profile");
+    CHECK(alone.code == 2);
+    CHECK(alone.err.find("kjit: error: no program given") == 0);
+
+    Run version = run(dir, "--json --version");
+    CHECK(version.code == 0);
+    auto doc = nlohmann::json::parse(version.out, nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc.contains("kjit_version"));
+
+    // --kernel is named only where there is one; cache explain takes --instantiate.
+    for (const std::string cmd : {"compile", "diff", "resources", "cache explain"}) {
+      INFO(cmd);
+      Run help = run(dir, cmd + " --help");
+      CHECK(help.code == 0);
+      CHECK(help.out.find("--instantiate") != std::string::npos);
+      CHECK(help.out.find("--kernel") == std::string::npos);
+    }
+    for (const std::string cmd : {"ptx", "sass"}) CHECK(run(dir, cmd + " --help").out.find("--kernel then") != std::string::npos);
+    kjit::test::write_file(dir / "scale.cu", k_template);
+    Run explain = run(dir, "--json cache explain --arch sm_90 " + (dir / "scale.cu").string() + " --instantiate 'scale<4>'");
+    CHECK(explain.code == 0);
+    CHECK(explain.out.find("scale<4>") != std::string::npos);
+
+    // info lists what works without a GPU.
+    if (!kjit::driver_available()) {
+      Run info = run(dir, "info");
+      for (const std::string cmd : {"compile", "ptx", "sass", "resources", "diff", "warm", "cache"}) {
+        CHECK_MESSAGE(info.out.find(cmd) != std::string::npos, cmd);
+      }
+    }
+  }
+
+  TEST_CASE("-v and KJIT_LOG=info tell a compile's cache, key, outcome, phases and entry") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    const std::string cache = (dir / "cache").string();
+    Run plain = run(dir, "compile --arch sm_90 " + good);
+    CHECK(plain.code == 0);
+    CHECK(plain.err.empty());  // nothing unasked
+    const std::string key = plain.out.substr(plain.out.find("compiled ") + 9, 32);
+    CHECK(run(dir, "cache clear").code == 0);
+
+    Run verbose = run(dir, "-v compile --arch sm_90 " + good);
+    CHECK(verbose.code == 0);
+    CHECK(verbose.err.find("cache: " + cache) != std::string::npos);
+    CHECK(verbose.err.find("key " + key + " hashed in") != std::string::npos);
+    CHECK(verbose.err.find("compiled, key " + key) != std::string::npos);
+    for (const char* phase : {"lookup", "NVRTC", "lock and store"}) CHECK_MESSAGE(verbose.err.find(phase) != std::string::npos, phase);
+    CHECK(verbose.err.find("entry " + cache + "/") != std::string::npos);
+
+    Run logged = run(dir, "compile --arch sm_90 " + good, "KJIT_LOG=info");
+    CHECK(logged.err.find("hit, key " + key + " (lookup") != std::string::npos);
+    CHECK(logged.err.find("entry " + cache + "/") != std::string::npos);
+  }
+}
