@@ -106,11 +106,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (!json) return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;
-    fmt::print("{}\n", nlohmann::json{{"error", {{"kind", "usage"}, {"message", e.what()}}}}.dump());
+    print_json(nlohmann::json{{"error", {{"kind", "usage"}, {"message", e.what()}}}});
     return k_exit_usage;
   } catch (const std::exception& e) {
     if (json) {
-      fmt::print("{}\n", error_json(e, ctx.input).dump());
+      print_json(error_json(e, ctx.input));
     } else if (!ctx.input.empty()) {
       fmt::print(stderr, "kjit: error: {}: {}\n", ctx.input, e.what());
     } else {

@@ -2,7 +2,12 @@
 
 #include "runtime/compile/source_file.hpp"
 
+#include <kjit/error.hpp>
+
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 namespace kjit::compile {
@@ -69,6 +74,9 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
         h.spelling = spelling;
         h.path = canonical;
         FileContent file = read_file(canonical);
+        if (file.error == EFBIG) {  // over KJIT_MAX_SOURCE_SIZE: NVRTC must not read it either
+          throw IoError(fmt::format("reading header {}: {}", canonical.string(), file.why()));
+        }
         if (!file.ok()) break;  // NVRTC will say what it cannot read
         check_no_nul(file.bytes, "header", canonical.string());
         h.content = std::move(file.bytes);
