@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -150,9 +151,10 @@ TEST_SUITE("cli json") {
     kjit::test::write_file(name, k_good);
     const std::string quoted = "'" + name + "'";
     const std::string cache = " --cache-dir " + (dir / "cache").string() + " ";
-    for (const std::string cmd : {"compile --arch sm_90 ", "ptx --arch sm_90 ", "sass --arch sm_90 ",
-                                  "resources --arch sm_90 ", "cache explain --arch sm_90 ",
-                                  "diff --arch sm_90 " + quoted + " "}) {
+    for (const std::string& cmd : std::vector<std::string>{"compile --arch sm_90 ", "ptx --arch sm_90 ",
+                                                           "sass --arch sm_90 ", "resources --arch sm_90 ",
+                                                           "cache explain --arch sm_90 ",
+                                                           "diff --arch sm_90 " + quoted + " "}) {
       INFO(cmd);
       const int text_code = kjit::test::run_command(k_kjit + cache + cmd + quoted + " >/dev/null 2>&1").code;
       auto j = run(dir, cmd + quoted);

@@ -257,8 +257,9 @@ TEST_SUITE("Runtime cache") {
         CHECK(flag());
       }
       setenv(name, "maybe", 1);
-      CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(),
-                           doctest::Contains(std::string(name) + "=\"maybe\""), kjit::UsageError);
+      const std::string expected = std::string(name) + "=\"maybe\"";
+      CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(expected.c_str()),
+                           kjit::UsageError);
       unsetenv(name);
     }
   }
