@@ -531,7 +531,7 @@ TEST_SUITE("cli trust") {
       const std::string warning = kjit::test::read_file(err);
       CHECK(warning.find("symbolic link") != std::string::npos);
       std::size_t warnings = 0;
-      for (std::size_t at = warning.find("warning"); at != std::string::npos; at = warning.find("warning", at + 1)) {
+      for (std::size_t at = warning.find("kjit: warn"); at != std::string::npos; at = warning.find("kjit: warn", at + 1)) {
         ++warnings;
       }
       CHECK(warnings == 1);
@@ -581,7 +581,7 @@ TEST_SUITE("cli trust") {
     CHECK(second[0]["outcome"] == "hit");
     CHECK(second[1]["outcome"] == "hit");
     const std::string b_err = kjit::test::read_file(err);
-    CHECK_MESSAGE(b_err.find("warning") == std::string::npos, b_err);  // stored, and locked
+    CHECK_MESSAGE(b_err.find("kjit: warn") == std::string::npos, b_err);  // stored, and locked
     // All four stored: member a now hits every one.
     REQUIRE(run_user(a, tmp, args, out, err, team.string(), {"KJIT_CACHE_SHARED=1"}) == 0);
     for (const auto& r : nlohmann::json::parse(kjit::test::read_file(out))) CHECK(r["outcome"] == "hit");
