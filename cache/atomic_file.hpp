@@ -1,11 +1,13 @@
 // kjit::cache::AtomicFile: writes a file so that readers see either the old content or the
 // whole new content, never a part. Bytes go to a unique temporary beside the target
-// (".tmp.<name>.<random>", created O_EXCL with mode 0666 & ~umask); commit() renames it over
-// the target. Destroying an AtomicFile that was not committed removes the temporary, and every
+// (".tmp.<name>.<random>", created O_EXCL|O_NOFOLLOW with mode 0666 & ~umask, or the FileMode
+// given); commit() renames it over the target. A write past RLIMIT_FSIZE fails with EFBIG (SIGXFSZ
+// is blocked around it, cache/blocked_signal.hpp) like any other failed write. Destroying an AtomicFile that was not committed removes the temporary, and every
 // failure (write, fsync, rename) removes it too, so no partial file is ever left behind by a
 // process that lives. Never throws; failures come back as a Failure (cache/result.hpp).
 #pragma once
 
+#include "cache/dir_trust.hpp"
 #include "cache/result.hpp"
 
 #include <filesystem>
@@ -24,6 +26,9 @@ public:
   // Creates the temporary beside `target` (the folder must exist). A Failure when it cannot
   // ("creating temporary for /c/ab/cd.kjit in /c/ab: Read-only file system").
   static Result<AtomicFile> create(const std::filesystem::path& target);
+  // The same for the file `name` inside the open folder `dir_fd` (named `dir` in messages): every
+  // later call (write, rename, unlink) goes through that folder's descriptor, not a path.
+  static Result<AtomicFile> create_at(int dir_fd, const std::string& dir, const std::string& name, FileMode mode);
 
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&& other) noexcept;
@@ -44,14 +49,23 @@ public:
   bool committed() const { return m_committed; }
 
 private:
-  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd)
-      : m_target(std::move(target)), m_temp(std::move(temp)), m_fd(fd) {}
+  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd, int dir_fd, std::string target_name,
+             std::string temp_name)
+      : m_target(std::move(target)),
+        m_temp(std::move(temp)),
+        m_fd(fd),
+        m_dir_fd(dir_fd),
+        m_target_name(std::move(target_name)),
+        m_temp_name(std::move(temp_name)) {}
   // Marks the file failed and removes the temporary; the message is built (errno read) before.
   Failure fail(std::string message);
 
   std::filesystem::path m_target;
   std::filesystem::path m_temp;
   int m_fd = -1;
+  int m_dir_fd = -1;          // the folder's own descriptor (create_at), or AT_FDCWD
+  std::string m_target_name;  // relative to m_dir_fd
+  std::string m_temp_name;
   bool m_committed = false;
   bool m_failed = false;
 };

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <fcntl.h>
 #include <cstdlib>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -84,10 +85,21 @@ std::string default_cache_dir() {
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir) {
     return join_path(pw->pw_dir, ".cache/kjit");
   }
+  return temp_fallback_cache_dir();
+}
+
+std::string temp_fallback_cache_dir() {
   std::error_code ec;
   std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
   if (ec) tmp = "/tmp";
   return (tmp / fmt::format("kjit-cache-{}", ::getuid())).string();
+}
+
+std::optional<bool> parse_flag(std::string_view text) {
+  const std::string v = lower(trim(text));
+  if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  return std::nullopt;
 }
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {
@@ -140,17 +152,33 @@ std::optional<std::chrono::milliseconds> parse_duration_ms(std::string_view text
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
+namespace {
+
+std::string cachedir_tag_content() {
+  return fmt::format(
+      "{}\n# This file is a cache directory tag created by kjit.\n"
+      "# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n",
+      k_cachedir_tag_signature);
+}
+
+}  // namespace
+
+Result<void> write_cachedir_tag_at(int dir_fd, const std::string& dir, FileMode mode) {
+  struct stat st{};
+  if (::fstatat(dir_fd, std::string(k_cachedir_tag_name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return {};
+  auto file = AtomicFile::create_at(dir_fd, dir, std::string(k_cachedir_tag_name), mode);
+  if (!file) return file.error();
+  if (auto written = file->write(cachedir_tag_content()); !written) return written;
+  return file->commit(AtomicFile::Sync::no);
+}
+
 Result<void> write_cachedir_tag(const std::filesystem::path& dir) {
   const std::filesystem::path tag = dir / k_cachedir_tag_name;
   struct stat st{};
   if (::stat(tag.c_str(), &st) == 0) return {};
   auto file = AtomicFile::create(tag);
   if (!file) return file.error();
-  const std::string content = fmt::format(
-      "{}\n# This file is a cache directory tag created by kjit.\n"
-      "# For information about cache directory tags, see:\n#\thttps://bford.info/cachedir/\n",
-      k_cachedir_tag_signature);
-  if (auto written = file->write(content); !written) return written;
+  if (auto written = file->write(cachedir_tag_content()); !written) return written;
   return file->commit(AtomicFile::Sync::no);
 }
 

@@ -3,6 +3,7 @@
 // tools to skip the folder. Nothing here throws.
 #pragma once
 
+#include "cache/dir_trust.hpp"
 #include "cache/result.hpp"
 
 #include <chrono>
@@ -16,8 +17,16 @@ namespace kjit::cache {
 
 // KJIT_CACHE_DIR if set and not empty, else $XDG_CACHE_HOME/kjit (when absolute), else
 // $HOME/.cache/kjit, else the home directory from the password database, else
-// <temp dir>/kjit-cache-<uid>.
+// <temp dir>/kjit-cache-<uid> (temp_fallback_cache_dir).
 std::string default_cache_dir();
+// <temp dir>/kjit-cache-<uid>: the fallback in a folder every user may write into, so never a
+// team cache and never a symbolic link (cache/dir_trust).
+std::string temp_fallback_cache_dir();
+
+// The one reader of a boolean flag's value (every KJIT_* flag goes through it): 1, 0, true,
+// false, yes, no, on, off in any case, surrounding blanks ignored; an empty value is false.
+// nullopt for anything else (the caller names the variable and the value in its error).
+std::optional<bool> parse_flag(std::string_view text);
 
 // "a" + "b" and "a/" + "b" both give "a/b": paths as strings, for the hit path (see Store::get).
 std::string join_path(std::string base, std::string_view tail);
@@ -40,5 +49,8 @@ inline constexpr std::string_view k_cachedir_tag_signature = "Signature: 8a477f5
 
 // Writes <dir>/CACHEDIR.TAG (atomically) unless it exists. A Failure says why it could not.
 Result<void> write_cachedir_tag(const std::filesystem::path& dir);
+// The same inside the open folder `dir_fd` (named `dir` in messages), never following a link,
+// the file created with `mode`.
+Result<void> write_cachedir_tag_at(int dir_fd, const std::string& dir, FileMode mode);
 
 }  // namespace kjit::cache

@@ -20,13 +20,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int open_lock_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0 && (errno == EACCES || errno == EROFS)) {
-    // A read-only cache may still hold the lock file: flock works on a read-only descriptor.
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Never through a symbolic link (a lock file is never one); a new file gets `mode` (exactly, when
+// asked: a team cache's lock files are 0660 whatever the umask).
+int open_lock_file(const std::filesystem::path& path, FileMode mode) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode.mode);
+  if (fd >= 0) {
+    if (mode.exact) ::fchmod(fd, mode.mode);
+    return fd;
   }
-  return fd;
+  if (errno != EEXIST) {
+    if (errno != EACCES && errno != EROFS) return fd;
+  } else {
+    fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || (errno != EACCES && errno != EROFS)) return fd;
+  }
+  // A read-only cache may still hold the lock file: flock works on a read-only descriptor.
+  return ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 // True when `fd` is still the file at `path`: prune() may unlink an unheld lock file between
@@ -67,14 +76,15 @@ void FileLock::release() {
   m_remove_on_release.clear();
 }
 
-Result<FileLock> FileLock::try_acquire(const std::filesystem::path& path, OnRelease on_release) {
-  return acquire(path, std::chrono::milliseconds(0), {}, std::chrono::milliseconds(0), on_release);
+Result<FileLock> FileLock::try_acquire(const std::filesystem::path& path, OnRelease on_release, FileMode mode) {
+  return acquire(path, std::chrono::milliseconds(0), {}, std::chrono::milliseconds(0), on_release,
+                 std::chrono::milliseconds(0), mode);
 }
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
                                    const std::function<void(std::chrono::milliseconds)>& progress,
                                    std::chrono::milliseconds progress_every, OnRelease on_release,
-                                   std::chrono::milliseconds stale_after) {
+                                   std::chrono::milliseconds stale_after, FileMode mode) {
   const auto start = Clock::now();
   LockWatch watch(path, stale_after);
   auto next_progress = start + std::max(progress_every, std::chrono::milliseconds(1));
@@ -82,7 +92,7 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chron
   int fd = -1;
   for (;;) {
     if (fd < 0) {
-      fd = open_lock_file(path);
+      fd = open_lock_file(path, mode);
       if (fd < 0) {
         return Failure{fmt::format("opening lock file {}: {}", path.string(), std::strerror(errno))};
       }

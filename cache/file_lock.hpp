@@ -5,6 +5,7 @@
 // holds it).
 #pragma once
 
+#include "cache/dir_trust.hpp"
 #include "cache/result.hpp"
 
 #include <chrono>
@@ -31,15 +32,18 @@ public:
   // Waits at most `timeout` (polling), calling progress(waited) about every `progress_every`.
   // With `stale_after` > 0, also stops once the lock file shows no progress (a LockHeartbeat's
   // mtime) for that long: a Failure with Reason::stalled.
+  // The file is created with `mode` when missing and never opened through a symbolic link.
   // A Failure on timeout (Reason::timed_out, "waiting for lock /c/l: still held by another
   // process after 100 ms") or when the lock file cannot be opened or locked (Reason::error).
   static Result<FileLock> acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
                                   const std::function<void(std::chrono::milliseconds)>& progress,
                                   std::chrono::milliseconds progress_every,
                                   OnRelease on_release = OnRelease::keep_file,
-                                  std::chrono::milliseconds stale_after = std::chrono::milliseconds(0));
+                                  std::chrono::milliseconds stale_after = std::chrono::milliseconds(0),
+                                  FileMode mode = {});
   // One attempt, no waiting (held by someone else: Reason::timed_out).
-  static Result<FileLock> try_acquire(const std::filesystem::path& path, OnRelease on_release = OnRelease::keep_file);
+  static Result<FileLock> try_acquire(const std::filesystem::path& path, OnRelease on_release = OnRelease::keep_file,
+                                      FileMode mode = {});
 
   bool held() const { return m_fd >= 0; }
   // The locked file's descriptor (for reading or writing the file under the lock), or -1.

@@ -1,5 +1,6 @@
 #include "cache/persistent_stats.hpp"
 
+#include "cache/blocked_signal.hpp"
 #include "cache/file_lock.hpp"
 
 #include <fmt/format.h>
@@ -76,7 +77,8 @@ Result<void> PersistentStats::add(const StatsSnapshot& delta, std::chrono::milli
 Result<void> PersistentStats::reset() const { return update(nullptr, std::chrono::seconds(5)); }
 
 Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout);
+  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
+                                std::chrono::milliseconds(0), m_mode);
   if (!lock) return lock.error();
   StatsSnapshot totals;
   if (delta != nullptr) {
@@ -84,6 +86,7 @@ Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::mi
     totals += *delta;
   }
   const std::string text = format(totals);
+  BlockedSignal no_sigxfsz(SIGXFSZ);  // past RLIMIT_FSIZE: EFBIG, not death
   ssize_t n;
   do {
     n = ::pwrite(lock->fd(), text.data(), text.size(), 0);
@@ -95,7 +98,7 @@ Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::mi
 }
 
 StatsSnapshot PersistentStats::read() const {
-  const int fd = ::open(m_file.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
   // A shared lock keeps us from reading half of a rewrite; give up waiting after a second.
   for (int i = 0; i < 200 && ::flock(fd, LOCK_SH | LOCK_NB) != 0; ++i) {

@@ -5,6 +5,7 @@
 // anything. Never throws.
 #pragma once
 
+#include "cache/dir_trust.hpp"
 #include "cache/result.hpp"
 #include "cache/stats.hpp"
 
@@ -16,7 +17,8 @@ namespace kjit::cache {
 
 class PersistentStats {
 public:
-  explicit PersistentStats(std::filesystem::path file) : m_file(std::move(file)) {}
+  // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
+  explicit PersistentStats(std::filesystem::path file, FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
 
   // Adds `delta` to the totals in the file (created if missing). A Failure when the file
   // cannot be written, or locked within `timeout` (Reason::timed_out).
@@ -35,6 +37,7 @@ public:
 private:
   Result<void> update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const;
   std::filesystem::path m_file;
+  FileMode m_mode;
 };
 
 }  // namespace kjit::cache

@@ -72,7 +72,7 @@ const char* name_of(const ScannedEntry& e) { return e.path.c_str() + e.path.rfin
 // either. Keeps the last shard open: callers go shard by shard.
 class ShardFolder {
 public:
-  ShardFolder() = default;
+  explicit ShardFolder(int top_fd) : m_top_fd(top_fd) {}
   ShardFolder(const ShardFolder&) = delete;
   ShardFolder& operator=(const ShardFolder&) = delete;
   ~ShardFolder() {
@@ -84,7 +84,8 @@ public:
     if (e.shard != m_shard) {
       if (m_fd >= 0) ::close(m_fd);
       const std::string folder = e.path.substr(0, e.path.rfind('/'));
-      m_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const std::string name = folder.substr(folder.rfind('/') + 1);
+      m_fd = ::openat(m_top_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       m_errno = errno;
       m_shard = e.shard;
     }
@@ -93,25 +94,33 @@ public:
   }
 
 private:
+  int m_top_fd;
   int m_fd = -1;
   int m_errno = 0;
   unsigned m_shard = 256;  // none
 };
 
-// Unlinks a scanned file without following a link on the way; true when it is gone.
-bool unlink_scanned(ShardFolder& folder, const ScannedEntry& e) {
+// Unlinks a scanned file without following a link on the way: 0 when it is gone, else the errno
+// of the failure (EROFS: a read-only cache).
+int unlink_scanned(ShardFolder& folder, const ScannedEntry& e) {
   const int dir_fd = folder.fd(e);
-  if (dir_fd < 0) return errno == ENOENT;
-  return ::unlinkat(dir_fd, name_of(e), 0) == 0 || errno == ENOENT;
+  if (dir_fd < 0) return errno == ENOENT ? 0 : errno;
+  return ::unlinkat(dir_fd, name_of(e), 0) == 0 || errno == ENOENT ? 0 : errno;
 }
 
 // One pass over <dir>/<2 hex>/: readdir and one fstatat per file, nothing else. Never follows a
 // symbolic link: a shard folder, entry or temporary that is one is listed in `skipped` instead.
-Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
+Scan scan_dir(const TrustedDir* dir, bool with_temps) {
   Scan scan;
-  DIR* top = ::opendir(dir.c_str());
-  if (top == nullptr) return scan;
-  const std::string base = dir.string() + "/";
+  if (dir == nullptr) return scan;  // not trusted: nothing is read
+  const int top_fd = ::openat(dir->fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top_fd < 0) return scan;
+  DIR* top = ::fdopendir(top_fd);
+  if (top == nullptr) {
+    ::close(top_fd);
+    return scan;
+  }
+  const std::string base = join_path(dir->path(), "");
   while (const dirent* shard = ::readdir(top)) {
     if (!is_shard_name(shard->d_name)) continue;
     const int fd = ::openat(::dirfd(top), shard->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -154,11 +163,14 @@ Scan scan_dir(const std::filesystem::path& dir, bool with_temps) {
 
 // Removes lock files that no one holds (left by killed processes); held ones stay. A locks
 // folder or lock file that is a symbolic link is not followed: listed in `skipped`.
-void remove_unheld_locks(const std::filesystem::path& locks, std::vector<Skipped>& skipped) {
-  const int dir_fd = ::open(locks.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+void remove_unheld_locks(const TrustedDir& top, std::vector<Skipped>& skipped) {
+  const std::filesystem::path locks = join_path(top.path(), "locks");
+  const int dir_fd = ::openat(top.fd(), "locks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir_fd < 0) {
     struct stat st{};
-    if (::lstat(locks.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) skipped.push_back({locks.string(), k_link_reason});
+    if (::fstatat(top.fd(), "locks", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+      skipped.push_back({locks.string(), k_link_reason});
+    }
     return;
   }
   DIR* d = ::fdopendir(dir_fd);
@@ -201,9 +213,9 @@ void remove_unheld_locks(const std::filesystem::path& locks, std::vector<Skipped
 // blocks are on disk waits on the journal (and on TRIM where the file system discards
 // online), and overlapping those waits is what keeps a 100,000-entry prune short. Each
 // thread takes whole shard folders, so threads do not contend for one directory.
-// Returns, per file, whether it is gone.
-std::vector<char> unlink_all(const std::vector<const ScannedEntry*>& victims) {
-  std::vector<char> removed(victims.size(), 0);
+// Returns, per file, 0 when it is gone, else the errno of the failed unlink.
+std::vector<int> unlink_all(int top_fd, const std::vector<const ScannedEntry*>& victims) {
+  std::vector<int> removed(victims.size(), 0);
   constexpr std::size_t k_per_thread = 2000, k_max_threads = 4;
   const unsigned threads =
       static_cast<unsigned>(std::min(k_max_threads, std::max<std::size_t>(1, victims.size() / k_per_thread)));
@@ -214,7 +226,7 @@ std::vector<char> unlink_all(const std::vector<const ScannedEntry*>& victims) {
     }
     std::stable_sort(mine.begin(), mine.end(),
                      [&](std::size_t a, std::size_t b) { return victims[a]->shard < victims[b]->shard; });
-    ShardFolder folder;
+    ShardFolder folder(top_fd);
     for (const std::size_t i : mine) removed[i] = unlink_scanned(folder, *victims[i]);
   };
   if (threads == 1) {
@@ -229,13 +241,14 @@ std::vector<char> unlink_all(const std::vector<const ScannedEntry*>& victims) {
 
 struct Eviction {
   std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
+  std::vector<NotRemoved> not_removed;
 };
 
 // The one LRU policy of the store (automatic eviction and prune alike): sorts the scanned
 // entries least recently used first and removes them while `must_go(entry, bytes_still_kept)`
 // says so, never the entry at `spare`. Entries that could not be unlinked count as kept.
 template <class MustGo>
-Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
+Eviction evict_oldest(int top_fd, Scan& scan, const std::string& spare, MustGo must_go) {
   std::sort(scan.entries.begin(), scan.entries.end(),
             [](const ScannedEntry& a, const ScannedEntry& b) { return a.last_use_ns < b.last_use_ns; });
   Eviction ev{0, 0, scan.entries.size(), scan.bytes};
@@ -247,9 +260,12 @@ Eviction evict_oldest(Scan& scan, const std::string& spare, MustGo must_go) {
     victims.push_back(&e);
     total -= e.size;
   }
-  const std::vector<char> removed = unlink_all(victims);
+  const std::vector<int> failed = unlink_all(top_fd, victims);
   for (std::size_t i = 0; i < victims.size(); ++i) {
-    if (!removed[i]) continue;
+    if (failed[i] != 0) {
+      ev.not_removed.push_back({victims[i]->path, std::strerror(failed[i])});
+      continue;
+    }
     ev.removed_entries += 1;
     ev.removed_bytes += victims[i]->size;
   }
@@ -280,9 +296,39 @@ bool read_all(int fd, std::string& out, std::size_t size) {
   return true;
 }
 
+// A descriptor closed when it goes out of scope.
+class Fd {
+public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+std::shared_ptr<const TrustedDir> open_dir(const StoreConfig& config, std::optional<Failure>& refused) {
+  auto trusted = open_trusted_dir(config.dir, config.sharing, true);
+  if (trusted) return *trusted;
+  refused = trusted.error();
+  return nullptr;
+}
+
 }  // namespace
 
-Store::Store(StoreConfig config) : m_config(std::move(config)), m_usage(sub("usage")) {}
+Store::Store(StoreConfig config)
+    : m_config(std::move(config)),
+      m_dir(open_dir(m_config, m_refused)),
+      m_usage(sub("usage"), m_dir ? m_dir->file_mode() : FileMode{}) {}
+
+Result<void> Store::trusted() const {
+  if (m_refused) return *m_refused;
+  return {};
+}
 
 std::string Store::sub(std::string_view name) const { return join_path(m_config.dir, name); }
 
@@ -303,28 +349,64 @@ std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks
 GetResult Store::get(const Key& key) { return read_entry(key, false); }
 GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
 
-// The hit path of a fresh process: POSIX calls on a string path, one read, no std::filesystem,
-// and with `in_place` no copy of any section.
+// The hit path of a fresh process: POSIX calls relative to the checked folder, one read, no
+// std::filesystem, and with `in_place` no copy of any section. Neither the shard folder nor the
+// entry is reached through a link; a FIFO or device where the entry goes is not opened blocking
+// nor read; both must pass the folder's trust check.
 GetResult Store::read_entry(const Key& key, bool in_place) {
   GetResult result;
-  const std::string path = entry_file(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  auto fail = [&](GetResult::Outcome outcome, std::string message) {
     m_stats.misses.fetch_add(1, std::memory_order_relaxed);
-    if (errno == ENOENT || errno == ENOTDIR) return result;  // miss
-    result.outcome = GetResult::Outcome::error;
-    result.message = fmt::format("reading cache entry {}: {}", path, std::strerror(errno));
+    result.outcome = outcome;
+    result.message = std::move(message);
     return result;
+  };
+  if (!m_dir) return fail(GetResult::Outcome::miss, {});
+  const std::string hex = key.hex();
+  const char shard_name[3] = {hex[0], hex[1], '\0'};
+  const std::string name = hex.substr(2) + std::string(k_entry_suffix);
+  const Fd shard(::openat(m_dir->fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (shard.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
+    const std::string folder = sub(shard_name);
+    if (err == ELOOP || err == ENOTDIR) {
+      return fail(GetResult::Outcome::error,
+                  fmt::format("cache folder {} is not a directory (a symbolic link?); not followed", folder));
+    }
+    return fail(GetResult::Outcome::error, fmt::format("opening cache folder {}: {}", folder, std::strerror(err)));
   }
   struct stat st{};
-  std::string bytes;
-  if (::fstat(fd, &st) != 0 || !read_all(fd, bytes, static_cast<std::size_t>(st.st_size))) {
+  if (::fstat(shard.get(), &st) != 0) {
+    return fail(GetResult::Outcome::error, fmt::format("checking cache folder {}: {}", sub(shard_name), std::strerror(errno)));
+  }
+  if (auto ok = m_dir->check(shard.get(), st, sub(shard_name)); !ok) {
+    return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
+  }
+  const Fd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (file.get() < 0) {
     const int err = errno;
-    ::close(fd);
-    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
-    result.outcome = GetResult::Outcome::error;
-    result.message = fmt::format("reading cache entry {}: {}", path, std::strerror(err));
-    return result;
+    if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
+    if (err == ELOOP) {
+      return fail(GetResult::Outcome::error,
+                  fmt::format("cache entry {} is a symbolic link; kjit does not follow links inside its cache",
+                              entry_file(key)));
+    }
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(err)));
+  }
+  std::string bytes;
+  if (::fstat(file.get(), &st) != 0) {
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return fail(GetResult::Outcome::error,
+                fmt::format("cache entry {} is not a regular file (a FIFO, device or folder); not read", entry_file(key)));
+  }
+  if (auto ok = m_dir->check(file.get(), st, entry_file(key)); !ok) {
+    return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
+  }
+  if (!read_all(file.get(), bytes, static_cast<std::size_t>(st.st_size))) {
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(errno)));
   }
   InPlaceParse parsed = parse_in_place(bytes);
   if (parsed.error.empty() && parsed.key != key) {
@@ -332,13 +414,12 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
                                "under another name)", parsed.key.hex());
   }
   if (!parsed.error.empty()) {
-    ::close(fd);
-    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
     m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
-    remove_damaged(path, static_cast<std::uint64_t>(st.st_size), st.st_dev, st.st_ino);
-    result.outcome = GetResult::Outcome::damaged;
-    result.message = fmt::format("cache entry {} is damaged ({}); removed it", path, parsed.error);
-    return result;
+    const int err = remove_damaged(shard.get(), name, static_cast<std::uint64_t>(st.st_size), st.st_dev, st.st_ino);
+    return fail(GetResult::Outcome::damaged,
+                fmt::format("cache entry {} is damaged ({}); {}", entry_file(key), parsed.error,
+                            err == 0 ? std::string("removed it")
+                                     : fmt::format("could not remove {} ({})", entry_file(key), std::strerror(err))));
   }
   // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched,
   // skipped while the recorded one is recent. Fails harmlessly on a read-only cache.
@@ -346,9 +427,8 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   ::clock_gettime(CLOCK_REALTIME, &now);
   if (now.tv_sec - st.st_mtim.tv_sec >= k_last_use_resolution.count()) {
     const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-    ::futimens(fd, times);
+    ::futimens(file.get(), times);
   }
-  ::close(fd);
   m_stats.hits.fetch_add(1, std::memory_order_relaxed);
   m_stats.bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
   result.outcome = GetResult::Outcome::hit;
@@ -366,11 +446,13 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   return result;
 }
 
-void Store::remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino) {
+int Store::remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino) {
   // Only the file we read: a writer may have published a good entry at the path meanwhile.
   struct stat now{};
-  if (::lstat(path.c_str(), &now) != 0 || now.st_dev != dev || now.st_ino != ino) return;
-  if (::unlink(path.c_str()) != 0) return;
+  if (::fstatat(shard_fd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != dev || now.st_ino != ino) {
+    return 0;  // gone, or replaced: not ours to remove
+  }
+  if (::unlinkat(shard_fd, name.c_str(), 0) != 0) return errno == ENOENT ? 0 : errno;
   if (auto counter = m_usage.lock(k_damage_lock_timeout)) {
     if (auto usage = counter->read()) {
       usage->entries -= std::min<std::uint64_t>(usage->entries, 1);
@@ -378,32 +460,34 @@ void Store::remove_damaged(const std::filesystem::path& path, std::uint64_t size
       counter->write(*usage);
     }
   }
+  return 0;
 }
 
 void Store::ensure_cachedir_tag() {
   if (m_tag_checked.exchange(true, std::memory_order_relaxed)) return;
-  write_cachedir_tag(m_config.dir);  // best effort: a missing tag harms no one
+  write_cachedir_tag_at(m_dir->fd(), m_config.dir, m_dir->file_mode());  // best effort: a missing tag harms no one
 }
 
 PutResult Store::put(const Key& key, const Entry& entry) { return put_bytes(key, serialize(key, entry)); }
 
 PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
   PutResult result;
-  const std::filesystem::path path = entry_path(key);
+  const std::string path = entry_file(key);
   auto fail = [&](const std::string& why) {
     m_stats.store_failures.fetch_add(1, std::memory_order_relaxed);
-    result.message = fmt::format("storing cache entry {}: {}", path.string(), why);
+    result.message = fmt::format("storing cache entry {}: {}", path, why);
     return result;
   };
+  if (!m_dir) return fail(m_refused->message);
 
-  auto file = AtomicFile::create(path);
-  if (!file) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) return fail(fmt::format("creating directory {}: {}", path.parent_path().string(), ec.message()));
-    file = AtomicFile::create(path);
-    if (!file) return fail(file.error().message);
-  }
+  const std::string hex = key.hex();
+  const char shard_name[3] = {hex[0], hex[1], '\0'};
+  const std::string name = hex.substr(2) + std::string(k_entry_suffix);
+  auto opened = m_dir->open_folder(m_dir->fd(), shard_name, true);
+  if (!opened) return fail(opened.error().message);
+  const Fd shard(*opened);
+  auto file = AtomicFile::create_at(shard.get(), sub(shard_name), name, m_dir->file_mode());
+  if (!file) return fail(file.error().message);
   ensure_cachedir_tag();
   if (auto written = file->write(bytes); !written) return fail(written.error().message);
 
@@ -412,7 +496,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
   // drifts until the next recount.
   auto counter = m_usage.lock(k_usage_lock_timeout);
   struct stat old{};
-  const bool replaced = ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  const bool replaced = ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode);
   if (auto committed = file->commit(AtomicFile::Sync::no); !committed) return fail(committed.error().message);
   result.stored = true;
   m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
@@ -420,7 +504,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
 
   std::optional<Usage> usage = counter->read();
   if (!usage) {
-    const Scan scan = scan_dir(m_config.dir, false);
+    const Scan scan = scan_dir(m_dir.get(), false);
     usage = Usage{scan.entries.size(), scan.bytes};
   } else {
     if (replaced) usage->bytes -= std::min(usage->bytes, static_cast<std::uint64_t>(old.st_size));
@@ -431,8 +515,8 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
     // Over the limit: evict least recently used down to 90%, in this process, under the lock.
     const std::uint64_t target =
         m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
-    Scan scan = scan_dir(m_config.dir, false);
-    const Eviction ev = evict_oldest(scan, path.string(),
+    Scan scan = scan_dir(m_dir.get(), false);
+    const Eviction ev = evict_oldest(m_dir->fd(), scan, path,
                                      [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
     result.evicted_entries = ev.removed_entries;
     std::uint64_t count = ev.kept_entries, total = ev.kept_bytes;
@@ -446,17 +530,19 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
 Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
                              const std::function<void(std::chrono::milliseconds)>& progress,
                              std::chrono::milliseconds progress_every, std::chrono::milliseconds stale_after) {
-  const std::filesystem::path path = lock_path(key);
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return Failure{fmt::format("creating lock directory {}: {}", path.parent_path().string(), ec.message())};
-  return FileLock::acquire(path, timeout, progress, progress_every, FileLock::OnRelease::remove_file, stale_after);
+  if (!m_dir) return *m_refused;
+  // The locks folder is made (2770 in a team cache) and checked like a shard; never a link.
+  auto folder = m_dir->open_folder(m_dir->fd(), "locks", true);
+  if (!folder) return folder.error();
+  ::close(*folder);
+  return FileLock::acquire(lock_path(key), timeout, progress, progress_every, FileLock::OnRelease::remove_file,
+                           stale_after, m_dir->file_mode());
 }
 
 std::vector<EntryInfo> Store::list() const { return list_with_skipped().entries; }
 
 ListResult Store::list_with_skipped() const {
-  const Scan scan = scan_dir(m_config.dir, false);
+  const Scan scan = scan_dir(m_dir.get(), false);
   ListResult result;
   result.skipped = scan.skipped;
   std::vector<EntryInfo>& out = result.entries;
@@ -480,10 +566,11 @@ VerifyResult Store::verify() {
   // Reading every entry may take a while: no lock meanwhile (puts go on); the usage total is
   // recounted afterwards under the lock, from a second scan that only stats.
   VerifyResult result;
-  const Scan scan = scan_dir(m_config.dir, false);
+  if (!m_dir) return result;
+  const Scan scan = scan_dir(m_dir.get(), false);
   result.skipped = scan.skipped;
   std::string bytes;
-  ShardFolder folder;  // the scan lists entries shard by shard
+  ShardFolder folder(m_dir->fd());  // the scan lists entries shard by shard
   for (const auto& e : scan.entries) {
     const int dir_fd = folder.fd(e);
     if (dir_fd < 0) continue;  // removed meanwhile, or replaced by a link: not followed
@@ -513,12 +600,12 @@ VerifyResult Store::verify() {
     // Only the file we read: a writer may have published a good entry at the path meanwhile.
     struct stat now{};
     if (::fstatat(dir_fd, name_of(e), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
-        now.st_ino == st.st_ino) {
-      ::unlinkat(dir_fd, name_of(e), 0);
+        now.st_ino == st.st_ino && ::unlinkat(dir_fd, name_of(e), 0) != 0 && errno != ENOENT) {
+      result.not_removed.push_back({e.path, std::strerror(errno)});
     }
   }
   if (auto counter = m_usage.lock(k_usage_lock_timeout)) {
-    const Scan after = scan_dir(m_config.dir, false);
+    const Scan after = scan_dir(m_dir.get(), false);
     counter->write(Usage{after.entries.size(), after.bytes});
   }
   return result;
@@ -532,8 +619,9 @@ PruneResult Store::clear() { return shrink(0, std::nullopt, Scope::clear); }
 
 PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope) {
   PruneResult result;
+  if (!m_dir) return result;
   auto counter = m_usage.lock(k_usage_lock_timeout);
-  Scan scan = scan_dir(m_config.dir, true);
+  Scan scan = scan_dir(m_dir.get(), true);
   result.skipped = scan.skipped;
   const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
   const std::int64_t cutoff_ns =
@@ -544,7 +632,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
                                                     : max_size;
 
   // Oldest first: once one entry may stay, all newer ones may too.
-  const Eviction ev = evict_oldest(scan, {}, [&](const ScannedEntry& e, std::uint64_t total) {
+  Eviction ev = evict_oldest(m_dir->fd(), scan, {}, [&](const ScannedEntry& e, std::uint64_t total) {
     return scope == Scope::clear || total > limit || e.last_use_ns < cutoff_ns;
   });
   result.removed_entries = ev.removed_entries;
@@ -552,28 +640,30 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   std::uint64_t count = ev.kept_entries, total = ev.kept_bytes;
   result.kept_entries = count;
   result.kept_bytes = total;
+  result.not_removed = std::move(ev.not_removed);
   m_stats.evictions.fetch_add(result.removed_entries, std::memory_order_relaxed);
 
   const std::int64_t stale_ns =
       scope == Scope::clear ? std::numeric_limits<std::int64_t>::max()
                             : now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(k_stale_temp_age).count();
-  ShardFolder folder;  // the scan lists temporaries shard by shard
+  ShardFolder folder(m_dir->fd());  // the scan lists temporaries shard by shard
   for (const auto& t : scan.temps) {
     if (t.last_use_ns < stale_ns) unlink_scanned(folder, t);
   }
-  remove_unheld_locks(sub("locks"), result.skipped);
+  remove_unheld_locks(*m_dir, result.skipped);
   if (counter) counter->write(Usage{count, total});
   return result;
 }
 
 Usage Store::usage() {
+  if (!m_dir) return {};
   auto counter = m_usage.lock(k_usage_lock_timeout);
   if (counter) {
     if (auto usage = counter->read()) return *usage;
   } else if (auto usage = m_usage.peek()) {
     return *usage;
   }
-  const Scan scan = scan_dir(m_config.dir, false);
+  const Scan scan = scan_dir(m_dir.get(), false);
   Usage usage{scan.entries.size(), scan.bytes};
   if (counter) counter->write(usage);
   return usage;
@@ -585,15 +675,20 @@ Result<void> Store::flush_stats() {
   StatsSnapshot delta = now;
   delta -= m_flushed;
   if (delta == StatsSnapshot{}) return {};
-  std::error_code ec;
-  std::filesystem::create_directories(m_config.dir, ec);
-  if (auto added = PersistentStats(sub("stats")).add(delta); !added) return added;
+  if (!m_dir) return *m_refused;
+  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta); !added) return added;
   m_flushed = now;
   return {};
 }
 
-StatsSnapshot Store::read_persistent_stats() const { return PersistentStats(sub("stats")).read(); }
+StatsSnapshot Store::read_persistent_stats() const {
+  if (!m_dir) return {};
+  return PersistentStats(sub("stats")).read();
+}
 
-Result<void> Store::reset_persistent_stats() { return PersistentStats(sub("stats")).reset(); }
+Result<void> Store::reset_persistent_stats() {
+  if (!m_dir) return *m_refused;
+  return PersistentStats(sub("stats"), m_dir->file_mode()).reset();
+}
 
 }  // namespace kjit::cache

@@ -13,6 +13,7 @@
 // Thread-safe: one Store may serve many threads.
 #pragma once
 
+#include "cache/dir_trust.hpp"
 #include "cache/entry.hpp"
 #include "cache/file_lock.hpp"
 #include "cache/key.hpp"
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,6 +37,7 @@ namespace kjit::cache {
 struct StoreConfig {
   std::string dir;  // a string, not a path: a hit touches no std::filesystem (see get())
   std::uint64_t max_size = 2ull << 30;  // bytes; 0 = unlimited
+  DirSharing sharing = DirSharing::private_to_user;  // group: a team cache (KJIT_CACHE_SHARED)
 };
 
 struct GetResult {
@@ -72,23 +75,37 @@ struct ListResult {
   std::vector<Skipped> skipped;
 };
 
+// A file maintenance meant to remove and could not, and why ("Read-only file system").
+struct NotRemoved {
+  std::string path;
+  std::string why;
+};
+
 struct PruneResult {
   std::uint64_t removed_entries = 0;
   std::uint64_t removed_bytes = 0;
   std::uint64_t kept_entries = 0;
   std::uint64_t kept_bytes = 0;
   std::vector<Skipped> skipped;
+  std::vector<NotRemoved> not_removed;  // entries that should have gone and are still there (kept)
 };
 
 struct VerifyResult {
   std::uint64_t ok = 0;  // damaged entries are removed from the store and listed here
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // path, why
   std::vector<Skipped> skipped;
+  std::vector<NotRemoved> not_removed;  // damaged entries that could not be removed
 };
 
 class Store {
 public:
+  // Opens (creating it when missing) and checks the folder: cache/dir_trust, the one place
+  // trust is decided. A folder that fails is never read or written: see trusted().
   explicit Store(StoreConfig config);
+
+  // Whether the folder passed the trust check; the Failure says why not and how to fix it. An
+  // untrusted store misses every get, stores nothing and lists, verifies and prunes nothing.
+  Result<void> trusted() const;
 
   const StoreConfig& config() const { return m_config; }
   std::filesystem::path entry_path(const Key& key) const;
@@ -129,7 +146,8 @@ public:
   std::vector<EntryInfo> list() const;
   // list(), and the symbolic links it left alone where shards and entries go.
   ListResult list_with_skipped() const;
-  // Reads and checks every entry; damaged ones are REMOVED and listed. Recounts usage.
+  // Reads and checks every entry; damaged ones are REMOVED and listed (those that could not be
+  // removed, a read-only cache, also in not_removed). Recounts usage.
   VerifyResult verify();
   // Removes entries last used before now - older_than, then least recently used ones until at
   // most max_size bytes remain (0: no size bound); also stale temporaries (older than
@@ -166,11 +184,14 @@ private:
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   GetResult read_entry(const Key& key, bool in_place);
-  void remove_damaged(const std::filesystem::path& path, std::uint64_t size, dev_t dev, ino_t ino);
+  // 0 when the damaged file is gone (or was replaced meanwhile), else the unlink's errno.
+  int remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();
   std::string sub(std::string_view name) const;  // <dir>/<name>
 
   StoreConfig m_config;
+  std::optional<Failure> m_refused;         // why the folder is not trusted
+  std::shared_ptr<const TrustedDir> m_dir;  // the checked folder, held open; null when refused
   Stats m_stats;
   UsageCounter m_usage;
   std::atomic<bool> m_tag_checked{false};

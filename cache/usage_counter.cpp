@@ -1,5 +1,7 @@
 #include "cache/usage_counter.hpp"
 
+#include "cache/blocked_signal.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -44,6 +46,7 @@ Result<void> UsageCounter::Locked::write(const Usage& usage) {
     buf[8 + i] = static_cast<unsigned char>(usage.entries >> (8 * i));
     buf[16 + i] = static_cast<unsigned char>(usage.bytes >> (8 * i));
   }
+  BlockedSignal no_sigxfsz(SIGXFSZ);  // past RLIMIT_FSIZE: EFBIG, not death
   ssize_t n;
   do {
     n = ::pwrite(m_lock.fd(), buf, sizeof buf, 0);
@@ -51,17 +54,23 @@ Result<void> UsageCounter::Locked::write(const Usage& usage) {
   if (n != static_cast<ssize_t>(sizeof buf)) {
     return Failure{fmt::format("updating {}: {}", m_file.string(), n < 0 ? std::strerror(errno) : "short write")};
   }
+  // A file longer than a counter (damaged, or written by something else) would read as no
+  // counter forever, and every put would rescan the cache: cut it to the counter's size.
+  if (::ftruncate(m_lock.fd(), static_cast<off_t>(sizeof buf)) != 0) {
+    return Failure{fmt::format("updating {}: {}", m_file.string(), std::strerror(errno))};
+  }
   return {};
 }
 
 Result<UsageCounter::Locked> UsageCounter::lock(std::chrono::milliseconds timeout) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout);
+  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
+                                std::chrono::milliseconds(0), m_mode);
   if (!lock) return lock.error();
   return Locked(std::move(*lock), m_file);
 }
 
 std::optional<Usage> UsageCounter::peek() const {
-  const int fd = ::open(m_file.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   auto usage = read_fd(fd);
   ::close(fd);

@@ -24,13 +24,15 @@ struct Usage {
 
 class UsageCounter {
 public:
-  explicit UsageCounter(std::string file) : m_file(std::move(file)) {}
+  // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
+  explicit UsageCounter(std::string file, FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
 
   // The counter file locked for a read-modify-write; the lock goes when this goes.
   class Locked {
   public:
     // nullopt when the file is new, short or not a counter (the caller recounts).
     std::optional<Usage> read() const;
+    // Writes the counter and cuts the file to its size: a longer file (damaged) heals here.
     Result<void> write(const Usage& usage);
 
   private:
@@ -50,6 +52,7 @@ public:
 
 private:
   std::string m_file;  // a string: a Store is built on the hit path, which touches no std::filesystem
+  FileMode m_mode;
 };
 
 }  // namespace kjit::cache

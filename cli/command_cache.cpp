@@ -24,7 +24,7 @@ std::string human(std::uint64_t bytes) {
 
 Cache open_cache(Context& ctx) {
   Runtime& rt = ctx.runtime();
-  return Cache(rt.cache_dir(), rt.config().cache_max_size);
+  return Cache(rt.cache_dir(), rt.config().cache_max_size, rt.config().cache_shared);
 }
 
 std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
@@ -35,7 +35,7 @@ using Skipped = std::vector<std::pair<std::filesystem::path, std::string>>;
 
 nlohmann::json skipped_json(const Skipped& skipped) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [path, why] : skipped) out.push_back({{"path", path.string()}, {"reason", why}});
+  for (const auto& [path, why] : skipped) out.push_back({{"path", json_name(path.string())}, {"reason", why}});
   return out;
 }
 
@@ -44,9 +44,19 @@ void warn_skipped(const Skipped& skipped) {
   for (const auto& [path, why] : skipped) fmt::print(stderr, "kjit: warning: skipped {}: {}\n", path.string(), why);
 }
 
+// Files a command meant to remove and could not (a read-only cache): one line each on stderr,
+// and the command exits 1, whatever the output form.
+void report_not_removed(Context& ctx, const Skipped& not_removed) {
+  for (const auto& [path, why] : not_removed) {
+    fmt::print(stderr, "kjit: error: could not remove {} ({})\n", path.string(), why);
+  }
+  if (!not_removed.empty()) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
+}
+
 nlohmann::json prune_json(const CachePruneResult& p) {
   return {{"removed_entries", p.removed_entries}, {"removed_bytes", p.removed_bytes},
-          {"kept_entries", p.kept_entries}, {"kept_bytes", p.kept_bytes}, {"skipped", skipped_json(p.skipped)}};
+          {"kept_entries", p.kept_entries}, {"kept_bytes", p.kept_bytes}, {"skipped", skipped_json(p.skipped)},
+          {"not_removed", skipped_json(p.not_removed)}};
 }
 
 struct ExplainArgs {
@@ -66,20 +76,19 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
         CacheStats s = open_cache(ctx).stats();
         const std::uint64_t avg_us = s.remote_requests ? s.remote_latency_us / s.remote_requests : 0;
         if (ctx.json) {
-          nlohmann::json remote{{"url", ctx.runtime().config().remote_cache},
+          nlohmann::json remote{{"url", redact_remote_url(ctx.runtime().config().remote_cache)},
                                 {"requests", s.remote_requests}, {"hits", s.remote_hits},
                                 {"misses", s.remote_misses}, {"rejected", s.remote_rejected},
                                 {"errors", s.remote_errors}, {"timeouts", s.remote_timeouts},
                                 {"writes", s.remote_writes}, {"dropped", s.remote_dropped},
                                 {"bytes_read", s.remote_bytes_read}, {"bytes_written", s.remote_bytes_written},
                                 {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us}};
-          fmt::print("{}\n", nlohmann::json{{"dir", s.dir.string()}, {"entries", s.entries}, {"bytes", s.bytes},
+          print_json(nlohmann::json{{"dir", json_name(s.dir.string())}, {"entries", s.entries}, {"bytes", s.bytes},
                                             {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
                                             {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
                                             {"evictions", s.evictions}, {"bytes_written", s.bytes_written},
                                             {"bytes_read", s.bytes_read}, {"store_failures", s.store_failures},
-                                            {"remote", remote}}
-                                 .dump(2));
+                                            {"remote", remote}}, 2);
           return;
         }
         fmt::print("cache dir       {}\nentries         {}\nsize            {} of {}\nhits            {}\n"
@@ -110,7 +119,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};
           if (p.ok) j["server"] = p.server;
           else j["error"] = {{"kind", "remote"}, {"message", p.message}};
-          fmt::print("{}\n", j.dump(2));
+          print_json(j, 2);
         } else if (p.ok) {
           fmt::print("{}: {}, {} us\n", p.url, p.server, p.round_trip.count());
         } else {
@@ -127,11 +136,11 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
       if (ctx.json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& d : decisions) {
-          j.push_back({{"key", d.key}, {"path", d.path.string()}, {"last_use", epoch_seconds(d.last_use)},
+          j.push_back({{"key", d.key}, {"path", json_name(d.path.string())}, {"last_use", epoch_seconds(d.last_use)},
                        {"device", d.device}, {"name", d.name}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
                        {"labels", d.labels}, {"median_us", d.median_us}});
         }
-        fmt::print("{}\n", j.dump(2));
+        print_json(j, 2);
         return;
       }
       for (const auto& d : decisions) {
@@ -153,9 +162,9 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     if (ctx.json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& e : entries) {
-        j.push_back({{"key", e.key}, {"path", e.path.string()}, {"size", e.size}, {"last_use", epoch_seconds(e.last_use)}});
+        j.push_back({{"key", e.key}, {"path", json_name(e.path.string())}, {"size", e.size}, {"last_use", epoch_seconds(e.last_use)}});
       }
-      fmt::print("{}\n", j.dump(2));
+      print_json(j, 2);
       return;
     }
     for (const auto& e : entries) {
@@ -168,15 +177,25 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   cache->add_subcommand("verify", "Check every entry; damaged ones are removed (exit 1 if any)")->callback([&ctx] {
     CacheVerifyResult v = open_cache(ctx).verify();
     warn_skipped(v.skipped);
+    auto kept = [&](const std::filesystem::path& path) {
+      return std::any_of(v.not_removed.begin(), v.not_removed.end(), [&](const auto& n) { return n.first == path; });
+    };
     if (ctx.json) {
       nlohmann::json damaged = nlohmann::json::array();
-      for (const auto& [path, why] : v.damaged) damaged.push_back({{"path", path.string()}, {"reason", why}});
-      fmt::print("{}\n", nlohmann::json{{"ok", v.ok}, {"damaged", damaged}, {"skipped", skipped_json(v.skipped)}}.dump(2));
+      for (const auto& [path, why] : v.damaged) {
+        damaged.push_back({{"path", json_name(path.string())}, {"reason", why}, {"removed", !kept(path)}});
+      }
+      print_json(nlohmann::json{{"ok", v.ok}, {"damaged", damaged}, {"skipped", skipped_json(v.skipped)},
+                                {"not_removed", skipped_json(v.not_removed)}},
+                 2);
     } else {
-      for (const auto& [path, why] : v.damaged) fmt::print("damaged (removed): {}: {}\n", path.string(), why);
+      for (const auto& [path, why] : v.damaged) {
+        fmt::print("damaged{}: {}: {}\n", kept(path) ? "" : " (removed)", path.string(), why);
+      }
       fmt::print("{} ok, {} damaged\n", v.ok, v.damaged.size());
     }
-    if (!v.damaged.empty()) ctx.exit_code = k_exit_different;
+    report_not_removed(ctx, v.not_removed);
+    if (!v.damaged.empty()) ctx.exit_code = std::max(ctx.exit_code, k_exit_different);
   });
 
   auto max_size = std::make_shared<std::string>();
@@ -201,8 +220,9 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     }
     CachePruneResult p = open_cache(ctx).prune(size, age);
     warn_skipped(p.skipped);
+    report_not_removed(ctx, p.not_removed);
     if (ctx.json) {
-      fmt::print("{}\n", prune_json(p).dump(2));
+      print_json(prune_json(p), 2);
     } else {
       fmt::print("removed {} entries ({}), kept {} ({})\n", p.removed_entries, human(p.removed_bytes), p.kept_entries,
                  human(p.kept_bytes));
@@ -212,8 +232,9 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   cache->add_subcommand("clear", "Remove every entry")->callback([&ctx] {
     CachePruneResult p = open_cache(ctx).clear();
     warn_skipped(p.skipped);
+    report_not_removed(ctx, p.not_removed);
     if (ctx.json) {
-      fmt::print("{}\n", prune_json(p).dump(2));
+      print_json(prune_json(p), 2);
     } else {
       fmt::print("removed {} entries ({})\n", p.removed_entries, human(p.removed_bytes));
     }
@@ -232,7 +253,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     if (ctx.json) {
       nlohmann::json fields = nlohmann::json::array();
       for (const auto& [label, value] : e.fields) fields.push_back({{"field", label}, {"value", value}});
-      fmt::print("{}\n", nlohmann::json{{"file", args->file}, {"fields", fields}, {"key", e.key}}.dump(2));
+      print_json(nlohmann::json{{"file", json_name(args->file)}, {"fields", fields}, {"key", e.key}}, 2);
       return;
     }
     for (const auto& [label, value] : e.fields) fmt::print("{:<22} {}\n", label + ":", value);

@@ -68,12 +68,11 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
     write_output(written, r.cubin);
   }
   if (ctx.json) {
-    fmt::print("{}\n", nlohmann::json::array({{{"files", args.files}, {"key", r.key},
+    print_json(nlohmann::json::array({{{"files", json_names(args.files)}, {"key", r.key},
                                                 {"outcome", std::string(to_string(r.outcome))}, {"arch", r.arch.str()},
                                                 {"ms", ms}, {"link_ms", r.compile_ms},
                                                 {"cubin_bytes", r.cubin.size()},
-                                                {"lto", args.lto}, {"output", written}, {"log", r.log}}})
-                            .dump());
+                                                {"lto", args.lto}, {"output", json_name(written)}, {"log", r.log}}}));
   } else {
     fmt::print("{}: {} {} ({}, linked{}){}{}\n", fmt::join(args.files, " + "), to_string(r.outcome), r.key,
                r.arch.str(), args.lto ? " with LTO" : "",
@@ -106,7 +105,13 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                   "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
                   "with no kernel (an empty file, or templates no --instantiate names) gives a warning.");
   compile->callback([&ctx, args] {
-    if (!args->out_dir.empty()) std::filesystem::create_directories(args->out_dir);
+    if (!args->out_dir.empty()) {
+      // A path under a file (-o ok.cu/sub) or a folder that cannot be made is an input that
+      // failed (kind io, exit 1), as an unwritable folder is.
+      std::error_code ec;
+      std::filesystem::create_directories(args->out_dir, ec);
+      if (ec) throw IoError(fmt::format("creating output directory {}: {}", args->out_dir, ec.message()));
+    }
     if (args->link || args->lto) {
       try {
         compile_and_link(ctx, *args);
@@ -144,9 +149,9 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
           }
         }
         if (ctx.json) {
-          results.push_back({{"file", file}, {"key", r.key}, {"outcome", std::string(to_string(r.outcome))},
+          results.push_back({{"file", json_name(file)}, {"key", r.key}, {"outcome", std::string(to_string(r.outcome))},
                              {"arch", r.arch.str()}, {"compile_ms", r.compile_ms}, {"ptx_bytes", r.ptx.size()},
-                             {"cubin_bytes", r.cubin.size()}, {"outputs", written}, {"log", r.log}});
+                             {"cubin_bytes", r.cubin.size()}, {"outputs", json_names(written)}, {"log", r.log}});
         } else {
           fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
                      r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
@@ -157,7 +162,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
         ctx.exit_code = std::max(ctx.exit_code, exit_code_for(e));
         if (ctx.json) {
           nlohmann::json j = error_json(e, file);
-          j["file"] = file;
+          j["file"] = json_name(file);
           results.push_back(std::move(j));
         } else {
           fmt::print(stderr, "kjit: error: {}: {}\n", file, e.what());
@@ -165,7 +170,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       }
     }
     ctx.input.clear();
-    if (ctx.json) fmt::print("{}\n", results.dump());
+    if (ctx.json) print_json(results);
   });
 
   auto ptx_args = std::make_shared<CompileArgs>();
@@ -193,7 +198,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
     }
     std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, r.lowered_name(*kernel).value_or(*kernel));
     if (ctx.json) {
-      fmt::print("{}\n", nlohmann::json{{"file", *ptx_file}, {"kernel", *kernel}, {"key", r.key}, {"ptx", text}}.dump());
+      print_json(nlohmann::json{{"file", json_name(*ptx_file)}, {"kernel", json_name(*kernel)}, {"key", r.key}, {"ptx", text}});
     } else {
       fmt::print("{}", text);
     }

@@ -23,7 +23,7 @@ void add_info_command(CLI::App& app, Context& ctx) {
       nlohmann::json j{{"kjit_version", std::string(version())}, {"nvrtc_version", nvrtc_version()},
                        {"supported_archs", archs}, {"driver", driver}, {"devices", devices}, {"cache_dir", cache_dir}};
       if (!driver) j["driver_error"] = driver_unavailable_reason();
-      fmt::print("{}\n", j.dump(2));
+      print_json(j, 2);
       return;
     }
     fmt::print("kjit {}\nNVRTC {}\nsupported archs: {}\n", version(), nvrtc_version(), fmt::join(archs, " "));

@@ -136,7 +136,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));
     const std::string text = inspect::sass(result, result.lowered_name(s->kernel).value_or(s->kernel));
     if (ctx.json) {
-      fmt::print("{}\n", nlohmann::json{{"file", s->file}, {"kernel", s->kernel}, {"key", result.key}, {"sass", text}}.dump());
+      print_json(nlohmann::json{{"file", json_name(s->file)}, {"kernel", json_name(s->kernel)}, {"key", result.key}, {"sass", text}});
     } else {
       fmt::print("{}", text);
     }

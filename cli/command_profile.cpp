@@ -36,7 +36,7 @@ std::string report(const ProfiledRun& run, const TableOptions& table, bool json)
     j["traces"] = nlohmann::ordered_json::array();
     for (const auto& t : run.traces) j["traces"].push_back(t.string());
     if (!run.message.empty()) j["message"] = run.message;
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   std::string out;  // the tables: data (the notices go to stderr: print_notices)
   for (std::size_t i = 0; i < run.pids.size(); ++i) {

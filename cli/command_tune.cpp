@@ -80,14 +80,13 @@ void add_tune_command(CLI::App& app, Context& ctx) {
     if (ctx.json) {
       nlohmann::json items = nlohmann::json::array();
       for (const auto& i : r.items) items.push_back(item_json(i));
-      fmt::print("{}\n", nlohmann::json{{"items", items},
+      print_json(nlohmann::json{{"items", items},
                                         {"timed", r.timed},
                                         {"cached", r.cached},
                                         {"failed", r.failed},
                                         {"wall_ms", r.wall_ms},
                                         {"device", r.device},
-                                        {"cache_dir", r.cache_dir.string()}}
-                                 .dump());
+                                        {"cache_dir", r.cache_dir.string()}});
     } else {
       if (!ctx.quiet) {
         fmt::print("total: {} shape{}: {} timed, {} already decided, {} failed in {:.1f} s (on {}, cache {})\n",

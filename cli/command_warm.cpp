@@ -108,7 +108,7 @@ void add_warm_command(CLI::App& app, Context& ctx) {
       }
       nlohmann::json j{{"items", items}, {"compiled", r.compiled}, {"cached", r.cached}, {"failed", r.failed},
                        {"wall_ms", r.wall_ms}, {"jobs", r.jobs}, {"cache_dir", r.cache_dir.string()}};
-      fmt::print("{}\n", j.dump());
+      print_json(j);
     } else {
       if (!ctx.quiet) print_table(r);
       for (const auto& i : r.items) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "errors.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -4,6 +4,8 @@
 
 #include <kjit/error.hpp>
 
+#include <fmt/format.h>
+
 namespace kjit::cli {
 
 std::string error_kind(const std::exception& e) {
@@ -23,9 +25,58 @@ std::string error_kind(const std::exception& e) {
   return "internal";
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string json_text(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void print_json(const nlohmann::json& j, int indent) { fmt::print("{}\n", json_text(j, indent)); }
+
+std::string json_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
+  const std::size_t n = name.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    // The length of a well-formed UTF-8 sequence starting here (RFC 3629), or 0.
+    std::size_t len = 0;
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4;
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (ok && len == 3) {
+      ok = !(c == 0xE0 && p[i + 1] < 0xA0) && !(c == 0xED && p[i + 1] > 0x9F);  // overlong, surrogates
+    } else if (ok && len == 4) {
+      ok = !(c == 0xF0 && p[i + 1] < 0x90) && !(c == 0xF4 && p[i + 1] > 0x8F);  // overlong, past U+10FFFF
+    }
+    if (ok) {
+      out.append(name.substr(i, len));
+      i += len;
+    } else {
+      out += fmt::format("\\x{:02X}", c);
+      i += 1;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> json_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (const auto& n : names) out.push_back(json_name(n));
+  return out;
+}
+
 nlohmann::json error_json(const std::exception& e, std::string_view file) {
   nlohmann::json error{{"kind", error_kind(e)}, {"message", e.what()}};
-  if (!file.empty()) error["file"] = std::string(file);
+  if (!file.empty()) error["file"] = json_name(file);
   if (const auto* compile = dynamic_cast<const CompileError*>(&e)) error["log"] = compile->log();
   if (const auto* usage = dynamic_cast<const UsageError*>(&e); usage && !usage->log().empty()) error["log"] = usage->log();
   if (const auto* link = dynamic_cast<const LinkError*>(&e)) {

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
     bool version = false;
     for (int i = 1; i < parsed; ++i) version = version || std::string_view(argv[i]) == "--version";
     if (json && version) {
-      fmt::print("{}\n", nlohmann::json{{"kjit_version", std::string(kjit::version())}}.dump());
+      print_json(nlohmann::json{{"kjit_version", std::string(kjit::version())}});
       return k_exit_ok;
     }
     return app.exit(e);
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       }
     }
     if (json) {
-      fmt::print("{}\n", nlohmann::json{{"error", {{"kind", "usage"}, {"message", message}}}}.dump());
+      print_json(nlohmann::json{{"error", {{"kind", "usage"}, {"message", message}}}});
     } else {
       fmt::print(stderr, "kjit: error: {}\nRun 'kjit --help' (or 'kjit COMMAND --help') for more information.\n",
                  message);
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     return k_exit_usage;
   } catch (const std::exception& e) {
     if (json) {
-      fmt::print("{}\n", error_json(e, ctx.input).dump());
+      print_json(error_json(e, ctx.input));
     } else if (!ctx.input.empty()) {
       fmt::print(stderr, "kjit: error: {}: {}\n", ctx.input, e.what());
     } else {

@@ -5,6 +5,8 @@
 // call blocks SIGPIPE in the calling thread and swallows one it raised.
 #include "cache/remote/remote_store.hpp"
 
+#include "cache/blocked_signal.hpp"
+
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
@@ -30,7 +32,7 @@ struct RedisAddress {
 Failure bad_url(const std::string& url, std::string_view why) {
   return Failure{fmt::format("remote cache address \"{}\": {} (expected redis://[[user]:password@]host[:port][/db] "
                              "or unix:///path/to/redis.sock[?db=N])",
-                             url, why)};
+                             redact_url(url), why)};
 }
 
 std::optional<int> parse_int(std::string_view s) {
@@ -94,42 +96,6 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-// Blocks SIGPIPE in this thread for one call; a SIGPIPE the call raised is taken off the pending
-// set before the mask is restored, so it never reaches the process's handler.
-class SigpipeGuard {
-public:
-  SigpipeGuard() {
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    m_was_pending = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe, &m_old);
-  }
-  ~SigpipeGuard() {
-    if (!m_was_pending) {
-      sigset_t pending;
-      sigpending(&pending);
-      if (sigismember(&pending, SIGPIPE) == 1) {
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        const timespec zero{0, 0};
-        while (sigtimedwait(&pipe, nullptr, &zero) == -1 && errno == EINTR) {
-        }
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
-private:
-  sigset_t m_old{};
-  bool m_was_pending = false;
-};
-
 struct ReplyDeleter {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };
@@ -138,7 +104,7 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 class RedisStore final : public RemoteStore {
 public:
   RedisStore(std::string url, RedisAddress address, RemoteTimeouts timeouts)
-      : m_url(std::move(url)), m_address(std::move(address)), m_timeouts(timeouts) {}
+      : m_url(redact_url(url)), m_address(std::move(address)), m_timeouts(timeouts) {}
   ~RedisStore() override { disconnect(); }
 
   Result<std::optional<std::string>> get(std::string_view name) override {
@@ -158,13 +124,19 @@ public:
     return {};
   }
 
+  // SET NX PX, in one script with the rule that a lock with no expiry is stale at once (kjit's
+  // own locks always carry one: such a key was set by hand or by something else, and would hold
+  // every node for the whole lock timeout): it is taken over, with an expiry.
   Result<bool> try_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) override {
+    static constexpr std::string_view script =
+        "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end "
+        "if redis.call('pttl', KEYS[1]) == -1 then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end "
+        "return 0";
     const std::string px = std::to_string(std::max<long long>(1, ttl.count()));
-    auto r = command({"SET", name, token, "NX", "PX", px});
+    auto r = command({"EVAL", script, "1", name, token, px});
     if (!r) return r.error();
-    if (r->get()->type == REDIS_REPLY_NIL) return false;
-    if (r->get()->type != REDIS_REPLY_STATUS) return unexpected("SET NX", r->get());
-    return true;
+    if (r->get()->type != REDIS_REPLY_INTEGER) return unexpected("EVAL (lock)", r->get());
+    return r->get()->integer == 1;
   }
 
   Result<bool> refresh_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) override {
@@ -286,7 +258,7 @@ private:
   // A connection the server closed while idle (it restarted, or timed the client out) fails on
   // its next use with an error that is no timeout: that call is tried once more, on a new one.
   Result<Reply> command(std::initializer_list<std::string_view> args) {
-    SigpipeGuard guard;
+    BlockedSignal no_sigpipe(SIGPIPE);
     const bool reused = m_context != nullptr;
     if (auto c = connect(); !c) return c.error();
     auto r = raw_command(args);
@@ -303,11 +275,23 @@ private:
 
 }  // namespace
 
+std::string redact_url(std::string_view url) {
+  // The credentials are what comes before the last '@' after the scheme (as parse_url reads them).
+  const auto scheme = url.find("://");
+  const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const auto at = url.rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  const std::string_view cred = url.substr(start, at - start);
+  const auto colon = cred.find(':');
+  const std::string user = colon == std::string_view::npos ? std::string() : std::string(cred.substr(0, colon));
+  return fmt::format("{}{}:***{}", url.substr(0, start), user, url.substr(at));
+}
+
 Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts) {
   auto address = parse_url(url);
   if (!address) return address.error();
   if (timeouts.connect.count() <= 0 || timeouts.reply.count() <= 0) {
-    return Failure{fmt::format("remote cache {}: timeouts must be positive", url)};
+    return Failure{fmt::format("remote cache {}: timeouts must be positive", redact_url(url))};
   }
   return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(url, std::move(*address), timeouts));
 }

@@ -37,9 +37,13 @@ public:
   virtual Result<void> unlock(std::string_view name, std::string_view token) = 0;
   // A round trip, and what the server says of itself ("redis 7.0.15").
   virtual Result<std::string> ping() = 0;
-  // The address as given, for messages.
+  // The address as given with its password redacted (redact_url), for messages.
   virtual const std::string& url() const = 0;
 };
+
+// `url` as kjit prints it anywhere (messages, warnings, JSON): a password becomes *** (the
+// "redis://:***@host:6379", "redis://user:***@host"); everything else is kept.
+std::string redact_url(std::string_view url);
 
 // A backend for `url`: redis://[:password@]host[:port][/db] or unix:///path/to/redis.sock.
 // Connects lazily: a down server is a Failure of the first call, not of this one. A Failure here

@@ -32,7 +32,11 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats&
 }
 
 RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log)
-    : m_config(std::move(config)), m_stats(stats), m_log(std::move(log)), m_request(std::move(request)) {}
+    : m_config(std::move(config)),
+      m_shown_url(redact_url(m_config.url)),
+      m_stats(stats),
+      m_log(std::move(log)),
+      m_request(std::move(request)) {}
 
 RemoteTier::~RemoteTier() {
   {
@@ -54,7 +58,7 @@ bool RemoteTier::record(const Result<T>& r) {
     m_failures.store(0, std::memory_order_relaxed);
     m_down_until.store(0, std::memory_order_relaxed);
     if (m_down.exchange(false) && m_log) {
-      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", m_config.url));
+      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", m_shown_url));
     }
     return true;
   }
@@ -89,7 +93,7 @@ RemoteGet RemoteTier::fetch(const Key& key) {
   RemoteGet out;
   if (!available()) {
     out.outcome = RemoteGet::Outcome::unavailable;
-    out.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+    out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
     return out;
   }
   Result<std::optional<std::string>> r = [&] {
@@ -108,7 +112,7 @@ RemoteGet RemoteTier::fetch(const Key& key) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
     out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(),
-                              m_config.url, why);
+                              m_shown_url, why);
     return out;
   };
   const bool is_signed = std::string_view(value).substr(0, k_signed_magic.size()) == k_signed_magic;
@@ -140,7 +144,7 @@ RemoteGet RemoteTier::get(const Key& key) {
     add(m_stats.remote_misses, 1);  // skipped during the back-off: no request is made
     RemoteGet g;
     g.outcome = RemoteGet::Outcome::unavailable;
-    g.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+    g.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
     return g;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -169,7 +173,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   std::chrono::milliseconds pause = std::min(std::chrono::milliseconds(2), m_config.poll_every);
   for (;;) {
     if (!available()) {
-      out.message = fmt::format("remote cache {} is skipped after repeated failures", m_config.url);
+      out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
       return out;
     }
     Result<bool> taken = [&] {
@@ -216,7 +220,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     if (waited >= timeout) {
       out.outcome = RemoteLock::Outcome::timed_out;
       out.message = fmt::format("waited {:.1f} s for another node compiling key {} (lock {} on remote cache {})",
-                                waited.count() / 1000.0, key.hex(), name, m_config.url);
+                                waited.count() / 1000.0, key.hex(), name, m_shown_url);
       return out;
     }
     if (progress && now >= next_progress) {

@@ -123,6 +123,7 @@ private:
   std::string encode(std::string entry_bytes) const;
 
   RemoteConfig m_config;
+  std::string m_shown_url;  // m_config.url with its password redacted: the one kjit prints
   Stats& m_stats;
   Log m_log;
 

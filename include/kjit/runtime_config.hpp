@@ -37,7 +37,9 @@ struct KJIT_API RuntimeConfig {
 
   // The cache directory must be this user's and writable by no one else (it holds executable
   // code); otherwise it is not used (one warning; kernels are compiled in memory). A team cache
-  // opts in (KJIT_CACHE_SHARED=1): the group may write, and the folder is created 2770.
+  // opts in (KJIT_CACHE_SHARED=1): the group may write; the folder must still be this user's or
+  // root's, with one of this user's groups, never world-writable, and what is read from it must
+  // carry that group (or be this user's). kjit makes it all 2770/0660; never the temp fallback.
   bool cache_shared = false;
   // A fleet's shared cache behind the local disk (KJIT_REMOTE_CACHE): redis://host[:port][/db]
   // or unix:///path/to/redis.sock; empty: none. A remote hit is written to the local disk; a

@@ -17,11 +17,18 @@ namespace kjit {
 
 struct Cache::Impl {
   explicit Impl(cache::StoreConfig config) : store(std::move(config)) {}
+  // The store, once its folder passed the trust check (cache/dir_trust); IoError otherwise.
+  cache::Store& trusted() {
+    if (auto ok = store.trusted(); !ok) throw IoError(ok.error().message);
+    return store;
+  }
   cache::Store store;
 };
 
-Cache::Cache(std::filesystem::path dir, std::uint64_t max_size)
-    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir.string(), max_size})) {}
+Cache::Cache(std::filesystem::path dir, std::uint64_t max_size, bool shared)
+    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir.string(), max_size,
+                                                       shared ? cache::DirSharing::group
+                                                              : cache::DirSharing::private_to_user})) {}
 Cache::~Cache() = default;
 Cache::Cache(Cache&&) noexcept = default;
 Cache& Cache::operator=(Cache&&) noexcept = default;
@@ -29,7 +36,7 @@ Cache& Cache::operator=(Cache&&) noexcept = default;
 std::filesystem::path Cache::dir() const { return m_impl->store.config().dir; }
 
 CacheStats Cache::stats() {
-  auto& store = m_impl->store;
+  auto& store = m_impl->trusted();
   cache::StatsSnapshot s = store.read_persistent_stats();
   cache::Usage u = store.usage();
   CacheStats out;
@@ -51,12 +58,18 @@ std::vector<std::pair<std::filesystem::path, std::string>> skipped_of(const std:
   return out;
 }
 
+std::vector<std::pair<std::filesystem::path, std::string>> not_removed_of(const std::vector<cache::NotRemoved>& list) {
+  std::vector<std::pair<std::filesystem::path, std::string>> out;
+  for (const auto& n : list) out.emplace_back(n.path, n.why);
+  return out;
+}
+
 }  // namespace
 
 std::vector<CacheEntryInfo> Cache::list() const { return list_with_skipped().entries; }
 
 CacheListResult Cache::list_with_skipped() const {
-  auto l = m_impl->store.list_with_skipped();
+  auto l = m_impl->trusted().list_with_skipped();
   CacheListResult out;
   for (const auto& e : l.entries) out.entries.push_back({e.key.hex(), e.path, e.size, e.last_use});
   out.skipped = skipped_of(l.skipped);
@@ -65,7 +78,7 @@ CacheListResult Cache::list_with_skipped() const {
 
 std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
   std::vector<CacheTuningInfo> out;
-  for (const auto& e : m_impl->store.list_with_skipped().entries) {
+  for (const auto& e : m_impl->trusted().list_with_skipped().entries) {
     std::ifstream in(e.path, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
@@ -78,20 +91,22 @@ std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
 }
 
 CacheVerifyResult Cache::verify() {
-  auto v = m_impl->store.verify();
+  auto v = m_impl->trusted().verify();
   m_impl->store.flush_stats();
-  return {v.ok, v.damaged, skipped_of(v.skipped)};
+  return {v.ok, v.damaged, skipped_of(v.skipped), not_removed_of(v.not_removed)};
 }
 
 CachePruneResult Cache::prune(std::optional<std::uint64_t> max_size, std::optional<std::chrono::seconds> older_than) {
-  auto p = m_impl->store.prune(max_size.value_or(m_impl->store.config().max_size), older_than);
+  auto p = m_impl->trusted().prune(max_size.value_or(m_impl->store.config().max_size), older_than);
   m_impl->store.flush_stats();
-  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped)};
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped),
+          not_removed_of(p.not_removed)};
 }
 
 CachePruneResult Cache::clear() {
-  auto p = m_impl->store.clear();
-  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped)};
+  auto p = m_impl->trusted().clear();
+  return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped),
+          not_removed_of(p.not_removed)};
 }
 
 std::uint64_t parse_size(std::string_view text, std::string_view what) {
@@ -99,11 +114,13 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   throw UsageError(fmt::format("reading {} \"{}\": expected a size such as 2G, 512M, 1.5GiB or 1048576", what, text));
 }
 
+std::string redact_remote_url(std::string_view url) { return cache::redact_url(url); }
+
 RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout) {
   auto store = cache::open_remote_store(url, cache::RemoteTimeouts{timeout, timeout});
   if (!store) throw UsageError(store.error().message);
   RemotePing out;
-  out.url = url;
+  out.url = redact_remote_url(url);
   const auto start = std::chrono::steady_clock::now();
   auto answer = (*store)->ping();
   out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);

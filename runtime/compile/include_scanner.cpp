@@ -2,7 +2,12 @@
 
 #include "runtime/base/source_file.hpp"
 
+#include <kjit/error.hpp>
+
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 namespace kjit::compile {
@@ -69,6 +74,9 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
         h.spelling = spelling;
         h.path = canonical;
         base::FileContent file = base::read_file(canonical);
+        if (file.error == EFBIG) {  // over KJIT_MAX_SOURCE_SIZE: NVRTC must not read it either
+          throw IoError(fmt::format("reading header {}: {}", canonical.string(), file.why()));
+        }
         if (!file.ok()) break;  // NVRTC will say what it cannot read
         base::check_no_nul(file.bytes, "header", canonical.string());
         h.content = std::move(file.bytes);

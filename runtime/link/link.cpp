@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include <cstring>
 
 namespace kjit {
@@ -38,10 +40,9 @@ Link::InputKind link_input_kind(const std::filesystem::path& file) {
 
 Link& Link::add_file(const std::filesystem::path& file) & {
   const InputKind kind = link_input_kind(file);
-  base::FileContent content = base::read_file(file);
-  if (!content.ok()) {
-    throw IoError(fmt::format("reading {} for link {}: {}", file.string(), m_name, std::strerror(content.error)));
-  }
+  // Prebuilt device code (a .a may be large): a regular file, no size cap.
+  base::FileContent content = base::read_file(file, std::numeric_limits<std::uint64_t>::max());
+  if (!content.ok()) throw IoError(fmt::format("reading {} for link {}: {}", file.string(), m_name, content.why()));
   return add_data(kind, file.string(), std::move(content.bytes));
 }
 

@@ -237,7 +237,7 @@ Manifest Manifest::read(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / k_file_name : path;
   base::FileContent f = base::read_file(file);
-  if (!f.ok()) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), std::strerror(f.error)));
+  if (!f.ok()) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), f.why()));
   return parse(f.bytes, file);
 }
 

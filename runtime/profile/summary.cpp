@@ -307,7 +307,7 @@ std::string to_json(const ProfileSummary& s) {
     j["phases"].push_back({{"phase", p.phase}, {"count", p.count}, {"total_us", p.total_us}, {"mean_us", p.mean_us},
                            {"max_us", p.max_us}});
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 ProfileSummary profile_summary_from_json(std::string_view text) {

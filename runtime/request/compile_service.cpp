@@ -5,7 +5,6 @@
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
-#include "cache/dir_trust.hpp"
 #include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/arch_resolution.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
@@ -31,11 +30,13 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
   m_cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
   if (config.cache_disabled) return;
-  // Entries are executable code: a folder someone else may write into is not read.
-  auto trusted = cache::prepare_trusted_dir(
-      m_cache_dir, config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user);
-  if (trusted) {
-    m_store = std::make_unique<cache::Store>(cache::StoreConfig{m_cache_dir, config.cache_max_size});
+  // Entries are executable code: a folder someone else may write into is not read (the store
+  // checks it when it opens it: cache/dir_trust).
+  auto store = std::make_unique<cache::Store>(cache::StoreConfig{
+      m_cache_dir, config.cache_max_size,
+      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user});
+  if (auto trusted = store->trusted()) {
+    m_store = std::move(store);
     m_remote_stats = &m_store->stats();
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
@@ -271,7 +272,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     }
     auto progress = [&](std::chrono::milliseconds waited) {
       m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another node compiling program {} (key {}) via {}",
-                                        waited.count() / 1000.0, program.name(), key.hex(), m_config.remote_cache));
+                                        waited.count() / 1000.0, program.name(), key.hex(), cache::redact_url(m_config.remote_cache)));
     };
     cache::RemoteLock lock = m_remote->lock_or_wait(key, m_config.lock_timeout, m_config.wait_progress_every, progress);
     switch (lock.outcome) {

@@ -49,10 +49,11 @@ TuneKey& TuneKey::add_bucketed(std::string_view name, long long value) {
 TuneMode tune_mode_from_environment() {
   const char* v = std::getenv("KJIT_TUNE");
   const std::string s = v == nullptr ? "" : v;
-  if (s.empty() || s == "on" || s == "1") return TuneMode::on;
-  if (s == "off" || s == "0") return TuneMode::off;
-  if (s == "force") return TuneMode::force;
-  throw UsageError(fmt::format("KJIT_TUNE=\"{}\": expected on, off or force", s));
+  if (s.empty()) return TuneMode::on;
+  // on and off as every flag spells them (cache::parse_flag), or force.
+  if (auto on = cache::parse_flag(s)) return *on ? TuneMode::on : TuneMode::off;
+  if (s == "force" || s == "FORCE" || s == "Force") return TuneMode::force;
+  throw UsageError(fmt::format("reading KJIT_TUNE=\"{}\": expected on, off (or another flag value) or force", s));
 }
 
 namespace {

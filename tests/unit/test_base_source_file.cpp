@@ -9,6 +9,8 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <sys/stat.h>
 #include <random>
 #include <string>
 
@@ -102,5 +104,44 @@ TEST_SUITE("SourceFile") {
                                      " compile --arch sm_90 " + (dir / "nul.cu").string() + " 2>&1");
     CHECK(r.code == 1);  // an input that cannot be used, as a missing one
     CHECK(r.out.find("NUL byte at offset " + std::to_string(offset)) != std::string::npos);
+  }
+
+  // #30 item 8: /dev/zero as a source was read until memory ran out ("internal: std::bad_alloc").
+  TEST_CASE("read_file refuses a device and a FIFO and reads no more than the cap") {
+    kjit::test::TempDir dir;
+    auto zero = kjit::base::read_file("/dev/zero", 1 << 20);
+    CHECK(zero.error == EINVAL);
+    CHECK(zero.why().find("not a regular file") != std::string::npos);
+    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+    auto fifo = kjit::base::read_file(dir / "fifo", 1 << 20);  // no writer: must not wait for one
+    CHECK(fifo.error == EINVAL);
+    kjit::test::write_file(dir / "big.cu", std::string(5000, ' ') + k_kernel);
+    auto big = kjit::base::read_file(dir / "big.cu", 4096);
+    CHECK(big.error == EFBIG);
+    CHECK(big.bytes.empty());
+    CHECK(big.why().find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
+    CHECK(kjit::base::read_file(dir / "big.cu", 1 << 20).ok());
+  }
+
+  TEST_CASE("KJIT_MAX_SOURCE_SIZE caps sources and headers with an IoError and a bad value is a UsageError") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "big.cu", "// " + std::string(3000, 'x') + "\n" + k_kernel);
+    kjit::test::write_file(dir / "big.cuh", "// " + std::string(3000, 'x') + "\n");
+    kjit::test::write_file(dir / "uses.cu", "#include \"big.cuh\"\n" + k_kernel);
+    CHECK(kjit::base::max_source_size() == kjit::base::k_default_max_source_size);
+    ::setenv("KJIT_MAX_SOURCE_SIZE", "2k", 1);
+    CHECK(kjit::base::max_source_size() == 2048);
+    CHECK_THROWS_WITH_AS(kjit::read_program(dir / "big.cu"), doctest::Contains("larger than 2048 bytes"), kjit::IoError);
+    CHECK_THROWS_AS(kjit::read_program("/dev/zero"), kjit::IoError);
+    {
+      kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+      kjit::Program p = kjit::read_program(dir / "uses.cu");
+      CHECK_THROWS_WITH_AS(rt.compile(p, {.arch = kjit::Arch::sm(90)}), doctest::Contains("big.cuh"), kjit::IoError);
+    }
+    ::setenv("KJIT_MAX_SOURCE_SIZE", "plenty", 1);
+    CHECK_THROWS_WITH_AS(kjit::read_program(dir / "big.cu"), doctest::Contains("KJIT_MAX_SOURCE_SIZE=\"plenty\""),
+                         kjit::UsageError);
+    ::unsetenv("KJIT_MAX_SOURCE_SIZE");
+    CHECK_NOTHROW(kjit::read_program(dir / "big.cu"));
   }
 }

@@ -167,3 +167,36 @@ TEST_SUITE("AtomicFile") {
     CHECK(names_in(tmp.path()).empty());
   }
 }
+
+TEST_SUITE("AtomicFile") {
+  // #30 item 6: a write past RLIMIT_FSIZE used to kill the process (SIGXFSZ's default action).
+  TEST_CASE("past RLIMIT_FSIZE with SIGXFSZ at its default the write fails with EFBIG and the process lives") {
+    TempDir tmp;
+    const std::string failures = kjit::test::run_in_child([&]() -> std::string {
+      struct sigaction before{};
+      ::sigaction(SIGXFSZ, nullptr, &before);
+      if (before.sa_handler != SIG_DFL) return "SIGXFSZ is not at its default in the child";
+      rlimit limit{64 * 1024, 64 * 1024};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+      auto file = AtomicFile::create(tmp / "big");
+      if (!file) return "create failed";
+      const auto written = file->write(std::string(1 << 20, 'x'));
+      if (written) return "a write past RLIMIT_FSIZE succeeded";
+      if (written.error().message.find("File too large") == std::string::npos) {
+        return "unexpected message: " + written.error().message;
+      }
+      // What kjit found is what it leaves: the disposition, the mask, nothing pending.
+      struct sigaction after{};
+      ::sigaction(SIGXFSZ, nullptr, &after);
+      if (after.sa_handler != SIG_DFL) return "SIGXFSZ's disposition changed";
+      sigset_t mask, pending;
+      ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+      if (sigismember(&mask, SIGXFSZ) == 1) return "SIGXFSZ left blocked";
+      sigpending(&pending);
+      if (sigismember(&pending, SIGXFSZ) == 1) return "SIGXFSZ left pending";
+      return {};
+    });
+    CHECK_MESSAGE(failures.empty(), failures);
+    CHECK(names_in(tmp.path()).empty());
+  }
+}

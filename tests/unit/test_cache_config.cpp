@@ -108,4 +108,20 @@ TEST_SUITE("config") {
     REQUIRE_FALSE(missing);
     CHECK_FALSE(missing.error().message.empty());
   }
+
+  // #30, smaller finding: KJIT_CACHE_DISABLE=OFF counted as on and KJIT_CACHE_SHARED=maybe was accepted.
+  TEST_CASE("parse_flag: 1 0 true false yes no on off in any case, anything else is nothing") {
+    for (const char* on : {"1", "true", "TRUE", "True", "yes", "Yes", "on", "ON", " on "}) {
+      INFO(on);
+      CHECK(parse_flag(on) == std::optional<bool>(true));
+    }
+    for (const char* off : {"", "0", "false", "False", "FALSE", "no", "NO", "off", "OFF", "Off"}) {
+      INFO(off);
+      CHECK(parse_flag(off) == std::optional<bool>(false));
+    }
+    for (const char* bad : {"maybe", "2", "enable", "y", "n", "-1", "truee"}) {
+      INFO(bad);
+      CHECK_FALSE(parse_flag(bad).has_value());
+    }
+  }
 }

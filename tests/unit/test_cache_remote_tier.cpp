@@ -291,4 +291,40 @@ TEST_SUITE("RemoteTier") {
     CHECK(stats.snapshot().remote_errors == 1);
     CHECK_FALSE((*tier)->ping());
   }
+
+  // #30, smaller finding: a lock key set with no expiry held every node for the whole lock timeout.
+  TEST_CASE("a lock key with no expiry is stale at once and is taken over with one") {
+    Fixture f;
+    auto tier = f.tier();
+    const Key key = test::test_key(80);
+    f.redis.set("kjit:lock:" + key.hex(), "set by hand, no expiry");
+    RemoteLock l = tier->lock_or_wait(key, 3s, 1s, {});
+    CHECK(l.outcome == RemoteLock::Outcome::acquired);
+    CHECK(f.redis.get("kjit:lock:" + key.hex()) == l.token);
+    // A lock with an expiry is still waited for.
+    auto other = f.tier();
+    RemoteLock waited = other->lock_or_wait(key, 300ms, 100ms, {});
+    CHECK(waited.outcome == RemoteLock::Outcome::timed_out);
+    tier->release_async(key, l.token);
+    tier->drain();
+  }
+
+  // #30 item 4: the password was printed in warnings and in the CLI's JSON.
+  TEST_CASE("redact_url hides the password and keeps the rest") {
+    CHECK(redact_url("redis://:s3cret@cachehost") == "redis://:***@cachehost");
+    CHECK(redact_url("redis://user:s3cret@cachehost:6380/2") == "redis://user:***@cachehost:6380/2");
+    CHECK(redact_url("redis://s3cret@cachehost") == "redis://:***@cachehost");
+    CHECK(redact_url("redis://:p@ss@host") == "redis://:***@host");
+    CHECK(redact_url("redis://cachehost:6379") == "redis://cachehost:6379");
+    CHECK(redact_url("unix:///run/redis.sock") == "unix:///run/redis.sock");
+    auto store = open_remote_store("redis://:s3cret@127.0.0.1:1", {});
+    REQUIRE(store);
+    CHECK((*store)->url().find("s3cret") == std::string::npos);
+    auto answer = (*store)->ping();
+    REQUIRE_FALSE(answer);
+    CHECK(answer.error().message.find("s3cret") == std::string::npos);
+    auto bad = open_remote_store("redis://:s3cret@host:notaport", {});
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message.find("s3cret") == std::string::npos);
+  }
 }

@@ -567,4 +567,95 @@ TEST_SUITE("Store") {
     REQUIRE(store.reset_persistent_stats());
     CHECK(store.read_persistent_stats() == StatsSnapshot{});
   }
+
+  // #30 item 7: a read-only cache used to be reported as cleaned ("removed it", "damaged (removed)").
+  TEST_CASE("on a read-only cache get verify and clear say what they could not remove") {
+    TempDir tmp;
+    ::chmod(tmp.path().c_str(), 0755);  // traversable by the unprivileged child
+    const auto dir = tmp / "cache";
+    std::string damaged_path;
+    {
+      Store warm({.dir = dir});
+      REQUIRE(warm.put(test_key(1), test_entry(test_key(1), 1000)).stored);
+      REQUIRE(warm.put(test_key(2), test_entry(test_key(2), 1000)).stored);
+      damaged_path = warm.entry_file(test_key(2));
+    }
+    {
+      std::FILE* f = std::fopen(damaged_path.c_str(), "r+b");
+      REQUIRE(f != nullptr);
+      std::fseek(f, 100, SEEK_SET);
+      std::fputc('!', f);
+      std::fclose(f);
+    }
+    make_read_only(dir);
+    const auto before = files_under(dir);
+    const std::string failures = kjit::test::run_in_child([&]() -> std::string {
+      if (auto e = drop_privileges(); !e.empty()) return e;
+      std::string out;
+      Store store({.dir = dir});
+      const GetResult g = store.get(test_key(2));
+      if (g.outcome != Outcome::damaged) out += "the damaged entry was not reported damaged; ";
+      if (g.message.find("removed it") != std::string::npos) out += "get claims a removal: " + g.message + "; ";
+      if (g.message.find("could not remove " + damaged_path + " (Permission denied)") == std::string::npos) {
+        out += "get does not say what it could not remove: " + g.message + "; ";
+      }
+      const VerifyResult v = store.verify();
+      if (v.ok != 1 || v.damaged.size() != 1) out += "verify did not find one good and one damaged entry; ";
+      if (v.not_removed.size() != 1 || v.not_removed[0].path != damaged_path ||
+          v.not_removed[0].why != "Permission denied") {
+        out += "verify does not list the damaged entry it could not remove; ";
+      }
+      const PruneResult c = store.clear();
+      if (c.removed_entries != 0) out += "clear counts removals it did not make; ";
+      if (c.not_removed.size() != 2 || c.kept_entries != 2) out += "clear does not list the two entries it kept; ";
+      return out;
+    });
+    CHECK_MESSAGE(failures.empty(), failures);
+    CHECK(files_under(dir) == before);
+  }
+
+  // #30, smaller finding: the hit path opened the entry without O_NONBLOCK, so a FIFO hung it.
+  TEST_CASE("a FIFO where an entry goes is neither waited on nor read and a put replaces it") {
+    TempDir tmp;
+    Store store({.dir = tmp / "cache"});
+    const Key key = test_key(5);
+    std::filesystem::create_directories(store.entry_path(key).parent_path());
+    REQUIRE(::mkfifo(store.entry_file(key).c_str(), 0600) == 0);
+    const GetResult g = store.get_in_place(key);
+    CHECK(g.outcome == Outcome::error);
+    CHECK(g.message.find("not a regular file") != std::string::npos);
+    REQUIRE(store.put(key, test_entry(key, 500)).stored);
+    const GetResult hit = store.get(key);
+    REQUIRE(hit.outcome == Outcome::hit);
+    CHECK(entry_matches(*hit.entry, key));
+  }
+
+  // #30, smaller finding: a usage file longer than 24 bytes read as "no counter" forever.
+  TEST_CASE("a usage file longer than a counter heals on the next put") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    Store store({.dir = dir});
+    kjit::test::write_file(dir / "usage", std::string(40, 'x'));
+    REQUIRE(store.put(test_key(1), test_entry(test_key(1), 700)).stored);
+    CHECK(std::filesystem::file_size(dir / "usage") == 24);
+    const auto usage = UsageCounter((dir / "usage").string()).peek();
+    REQUIRE(usage.has_value());
+    CHECK(usage->entries == 1);
+    CHECK(usage->bytes == std::filesystem::file_size(store.entry_path(test_key(1))));
+  }
+
+  TEST_CASE("a shard folder or entry that is a symbolic link is never followed by a get or a put") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    Store store({.dir = dir});
+    const Key key = test_key(9);
+    const std::string hex = key.hex();
+    std::filesystem::create_directories(tmp / "elsewhere");
+    std::filesystem::create_directory_symlink(tmp / "elsewhere", dir / hex.substr(0, 2));
+    CHECK(store.get(key).outcome == Outcome::error);
+    const PutResult put = store.put(key, test_entry(key, 300));
+    CHECK_FALSE(put.stored);
+    CHECK(put.message.find("symbolic link") != std::string::npos);
+    CHECK(std::filesystem::is_empty(tmp / "elsewhere"));
+  }
 }

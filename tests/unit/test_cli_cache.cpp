@@ -118,4 +118,59 @@ TEST_SUITE("cli cache") {
     CHECK(fs::is_symlink(lock));
     CHECK(snapshot(victim) == before);
   }
+
+  // #30 item 7: on a read-only cache compile said "removed it", verify "damaged (removed)" and clear
+  // "removed 0 entries" with exit 0, while the files were still there.
+  TEST_CASE("on a cache this user cannot change compile verify prune and clear say what they could not remove") {
+    if (::geteuid() != 0) {
+      MESSAGE("not root: skipped (the cache must belong to another user, root, to be read-only to this one)");
+      return;
+    }
+    kjit::test::TempDir dir;
+    ::chmod(dir.path().c_str(), 0755);
+    kjit::test::write_file(dir / "a.cu", "extern \"C\" __global__ void a(float* x) { x[0] = 1.0f; }\n");
+    kjit::test::write_file(dir / "b.cu", "extern \"C\" __global__ void b(float* x) { x[0] = 2.0f; }\n");
+    Run made = run(dir, "--json compile --arch sm_90 " + (dir / "a.cu").string() + " " + (dir / "b.cu").string());
+    REQUIRE(made.code == 0);
+    const std::string b_key = nlohmann::json::parse(made.out)[1]["key"];
+    const fs::path damaged = dir / "cache" / b_key.substr(0, 2) / (b_key.substr(2) + ".kjit");
+    { std::ofstream(damaged, std::ios::binary | std::ios::trunc) << "KJIT damaged"; }
+    // Root's cache, read-only to everyone else (a cache shipped in an image).
+    for (const auto& e : fs::recursive_directory_iterator(dir / "cache")) {
+      ::chmod(e.path().c_str(), e.is_directory() ? 0555 : 0444);
+    }
+    ::chmod((dir / "cache").c_str(), 0555);
+    const auto before = snapshot(dir / "cache");
+    const fs::path err = dir / "err.txt";
+    ::chmod(dir.path().c_str(), 0777);  // the unprivileged user writes its stderr here
+    auto as_user = [&](const std::string& args) {
+      auto r = kjit::test::run_command("setpriv --reuid=54321 --regid=54321 --clear-groups " + k_kjit + " --cache-dir " +
+                                       (dir / "cache").string() + " " + args + " 2>" + err.string());
+      return Run{r.code, r.out, kjit::test::read_file(err)};
+    };
+    const std::string could_not = "could not remove " + damaged.string() + " (Permission denied)";
+    Run compile = as_user("compile --arch sm_90 " + (dir / "b.cu").string());
+    CHECK(compile.code == 0);  // compiled in memory
+    CHECK_MESSAGE(compile.err.find(could_not) != std::string::npos, compile.err);
+    CHECK(compile.err.find("removed it") == std::string::npos);
+    Run verify = as_user("cache verify");
+    CHECK(verify.code == 1);
+    CHECK(verify.out.find("(removed)") == std::string::npos);
+    CHECK_MESSAGE(verify.err.find(could_not) != std::string::npos, verify.err);
+    Run verify_json = as_user("--json cache verify");
+    CHECK(verify_json.code == 1);
+    auto v = nlohmann::json::parse(verify_json.out);
+    CHECK(v["damaged"][0]["removed"] == false);
+    CHECK(v["not_removed"].size() == 1);
+    Run prune = as_user("cache prune --max-size 1");
+    CHECK(prune.code == 1);
+    CHECK(prune.err.find("could not remove") != std::string::npos);
+    Run clear = as_user("cache clear");
+    CHECK(clear.code == 1);
+    CHECK_MESSAGE(clear.err.find(could_not) != std::string::npos, clear.err);
+    Run clear_json = as_user("--json cache clear");
+    CHECK(clear_json.code == 1);
+    CHECK(nlohmann::json::parse(clear_json.out)["not_removed"].size() == 2);
+    CHECK(snapshot(dir / "cache") == before);
+  }
 }

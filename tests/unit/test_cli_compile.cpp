@@ -109,4 +109,33 @@ TEST_SUITE("cli") {
     CHECK(verify.code == 0);
     CHECK(nlohmann::json::parse(verify.out)["ok"] == 20);
   }
+
+  // #30 item 6: with a 64 KiB RLIMIT_FSIZE and a larger entry, kjit compile died of SIGXFSZ
+  // (exit 153, nothing printed) and left a 64 KiB temporary and a lock file behind.
+  TEST_CASE("a file-size limit below the entry: one warning, the result printed, exit 0, nothing left behind") {
+    kjit::test::TempDir dir;
+    std::string source;
+    for (int i = 0; i < 120; ++i) source += kernel_source(i);
+    kjit::test::write_file(dir / "many.cu", source);
+    const std::string err = (dir / "err.txt").string();
+    const auto cache = dir / "cache";
+    Run r = kjit::test::run_command(fmt::format("prlimit --fsize=65536 {} --cache-dir {} --json compile --arch sm_90 {} 2>{}",
+                                                k_kjit, cache.string(), (dir / "many.cu").string(), err));
+    CHECK(r.code == 0);
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    REQUIRE_MESSAGE(!j.is_discarded(), r.out);
+    CHECK(j[0]["outcome"] == "compiled");
+    CHECK(j[0]["ptx_bytes"].get<std::size_t>() + j[0]["cubin_bytes"].get<std::size_t>() > 65536);
+    const std::string warning = kjit::test::read_file(err);
+    CHECK_MESSAGE(warning.find("File too large") != std::string::npos, warning);
+    std::size_t lines = 0;
+    for (char c : warning) lines += c == '\n';
+    CHECK(lines == 1);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(cache)) {
+      INFO(e.path().string());
+      CHECK_FALSE(e.path().filename().string().starts_with(".tmp."));
+      CHECK_FALSE(e.path().filename().string().ends_with(".lock"));
+      CHECK_FALSE(e.path().filename().string().ends_with(".kjit"));
+    }
+  }
 }

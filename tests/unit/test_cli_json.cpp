@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -195,5 +196,88 @@ TEST_SUITE("cli json") {
     auto warm = run(dir, "warm --arch sm_90 " + (dir / "k").string());
     CHECK(warm.code == 1);
     CHECK(warm.doc["failed"] == 1);
+  }
+
+  // #30 item 5: a Latin-1 byte made ptx, resources, sass, diff and explain abort (134) and compile exit 3.
+  TEST_CASE("a Latin-1 byte in a file name or the compile log gives one valid document and the text mode's exit status") {
+    kjit::test::TempDir dir;
+    const std::string name = (dir / "caf\xe9.cu").string();  // not UTF-8
+    kjit::test::write_file(name, k_good);
+    const std::string quoted = "'" + name + "'";
+    const std::string cache = " --cache-dir " + (dir / "cache").string() + " ";
+    for (const std::string& cmd : std::vector<std::string>{"compile --arch sm_90 ", "ptx --arch sm_90 ",
+                                                           "sass --arch sm_90 ", "resources --arch sm_90 ",
+                                                           "cache explain --arch sm_90 ",
+                                                           "diff --arch sm_90 " + quoted + " "}) {
+      INFO(cmd);
+      const int text_code = kjit::test::run_command(k_kjit + cache + cmd + quoted + " >/dev/null 2>&1").code;
+      auto j = run(dir, cmd + quoted);
+      CHECK(j.code == text_code);
+      // sass needs nvdisasm or cuobjdump, which a toolkit may lack: then both modes exit 2.
+      if (!cmd.starts_with("sass")) CHECK(j.code == 0);
+      const std::string doc = j.doc.dump();
+      if (cmd.starts_with("compile") || cmd.starts_with("ptx") || cmd.starts_with("sass") ||
+          cmd.starts_with("cache")) {
+        CHECK(doc.find("caf\\\\xE9.cu") != std::string::npos);  // the raw byte, escaped
+      }
+    }
+    // A byte in the source that NVRTC quotes in its log.
+    const std::string bad = (dir / "latin.cu").string();
+    kjit::test::write_file(bad, "extern \"C\" __global__ void k(float* x) { int caf\xe9 = ; }\n");
+    const int text_code = kjit::test::run_command(k_kjit + cache + "compile --arch sm_90 " + bad + " >/dev/null 2>&1").code;
+    auto j = run(dir, "compile --arch sm_90 " + bad);
+    CHECK(j.code == text_code);
+    CHECK(j.code == 1);
+    REQUIRE(j.doc.is_array());
+    check_error(j.doc[0], "compile", bad);
+  }
+
+  // #30 item 8: /dev/zero as the source was read until memory ran out (internal, exit 3).
+  TEST_CASE("a device as the source is refused as an io error for compile ptx and explain, without reading it") {
+    kjit::test::TempDir dir;
+    for (const std::string cmd : {"compile --arch sm_90 ", "ptx --arch sm_90 ", "cache explain --arch sm_90 "}) {
+      INFO(cmd);
+      // A memory bound, so that reading without bound fails the test instead of the machine.
+      auto r = kjit::test::run_command("prlimit --as=3000000000 " + k_kjit + " --cache-dir " + (dir / "cache").string() +
+                                       " --json " + cmd + "/dev/zero 2>/dev/null");
+      auto doc = nlohmann::json::parse(r.out, nullptr, false);
+      REQUIRE_MESSAGE(!doc.is_discarded(), r.out);
+      CHECK(r.code == 1);
+      const auto& error = doc.is_array() ? doc.at(0) : doc;
+      check_error(error, "io");
+      CHECK(error["error"]["message"].get<std::string>().find("not a regular file") != std::string::npos);
+    }
+    kjit::test::write_file(dir / "big.cu", std::string(4096, ' ') + k_good);
+    auto r = kjit::test::run_command("KJIT_MAX_SOURCE_SIZE=1k " + k_kjit + " --cache-dir " + (dir / "cache").string() +
+                                     " --json ptx --arch sm_90 " + (dir / "big.cu").string() + " 2>/dev/null");
+    auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    REQUIRE_MESSAGE(!doc.is_discarded(), r.out);
+    CHECK(r.code == 1);
+    check_error(doc, "io");
+    CHECK(doc["error"]["message"].get<std::string>().find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
+    // A manifest over the cap too.
+    kjit::test::write_file(dir / "k/kjit.json", R"({"kjit_manifest": 1, "kernels": [{"file": "good.cu"}]})" +
+                                                    std::string(2048, ' '));
+    kjit::test::write_file(dir / "k/good.cu", k_good);
+    auto warm = kjit::test::run_command("KJIT_MAX_SOURCE_SIZE=1k " + k_kjit + " --cache-dir " +
+                                        (dir / "cache").string() + " --json warm --arch sm_90 " +
+                                        (dir / "k").string() + " 2>/dev/null");
+    CHECK(warm.code == 1);
+    CHECK(warm.out.find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
+  }
+
+  // #30 item 9: -o under a file was kind internal, exit 3.
+  TEST_CASE("-o under a file is an io error with exit 1") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "ok.cu", k_good);
+    auto j = run(dir, "compile --arch sm_90 -o " + (dir / "ok.cu/sub").string() + " " + (dir / "ok.cu").string());
+    CHECK(j.code == 1);
+    const auto& error = j.doc.is_array() ? j.doc.at(0) : j.doc;
+    check_error(error, "io");
+    const int text_code = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() +
+                                                  " compile --arch sm_90 -o " + (dir / "ok.cu/sub").string() + " " +
+                                                  (dir / "ok.cu").string() + " >/dev/null 2>&1")
+                              .code;
+    CHECK(text_code == 1);
   }
 }

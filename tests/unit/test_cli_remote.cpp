@@ -306,8 +306,16 @@ constexpr uid_t k_attacker = 40001, k_victim = 40002;  // no passwd entries: no 
 
 // Runs kjit as `uid` (group `uid`, no supplementary groups) with only PATH and TMPDIR set, as a
 // container user without a passwd entry; stdout and stderr go to the given files. Exit status.
-int run_as(uid_t uid, const std::string& tmpdir, const std::vector<std::string>& args, const std::string& out,
-           const std::string& err, const std::string& cache_dir = {}) {
+// A user to run kjit as: uid, primary group (the uid's own when 0), supplementary groups, umask.
+struct User {
+  uid_t uid;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  mode_t umask = 022;
+};
+
+int run_user(const User& user, const std::string& tmpdir, const std::vector<std::string>& args, const std::string& out,
+             const std::string& err, const std::string& cache_dir = {}, const std::vector<std::string>& extra_env = {}) {
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -316,9 +324,14 @@ int run_as(uid_t uid, const std::string& tmpdir, const std::vector<std::string>&
     if (o < 0 || e < 0) ::_exit(125);
     ::dup2(o, 1);
     ::dup2(e, 2);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(124);
+    const gid_t gid = user.gid != 0 ? user.gid : user.uid;
+    if (::setgroups(user.groups.size(), user.groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(user.uid) != 0) {
+      ::_exit(124);
+    }
+    ::umask(user.umask);
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=" + tmpdir};
     if (!cache_dir.empty()) env.push_back("KJIT_CACHE_DIR=" + cache_dir);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> argv{const_cast<char*>(k_kjit.c_str())}, envp;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -330,6 +343,11 @@ int run_as(uid_t uid, const std::string& tmpdir, const std::vector<std::string>&
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_as(uid_t uid, const std::string& tmpdir, const std::vector<std::string>& args, const std::string& out,
+           const std::string& err, const std::string& cache_dir = {}, const std::vector<std::string>& extra_env = {}) {
+  return run_user(User{uid}, tmpdir, args, out, err, cache_dir, extra_env);
 }
 
 const char* k_victim_source =
@@ -419,5 +437,173 @@ TEST_SUITE("cli trust") {
     const std::string ptx = kjit::test::read_file(dir / "out/victim.ptx");
     CHECK(ptx.find("1080033280") != std::string::npos);  // 3.5f
     CHECK(ptx.find("1143373824") == std::string::npos);  // 666.0f
+  }
+
+  // #30 item 1: with KJIT_CACHE_SHARED=1 the owner check was off, and the victim ran the attacker's PTX.
+  TEST_CASE("KJIT_CACHE_SHARED does not let another user plant a kernel in the temp-dir fallback") {
+    if (::geteuid() != 0) {
+      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
+      return;
+    }
+    constexpr uid_t k_team_victim = 54321, k_nobody = 54322;
+    kjit::test::TempDir base;
+    ::chmod(base.path().c_str(), 0755);
+    const auto tmp = base / "tmp";
+    std::filesystem::create_directory(tmp);
+    ::chmod(tmp.c_str(), 01777);
+    kjit::test::write_file(base / "src/v.cu", k_victim_source);
+    kjit::test::write_file(base / "src/evil.cu", k_evil_source);
+    ::chmod((base / "src").c_str(), 0755);
+    const std::string out = (tmp / "out.json").string(), err = (tmp / "err.txt").string();
+    const std::string att_cache = (tmp / "attacker-cache").string();
+    REQUIRE(run_as(k_nobody, tmp, {"compile", "--json", "--arch", "sm_90", (base / "src/evil.cu").string(),
+                                   (base / "src/v.cu").string()},
+                   out, err, att_cache) == 0);
+    auto att = nlohmann::json::parse(kjit::test::read_file(out));
+    const std::string evil_key = att[0]["key"], victim_key = att[1]["key"];
+    // "mkdir -m755 $TMPDIR/kjit-cache-54321/<shard>" and the evil entry copied in under the victim's key.
+    const auto victim_cache = tmp / fmt::format("kjit-cache-{}", k_team_victim);
+    const auto planted = victim_cache / victim_key.substr(0, 2) / (victim_key.substr(2) + ".kjit");
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(k_nobody) != 0 || ::setuid(k_nobody) != 0) ::_exit(1);
+      ::umask(022);
+      std::error_code ec;
+      std::filesystem::create_directories(planted.parent_path(), ec);
+      std::filesystem::copy_file(std::filesystem::path(att_cache) / evil_key.substr(0, 2) / (evil_key.substr(2) + ".kjit"),
+                                 planted, ec);
+      ::_exit(ec ? 2 : 0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WEXITSTATUS(status) == 0);
+
+    REQUIRE(run_as(k_team_victim, tmp, {"compile", "--json", "--arch", "sm_90", "-o", (tmp / "victim-out").string(),
+                                        (base / "src/v.cu").string()},
+                   out, err, {}, {"KJIT_CACHE_SHARED=1"}) == 0);
+    auto victim = nlohmann::json::parse(kjit::test::read_file(out)).at(0);
+    CHECK(victim["key"] == victim_key);
+    CHECK(victim["outcome"] == "compiled");
+    const std::string ptx = kjit::test::read_file(tmp / "victim-out/v.ptx");
+    CHECK(ptx.find("1080033280") != std::string::npos);  // 3.5f
+    CHECK(ptx.find("1143373824") == std::string::npos);  // 666.0f
+    const std::string warning = kjit::test::read_file(err);
+    CHECK(warning.find(victim_cache.string()) != std::string::npos);
+    CHECK(warning.find("belongs to user 54322") != std::string::npos);
+  }
+
+  // #30 item 2: the fallback was followed through another user's link into the victim's own folder.
+  TEST_CASE("a temp-dir fallback that is another user's link is refused once and nothing is written through it") {
+    if (::geteuid() != 0) {
+      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
+      return;
+    }
+    constexpr uid_t k_owner = 54321, k_nobody = 54322;
+    kjit::test::TempDir base;
+    ::chmod(base.path().c_str(), 0755);
+    const auto tmp = base / "tmp";
+    std::filesystem::create_directory(tmp);
+    ::chmod(tmp.c_str(), 01777);
+    const auto docs = base / "home/docs";  // the victim's own folder
+    std::filesystem::create_directories(docs);
+    ::chmod((base / "home").c_str(), 0755);
+    ::chmod(docs.c_str(), 0700);
+    REQUIRE(::chown(docs.c_str(), k_owner, k_owner) == 0);
+    kjit::test::write_file(base / "src/v.cu", k_victim_source);
+    ::chmod((base / "src").c_str(), 0755);
+    const auto fallback = tmp / fmt::format("kjit-cache-{}", k_owner);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // "ln -s /home/victim/docs $TMPDIR/kjit-cache-54321", as nobody
+      if (::setgroups(0, nullptr) != 0 || ::setgid(k_nobody) != 0 || ::setuid(k_nobody) != 0) ::_exit(1);
+      ::_exit(::symlink(docs.c_str(), fallback.c_str()) == 0 ? 0 : 2);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WEXITSTATUS(status) == 0);
+    const std::string out = (tmp / "out.json").string(), err = (tmp / "err.txt").string();
+    for (const char* shared : {"KJIT_CACHE_SHARED=0", "KJIT_CACHE_SHARED=1"}) {
+      INFO(shared);
+      REQUIRE(run_as(k_owner, tmp, {"compile", "--json", "--arch", "sm_90", (base / "src/v.cu").string()}, out, err, {},
+                     {shared}) == 0);
+      CHECK(nlohmann::json::parse(kjit::test::read_file(out)).at(0)["outcome"] == "compiled");
+      const std::string warning = kjit::test::read_file(err);
+      CHECK(warning.find("symbolic link") != std::string::npos);
+      std::size_t warnings = 0;
+      for (std::size_t at = warning.find("kjit: warn"); at != std::string::npos; at = warning.find("kjit: warn", at + 1)) {
+        ++warnings;
+      }
+      CHECK(warnings == 1);
+      CHECK(std::filesystem::is_empty(docs));  // no CACHEDIR.TAG, usage, stats, locks/ or shard
+    }
+  }
+
+  // #30 item 3: under umask 022 a second member could not store in the first member's shards.
+  TEST_CASE("two members of a team cache under umask 022 store in each other's shards and lock") {
+    if (::geteuid() != 0) {
+      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
+      return;
+    }
+    constexpr gid_t k_team = 54400;
+    const User a{54321, 54321, {k_team}, 022}, b{54322, 54322, {k_team}, 022};
+    kjit::test::TempDir base;
+    ::chmod(base.path().c_str(), 0755);
+    const auto team = base / "team";
+    std::filesystem::create_directory(team);
+    REQUIRE(::chown(team.c_str(), 0, k_team) == 0);
+    ::chmod(team.c_str(), 02770);
+    const auto tmp = base / "tmp";
+    std::filesystem::create_directory(tmp);
+    ::chmod(tmp.c_str(), 01777);
+    const auto src = base / "src";
+    std::vector<std::string> files;
+    for (int i = 0; i < 4; ++i) {
+      kjit::test::write_file(src / fmt::format("k{}.cu", i), kernel_source(i));
+      files.push_back((src / fmt::format("k{}.cu", i)).string());
+    }
+    ::chmod(src.c_str(), 0755);
+    const std::string out = (tmp / "out.json").string(), err = (tmp / "err.txt").string();
+    // Member a fills the shards and locks/; member b then stores other kernels there.
+    std::vector<std::string> args = {"compile", "--json", "--arch", "sm_90", files[0], files[1]};
+    REQUIRE(run_user(a, tmp, args, out, err, team.string(), {"KJIT_CACHE_SHARED=1"}) == 0);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(team)) {
+      struct stat st{};
+      REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+      INFO(e.path().string());
+      CHECK(st.st_gid == k_team);
+      if (S_ISDIR(st.st_mode)) CHECK((st.st_mode & 07777) == 02770);
+      else CHECK((st.st_mode & 07777) == 0660);
+    }
+    args = {"compile", "--json", "--arch", "sm_90", files[0], files[1], files[2], files[3]};
+    REQUIRE(run_user(b, tmp, args, out, err, team.string(), {"KJIT_CACHE_SHARED=1"}) == 0);
+    auto second = nlohmann::json::parse(kjit::test::read_file(out));
+    CHECK(second[0]["outcome"] == "hit");
+    CHECK(second[1]["outcome"] == "hit");
+    const std::string b_err = kjit::test::read_file(err);
+    CHECK_MESSAGE(b_err.find("kjit: warn") == std::string::npos, b_err);  // stored, and locked
+    // All four stored: member a now hits every one.
+    REQUIRE(run_user(a, tmp, args, out, err, team.string(), {"KJIT_CACHE_SHARED=1"}) == 0);
+    for (const auto& r : nlohmann::json::parse(kjit::test::read_file(out))) CHECK(r["outcome"] == "hit");
+  }
+
+  // #30 item 4: the Redis password was printed in warnings, cache stats --json and cache remote ping --json.
+  TEST_CASE("a Redis password never reaches stdout or stderr") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", kernel_source(1));
+    const std::string url = "redis://:s3cretPW@127.0.0.1:1";  // nothing listens there: warnings
+    const std::string cache = "--cache-dir " + (dir / "c").string();
+    for (const std::string& args : {fmt::format("{} compile --arch sm_90 {}", cache, (dir / "k.cu").string()),
+                                    cache + " --json cache stats", cache + " --json cache remote ping",
+                                    cache + " cache remote ping"}) {
+      INFO(args);
+      Run r = kjit::test::run_command(fmt::format("KJIT_REMOTE_CACHE='{}' {} {} 2>&1", url, k_kjit, args));
+      CHECK(r.out.find("s3cretPW") == std::string::npos);
+      CHECK(r.out.find("redis://:***@127.0.0.1:1") != std::string::npos);
+    }
+    Run bad = kjit::test::run_command(fmt::format("{} {} --remote 'redis://:s3cretPW@host:x' cache remote ping 2>&1",
+                                                  k_kjit, cache));
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("s3cretPW") == std::string::npos);
   }
 }

@@ -235,4 +235,32 @@ TEST_SUITE("Runtime cache") {
     CHECK(rt.cache_dir() == dir.path() / "envcache");
     unsetenv("KJIT_CACHE_DIR");
   }
+
+  // #30, smaller finding: KJIT_CACHE_DISABLE=OFF and =False counted as on; KJIT_CACHE_SHARED=maybe was accepted.
+  TEST_CASE("every flag reads on and off in any spelling and refuses anything else naming it") {
+    for (const char* name : {"KJIT_CACHE_DISABLE", "KJIT_ALWAYS_COMPILE", "KJIT_CACHE_SHARED", "KJIT_REMOTE_READONLY"}) {
+      INFO(name);
+      auto flag = [&] {
+        const auto c = kjit::RuntimeConfig::from_environment();
+        const std::string n = name;
+        return n == "KJIT_CACHE_DISABLE"    ? c.cache_disabled
+               : n == "KJIT_ALWAYS_COMPILE" ? c.always_compile
+               : n == "KJIT_CACHE_SHARED"   ? c.cache_shared
+                                            : c.remote_read_only;
+      };
+      for (const char* off : {"OFF", "False", "no", "0", ""}) {
+        setenv(name, off, 1);
+        CHECK_FALSE(flag());
+      }
+      for (const char* on : {"ON", "True", "yes", "1"}) {
+        setenv(name, on, 1);
+        CHECK(flag());
+      }
+      setenv(name, "maybe", 1);
+      const std::string expected = std::string(name) + "=\"maybe\"";
+      CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(expected.c_str()),
+                           kjit::UsageError);
+      unsetenv(name);
+    }
+  }
 }

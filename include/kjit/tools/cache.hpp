@@ -63,18 +63,25 @@ struct CachePruneResult {
   std::uint64_t removed_entries = 0, removed_bytes = 0, kept_entries = 0, kept_bytes = 0;
   // Symbolic links inside the cache, left alone and not followed: path, why.
   std::vector<std::pair<std::filesystem::path, std::string>> skipped;
+  // Entries that should have gone and could not be removed (kept): path, why ("Read-only file system").
+  std::vector<std::pair<std::filesystem::path, std::string>> not_removed;
 };
 
 struct CacheVerifyResult {
   std::uint64_t ok = 0;
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // removed: path, why
   std::vector<std::pair<std::filesystem::path, std::string>> skipped;  // links, left alone: path, why
+  // Damaged entries that could not be removed (a read-only cache): path, why.
+  std::vector<std::pair<std::filesystem::path, std::string>> not_removed;
 };
 
 class KJIT_API Cache {
 public:
   // `dir` empty: the default cache dir (KJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/kjit).
-  explicit Cache(std::filesystem::path dir = {}, std::uint64_t max_size = 2ull << 30);
+  // `shared`: a team cache (KJIT_CACHE_SHARED). The folder is checked as a Runtime checks it;
+  // one that is not trusted (another user's, writable by others) makes every call below throw
+  // IoError saying why.
+  explicit Cache(std::filesystem::path dir = {}, std::uint64_t max_size = 2ull << 30, bool shared = false);
   ~Cache();
   Cache(Cache&&) noexcept;
   Cache& operator=(Cache&&) noexcept;
@@ -103,13 +110,16 @@ private:
 // of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
 // an address it cannot parse.
 struct RemotePing {
-  std::string url;
+  std::string url;  // with its password redacted (redact_remote_url)
   bool ok = false;
   std::string server;
   std::chrono::microseconds round_trip{0};
   std::string message;
 };
 KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
+// A remote cache's address as kjit prints it everywhere: "redis://:***@host:6379" (the password
+// replaced; the rest kept).
+KJIT_API std::string redact_remote_url(std::string_view url);
 
 // "2G", "512M", "1.5GiB", "1048576": bytes. Throws UsageError naming `what` otherwise.
 KJIT_API std::uint64_t parse_size(std::string_view text, std::string_view what);
