@@ -70,10 +70,7 @@ void add_tune_command(CLI::App& app, Context& ctx) {
     o.runtime = ctx.runtime_config();
     const TuneAheadProgress progress = [&](const TuneAheadItem& i) {
       if (ctx.json || ctx.quiet) return;
-      if (i.decision) {
-        const std::string key = i.key == i.shape ? i.key : fmt::format("{} (key {})", i.shape, i.key.empty() ? "-" : i.key);
-        fmt::print("{}\n  in {:.0f} ms\n", format_decision(what(i), key, i.device, *i.decision), i.ms);
-      }
+      if (!i.report.empty()) fmt::print("{}\n", i.report);
       std::fflush(stdout);
     };
     const TuneAheadReport r = kjit::tune_ahead(o, progress);

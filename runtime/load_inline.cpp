@@ -4,6 +4,8 @@
 #include <kjit/load_inline.hpp>
 #include <kjit/runtime.hpp>
 
+#include "runtime/runtime_access.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -61,7 +63,7 @@ Module load_inline(const LoadInlineOptions& options) {
                                  fmt::join(m.kernel_names(), ", ")));
   }
   if (options.verbose) {
-    rt.report(fmt::format("load_inline {}: {} (key {}, cache {})", options.name, describe(m.outcome()),
+    RuntimeAccess::report(rt, fmt::format("load_inline {}: {} (key {}, cache {})", options.name, describe(m.outcome()),
                           m.compile_result().key, rt.cache_dir().string()));
   }
   return m;

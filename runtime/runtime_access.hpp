@@ -1,5 +1,5 @@
-// kjit::RuntimeAccess: what kjit's own parts above the facade (the tuner) may reach of a
-// Runtime's request path: its entry store (the disk and remote tiers for entries of their own).
+// kjit::RuntimeAccess: what kjit's own parts may reach of a Runtime beyond the public API: its
+// entry store (the tuner's decisions in the disk and remote tiers) and its report channel.
 #pragma once
 
 #include <kjit/runtime.hpp>
@@ -10,6 +10,8 @@ namespace kjit {
 
 struct RuntimeAccess {
   static request::EntryStore& entries(Runtime& runtime);
+  // Runtime::report: a message the caller asked for, at info whatever the level.
+  static void report(const Runtime& runtime, std::string_view message) { runtime.report(message); }
 };
 
 }  // namespace kjit

@@ -22,7 +22,7 @@ foreach(line IN LISTS lines)
   string(REGEX REPLACE "^[^(]* (kjit::)" "\\1" subject "${subject}")
   if(NOT subject MATCHES "^kjit::")
     list(APPEND bad "${name}")
-  elseif(subject MATCHES "kjit::(cache|compile|driver|request|loader|detail)::" AND
+  elseif(subject MATCHES "kjit::(cache|base|trace|compile|link|driver|request|loader|tune|detail)::" AND
          NOT subject MATCHES "^kjit::(Module|KernelHandle)::")
     list(APPEND bad "${name}")
   endif()

@@ -75,9 +75,3 @@ struct CompileOptions {
 KJIT_API std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
 
 }  // namespace kjit
-
-namespace kjit {
-// The options with every understood raw flag folded into its typed field (arch included) and
-// the rest kept in order. canonical_flags() normalizes first; exposed for tools and tests.
-KJIT_API CompileOptions normalized(const CompileOptions& options);
-}  // namespace kjit

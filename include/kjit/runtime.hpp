@@ -73,11 +73,12 @@ public:
   RuntimeStats stats() const;
   // Writes this process's cache counters into the cache directory's persistent stats.
   void flush_stats();
-  // Delivers a message the caller asked for (load_inline's verbose) to the log callback (or
-  // stderr) at info, whatever the configured level.
-  void report(std::string_view message) const;
 
 private:
+  // Delivers a message the caller asked for (load_inline's verbose, KJIT_PRINT_TUNING) to the log
+  // callback (or stderr) at info, whatever the configured level. Reached through RuntimeAccess.
+  void report(std::string_view message) const;
+
   friend struct RuntimeAccess;  // kjit's own parts (the tuner) reach its entry store
   struct Impl;
   std::unique_ptr<Impl> m_impl;

@@ -68,9 +68,7 @@ private:
   std::string m_text;
 };
 
-enum class TuneMode { on, off, force };
-// KJIT_TUNE: unset, "on" or empty: on; "off"; "force". Throws UsageError for another value.
-KJIT_API TuneMode tune_mode_from_environment();
+enum class TuneMode { on, off, force };  // KJIT_TUNE (on when unset)
 
 struct TuneOptions {
   CompileOptions compile;        // every candidate's, before its own defines
@@ -135,10 +133,6 @@ struct TuneDecision {
   std::string key;                    // the decision's cache key (hex)
 };
 
-// What KJIT_PRINT_TUNING prints: a line naming the tuner, key, device and choice, then one line
-// per candidate with its time and, for one not chosen to the end, why.
-KJIT_API std::string format_decision(std::string_view name, std::string_view key, std::string_view device,
-                                     const TuneDecision& decision);
 
 struct TunerStats {
   std::uint64_t timed = 0;       // decisions made by timing
@@ -193,7 +187,8 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-// Throws UsageError when a spec's arguments do not have a signature's sizes (both listed).
+// Throws UsageError when a spec's arguments do not have a signature's sizes (both listed); for
+// Tuner<Sig>'s constructor.
 KJIT_API void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count);
 
 template <class Signature>

@@ -8,6 +8,13 @@
 #include <string>
 #include <vector>
 
+namespace kjit {
+// The options with every understood raw flag folded into its typed field (arch included) and
+// the rest kept in order: one spelling of each (kjit's own parts and tests; canonical_flags()
+// normalizes first).
+CompileOptions normalized(const CompileOptions& options);
+}  // namespace kjit
+
 namespace kjit::compile {
 
 std::vector<std::string> marshal(const CompileOptions& normalized_options, const Arch& resolved);

@@ -12,6 +12,9 @@
 
 namespace kjit::inspect {
 
+// The folder name write_dump uses under its root: the program's name and the key's start.
+std::string dump_folder_name(const Program& program, const CompileResult& result);
+
 using DumpLog = std::function<void(LogLevel, std::string_view)>;
 // Writes a folder per compile (and per disk or remote hit when `dump_hits`) under `dir`
 // (write_dump); a failure is logged, never thrown.

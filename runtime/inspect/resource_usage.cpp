@@ -6,6 +6,7 @@
 #include <kjit/tools/inspect.hpp>
 
 #include "runtime/driver/module_access.hpp"
+#include "runtime/compile/option_marshalling.hpp"
 #include <kjit/module.hpp>
 #include <kjit/device.hpp>
 

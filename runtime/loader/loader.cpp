@@ -9,6 +9,7 @@
 #include "runtime/base/environment.hpp"
 #include "runtime/compile/include_scanner.hpp"
 #include "runtime/loader/kernel_request.hpp"
+#include "runtime/compile/option_marshalling.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

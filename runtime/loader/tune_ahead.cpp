@@ -8,6 +8,7 @@
 
 #include "runtime/base/source_file.hpp"
 #include "runtime/loader/kernel_request.hpp"
+#include "runtime/tune/report.hpp"
 #include "runtime/tune/synthetic_arguments.hpp"
 
 #include <fmt/format.h>
@@ -88,6 +89,15 @@ TuneAheadReport tune_ahead(const TuneAheadOptions& options, const TuneAheadProgr
               item.error = e.what();
             }
             item.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (item.decision) {
+              const std::string what = fmt::format("{}{}: {}", item.file,
+                                                   item.variant.empty() ? "" : fmt::format(" [{}]", item.variant), item.name);
+              const std::string key = item.key == item.shape
+                                          ? item.key
+                                          : fmt::format("{} (key {})", item.shape, item.key.empty() ? "-" : item.key);
+              item.report = fmt::format("{}\n  in {:.0f} ms", format_decision(what, key, item.device, *item.decision),
+                                        item.ms);
+            }
             if (!item.decision) ++report.failed;
             else if (item.decision->source == TuneDecision::Source::timed) ++report.timed;
             else ++report.cached;

@@ -6,6 +6,7 @@
 #include "runtime/link/nvjitlink_linker.hpp"
 #include "runtime/trace/nvtx.hpp"
 #include "runtime/trace/phase.hpp"
+#include "runtime/compile/option_marshalling.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

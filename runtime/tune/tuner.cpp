@@ -11,6 +11,7 @@
 #include "runtime/base/environment.hpp"
 #include "runtime/runtime_access.hpp"
 #include "runtime/tune/decision.hpp"
+#include "runtime/tune/report.hpp"
 #include "runtime/tune/spec.hpp"
 
 #include <fmt/format.h>
@@ -257,7 +258,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   }
 
   void report(const TuneDecision& d, const TuneKey& key) const {
-    if (print) runtime->report(format_decision(name(), key.text(), Device::current().name(), d));
+    if (print) RuntimeAccess::report(*runtime, format_decision(name(), key.text(), Device::current().name(), d));
   }
 
   LaunchConfig config(std::size_t i, Dim3 grid, CUstream_st* stream) const {

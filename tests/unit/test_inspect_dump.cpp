@@ -4,6 +4,8 @@
 
 #include <kjit/tools/inspect.hpp>
 
+#include "runtime/inspect/dump_hook.hpp"
+
 #include <doctest/doctest.h>
 
 namespace ins = kjit::inspect;

@@ -8,6 +8,7 @@
 
 #include "runtime/runtime_access.hpp"
 #include "runtime/tune/decision.hpp"
+#include "runtime/tune/report.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

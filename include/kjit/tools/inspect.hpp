@@ -247,7 +247,5 @@ enum class DumpSass { if_available, no };
 // are replaced. Returns the folder. Throws IoError naming the file it could not write.
 KJIT_API std::filesystem::path write_dump(const std::filesystem::path& dump_root, const Program& program,
                                  const CompileResult& result, DumpSass dump_sass = DumpSass::if_available);
-// The folder name write_dump uses.
-KJIT_API std::string dump_folder_name(const Program& program, const CompileResult& result);
 
 }  // namespace kjit::inspect

@@ -41,6 +41,7 @@ struct TuneAheadItem {
   std::optional<TuneDecision> decision;  // unset: failed (see error)
   std::string error;
   double ms = 0;
+  std::string report;  // the decision as KJIT_PRINT_TUNING prints it, with the time; empty: failed
 };
 
 struct TuneAheadReport {
