@@ -4,6 +4,7 @@
 #include <kjit/tools/cache.hpp>
 
 #include <fmt/chrono.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cctype>
@@ -128,7 +129,8 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
       });
 
   auto tuning = std::make_shared<bool>(false);
-  auto* ls = cache->add_subcommand("ls", "List entries, most recently used first");
+  auto* ls = cache->add_subcommand(
+      "ls", "List entries, most recently used first: key, size, last use, program, arch and kinds (cubin, ptx, ltoir, tuning)");
   ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: tuner, device, tuning key, candidates and times");
   ls->callback([&ctx, tuning] {
     if (*tuning) {
@@ -162,14 +164,17 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     if (ctx.json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& e : entries) {
-        j.push_back({{"key", e.key}, {"path", json_name(e.path.string())}, {"size", e.size}, {"last_use", epoch_seconds(e.last_use)}});
+        j.push_back({{"key", e.key},         {"path", json_name(e.path.string())}, {"size", e.size},
+                     {"last_use", epoch_seconds(e.last_use)}, {"program", e.program}, {"arch", e.arch},
+                     {"kinds", e.kinds}});
       }
       print_json(j, 2);
       return;
     }
     for (const auto& e : entries) {
-      fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}\n", e.key, human(e.size),
-                 std::chrono::time_point_cast<std::chrono::seconds>(e.last_use));
+      fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}  {}  {}  {}\n", e.key, human(e.size),
+                 std::chrono::time_point_cast<std::chrono::seconds>(e.last_use), e.program.empty() ? "-" : e.program,
+                 e.arch.empty() ? "-" : e.arch, e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")));
     }
     fmt::print("{} entr{}\n", entries.size(), entries.size() == 1 ? "y" : "ies");
   });

@@ -5,11 +5,15 @@
 #include "cache/remote/remote_store.hpp"
 #include "cache/config.hpp"
 #include "cache/store.hpp"
+#include "cache/entry.hpp"
+#include "runtime/base/source_file.hpp"
 #include "runtime/tune/decision.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -68,10 +72,48 @@ std::vector<std::pair<std::filesystem::path, std::string>> not_removed_of(const 
 
 std::vector<CacheEntryInfo> Cache::list() const { return list_with_skipped().entries; }
 
+namespace {
+
+// What an entry says of itself: program, arch and section kinds (meta JSON; a tuner's name).
+void describe(CacheEntryInfo& info, const cache::Key& key) {
+  const base::FileContent f = base::read_file(info.path, std::numeric_limits<std::uint64_t>::max());
+  if (!f.ok()) return;
+  const cache::InPlaceParse parsed = cache::parse_in_place(f.bytes);
+  if (!parsed.error.empty() || parsed.key != key) return;
+  for (const cache::SectionRef& s : parsed.sections) {
+    const std::string_view bytes = std::string_view(f.bytes).substr(s.offset, s.size);
+    switch (s.kind) {
+    case cache::SectionKind::cubin: info.kinds.emplace_back("cubin"); break;
+    case cache::SectionKind::ptx: info.kinds.emplace_back("ptx"); break;
+    case cache::SectionKind::ltoir: info.kinds.emplace_back("ltoir"); break;
+    case cache::SectionKind::tuning:
+      info.kinds.emplace_back("tuning");
+      if (auto d = tune::decode_decision(key, f.bytes)) info.program = d->name;
+      break;
+    case cache::SectionKind::meta: {
+      const auto meta = nlohmann::json::parse(bytes, nullptr, false);
+      if (meta.is_object()) {
+        info.program = meta.value("program", std::string());
+        info.arch = meta.value("arch", std::string());
+      }
+      break;
+    }
+    case cache::SectionKind::log:
+    case cache::SectionKind::lowered_names: break;
+    }
+  }
+}
+
+}  // namespace
+
 CacheListResult Cache::list_with_skipped() const {
   auto l = m_impl->trusted().list_with_skipped();
   CacheListResult out;
-  for (const auto& e : l.entries) out.entries.push_back({e.key.hex(), e.path, e.size, e.last_use});
+  for (const auto& e : l.entries) {
+    CacheEntryInfo info{e.key.hex(), e.path, e.size, e.last_use, {}, {}, {}};
+    describe(info, e.key);
+    out.entries.push_back(std::move(info));
+  }
   out.skipped = skipped_of(l.skipped);
   return out;
 }

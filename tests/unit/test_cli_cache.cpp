@@ -59,6 +59,30 @@ bool lists(const nlohmann::json& skipped, const fs::path& path) {
 }  // namespace
 
 TEST_SUITE("cli cache") {
+  TEST_CASE("cache ls shows each entry's program, arch, kinds and last use") {
+    kjit::test::TempDir dir;
+    {
+      std::ofstream(dir / "scale_ls.cu") << "extern \"C\" __global__ void scale(float* x) { x[0] *= 3.0f; }\n";
+    }
+    REQUIRE(run(dir, "compile " + (dir / "scale_ls.cu").string() + " --arch sm_90").code == 0);
+    REQUIRE(run(dir, "compile " + (dir / "scale_ls.cu").string() + " --arch compute_80").code == 0);
+    const Run text = run(dir, "cache ls");
+    CHECK(text.code == 0);
+    CHECK(text.out.find("scale_ls.cu  sm_90  cubin,ptx") != std::string::npos);
+    CHECK(text.out.find("scale_ls.cu  compute_80  ptx") != std::string::npos);
+    const Run js = run(dir, "--json cache ls");
+    REQUIRE(js.code == 0);
+    const auto doc = nlohmann::json::parse(js.out);
+    REQUIRE(doc.size() == 2);
+    std::map<std::string, nlohmann::json> by_arch;
+    for (const auto& e : doc) by_arch[e["arch"].get<std::string>()] = e;
+    REQUIRE(by_arch.count("sm_90") == 1);
+    CHECK(by_arch["sm_90"]["program"] == "scale_ls.cu");
+    CHECK(by_arch["sm_90"]["kinds"] == nlohmann::json::array({"cubin", "ptx"}));
+    CHECK(by_arch["compute_80"]["kinds"] == nlohmann::json::array({"ptx"}));
+    CHECK(by_arch["sm_90"]["last_use"].get<long long>() > 0);
+  }
+
   TEST_CASE("cache commands warn about links inside the cache and leave what they point to") {
     kjit::test::TempDir dir;
     const fs::path cache = dir / "cache";

@@ -38,6 +38,12 @@ struct CacheEntryInfo {
   std::filesystem::path path;
   std::uint64_t size = 0;
   std::chrono::system_clock::time_point last_use;
+  // From the entry itself: the program (a tuner's name for a decision), the arch ("sm_90"; empty
+  // for a decision) and the kinds it holds ("cubin", "ptx", "ltoir", "tuning"). All empty when
+  // the entry could not be read or checked (`kjit cache verify` says why).
+  std::string program;
+  std::string arch;
+  std::vector<std::string> kinds;
 };
 
 struct CacheListResult {
