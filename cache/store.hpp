@@ -146,7 +146,7 @@ public:
   // `progress_every` while it waits; a Failure when the bound passed (Reason::timed_out) or
   // locking is impossible (read-only directory; Reason::error), or with `stale_after` > 0 when
   // the holder showed no progress that long (Reason::stalled): the caller then compiles by itself.
-  // A holder proves progress with a LockHeartbeat on the lock's fd().
+  // A holder proves progress with a heartbeat on the lock's fd() (Background::heartbeat).
   Result<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
                         const std::function<void(std::chrono::milliseconds)>& progress = {},
                         std::chrono::milliseconds progress_every = std::chrono::seconds(5),
