@@ -40,7 +40,17 @@ void Background::Recurring::stop() {
   m_bg = nullptr;
 }
 
-Background::Background(Limits limits) : m_limits(limits) {}
+Background::Background(Limits limits) : m_limits(limits) {
+  // Known to the atexit handler from the start (it is registered with the first object: no work
+  // at load time). Taken here, never under m_mutex: the handler takes this lock, then m_mutex.
+  Live& l = live();
+  std::lock_guard lock(l.mutex);
+  l.all.insert(this);
+  if (!l.handler_registered) {
+    l.handler_registered = true;
+    std::atexit(&Background::finish_all_at_exit);
+  }
+}
 
 Background::~Background() {
   {
@@ -64,13 +74,6 @@ void Background::start() {
   m_sleep_until = Clock::time_point::min();  // awake: it looks at the work before it sleeps
   m_thread = std::thread([this] { loop(); });
   m_thread_id = m_thread.get_id();
-  Live& l = live();
-  std::lock_guard lock(l.mutex);
-  l.all.insert(this);
-  if (!l.handler_registered) {
-    l.handler_registered = true;
-    std::atexit(&Background::finish_all_at_exit);
-  }
 }
 
 bool Background::post(Job job) {

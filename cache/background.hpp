@@ -9,8 +9,8 @@
 // bounded queue (max_jobs, max_bytes): a job that does not fit is dropped at once (its drop() is
 // called instead of run(): the caller counts it). finish(bound) runs what is queued for at most
 // `bound`, drops the rest, and stops the thread; the destructor calls it with Limits::exit_bound,
-// and so does an atexit handler (registered when the first thread starts) for objects never
-// destroyed (the global Runtime), which then stop taking work. Thread-safe. No CUDA; never throws
+// and so does an atexit handler (registered by the first object, never at load time) for objects
+// never destroyed (the global Runtime), which then stop taking work. Thread-safe. No CUDA; never throws
 // past allocation failures; jobs must not throw (one that does is counted as done).
 #pragma once
 
