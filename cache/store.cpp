@@ -521,7 +521,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
 
 std::uint64_t Store::account(const UsageChange& change) {
   if (!m_dir || change.entry.empty()) return 0;
-  auto counter = m_usage.lock(k_usage_lock_timeout);
+  auto counter = m_usage.lock(k_background_lock_wait);
   if (!counter) return 0;
   return count_put(*counter, change);
 }
@@ -694,14 +694,14 @@ Usage Store::usage() {
   return usage;
 }
 
-Result<void> Store::flush_stats() {
+Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
   std::lock_guard lock(m_flush_mutex);
   const StatsSnapshot now = m_stats.snapshot();
   StatsSnapshot delta = now;
   delta -= m_flushed;
   if (delta == StatsSnapshot{}) return {};
   if (!m_dir) return *m_refused;
-  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta); !added) return added;
+  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta, timeout); !added) return added;
   m_flushed = now;
   return {};
 }

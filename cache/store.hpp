@@ -138,7 +138,8 @@ public:
   // put() of an entry already serialized for `key` (a remote hit written back to this disk).
   PutResult put_bytes(const Key& key, std::string_view bytes, Accounting accounting = Accounting::now);
   // Counts a deferred put's entry, evicting least recently used when over max_size; returns the
-  // entries evicted. Without the usage lock (held too long) the total drifts until a recount.
+  // entries evicted. Without the usage lock within k_background_lock_wait (held too long) the
+  // total drifts until a recount.
   std::uint64_t account(const UsageChange& change);
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
@@ -179,7 +180,7 @@ public:
 
   // Adds this object's counters not yet flushed to the persistent stats of the directory.
   // Cheap enough to call after each compile; a Failure when they cannot be written.
-  Result<void> flush_stats();
+  Result<void> flush_stats(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // Totals of every process that flushed into this directory.
   StatsSnapshot read_persistent_stats() const;
   Result<void> reset_persistent_stats();
@@ -189,6 +190,9 @@ public:
   // A hit rewrites an entry's last use only when the recorded one is older than this, as
   // relatime does for atime: most hits then cost no write, and LRU order is exact to within it.
   static constexpr std::chrono::seconds k_last_use_resolution{60};
+  // The longest a background job (account(), a flush) waits for a lock: the worker's heartbeats
+  // wait behind it, and must stay well within a waiter's lock_stale_after (10 s by default).
+  static constexpr std::chrono::seconds k_background_lock_wait{2};
   // Temporaries older than this belong to killed writers.
   static constexpr std::chrono::minutes k_stale_temp_age{5};
 

@@ -207,7 +207,7 @@ void CompileService::schedule_flush() {
   cache::Background::Job job;
   job.run = [this] {
     m_flush_queued = false;
-    flush();
+    m_store->flush_stats(cache::Store::k_background_lock_wait);  // the destructor's flush catches up
   };
   job.drop = [this] { m_flush_queued = false; };  // the destructor flushes what is left
   m_background.post(std::move(job));
