@@ -23,16 +23,24 @@ using Clock = std::chrono::steady_clock;
 // Never through a symbolic link (a lock file is never one); a new file gets `mode` (exactly, when
 // asked: a team cache's lock files are 0660 whatever the umask).
 int open_lock_file(const std::filesystem::path& path, FileMode mode) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode.mode);
-  if (fd >= 0) {
-    if (mode.exact) ::fchmod(fd, mode.mode);
-    return fd;
-  }
-  if (errno != EEXIST) {
-    if (errno != EACCES && errno != EROFS) return fd;
-  } else {
+  // A holder removes its lock file when it lets go: between our O_EXCL create (EEXIST) and our
+  // open (ENOENT) it may be gone; then create it again (a waiter that gave up here compiled a
+  // key a second time, without the lock).
+  for (int attempt = 0;; ++attempt) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode.mode);
+    if (fd >= 0) {
+      if (mode.exact) ::fchmod(fd, mode.mode);
+      return fd;
+    }
+    if (errno != EEXIST) {
+      if (errno != EACCES && errno != EROFS) return fd;
+      break;
+    }
     fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 || (errno != EACCES && errno != EROFS)) return fd;
+    if (fd >= 0) return fd;
+    if (errno == ENOENT && attempt < 100) continue;
+    if (errno != EACCES && errno != EROFS) return fd;
+    break;
   }
   // A read-only cache may still hold the lock file: flock works on a read-only descriptor.
   return ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

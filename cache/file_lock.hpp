@@ -30,7 +30,7 @@ public:
   ~FileLock();
 
   // Waits at most `timeout` (polling), calling progress(waited) about every `progress_every`.
-  // With `stale_after` > 0, also stops once the lock file shows no progress (a LockHeartbeat's
+  // With `stale_after` > 0, also stops once the lock file shows no progress (a heartbeat's
   // mtime) for that long: a Failure with Reason::stalled.
   // The file is created with `mode` when missing and never opened through a symbolic link.
   // A Failure on timeout (Reason::timed_out, "waiting for lock /c/l: still held by another

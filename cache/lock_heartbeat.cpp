@@ -4,23 +4,6 @@
 
 namespace kjit::cache {
 
-LockHeartbeat::LockHeartbeat(int fd, std::chrono::milliseconds period) : m_fd(fd), m_period(period) {
-  ::futimens(m_fd, nullptr);  // progress from the first moment the lock is held
-  m_thread = std::thread([this] {
-    std::unique_lock lock(m_mutex);
-    while (!m_wake.wait_for(lock, m_period, [this] { return m_stop; })) ::futimens(m_fd, nullptr);
-  });
-}
-
-LockHeartbeat::~LockHeartbeat() {
-  {
-    std::lock_guard lock(m_mutex);
-    m_stop = true;
-  }
-  m_wake.notify_one();
-  m_thread.join();
-}
-
 bool LockWatch::stalled() {
   const auto now = std::chrono::steady_clock::now();
   struct stat st{};

@@ -1,6 +1,7 @@
-// kjit::cache::LockHeartbeat and LockWatch: proof of progress for a held lock. The holder keeps a
-// LockHeartbeat while it works: a thread that sets the lock file's mtime to now every `period`
-// (futimens on the locked descriptor), until the object goes. A waiter keeps a LockWatch on the
+// kjit::cache::LockWatch: proof of progress for a held lock, seen by a waiter. The holder keeps a
+// heartbeat while it works (Background::heartbeat, on the Runtime's one background thread: the lock
+// file's mtime set to now every second, futimens on the locked descriptor), until the handle
+// goes. A waiter keeps a LockWatch on the
 // lock file's path: stalled() says whether the file (same inode) has shown no new mtime for
 // `stale_after` of the waiter's own watching, so a holder that is alive but stopped (SIGSTOP, a
 // debugger, a hung NFS read, heavy swap) is told apart from one that is slow but working, and a
@@ -8,31 +9,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 namespace kjit::cache {
-
-class LockHeartbeat {
-public:
-  static constexpr std::chrono::milliseconds k_default_period{1000};
-
-  LockHeartbeat(int fd, std::chrono::milliseconds period = k_default_period);
-  ~LockHeartbeat();
-  LockHeartbeat(const LockHeartbeat&) = delete;
-  LockHeartbeat& operator=(const LockHeartbeat&) = delete;
-
-private:
-  int m_fd;
-  std::chrono::milliseconds m_period;
-  std::mutex m_mutex;
-  std::condition_variable m_wake;
-  bool m_stop = false;
-  std::thread m_thread;
-};
 
 class LockWatch {
 public:

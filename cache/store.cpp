@@ -470,7 +470,7 @@ void Store::ensure_cachedir_tag() {
 
 PutResult Store::put(const Key& key, const Entry& entry) { return put_bytes(key, serialize(key, entry)); }
 
-PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
+PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting accounting) {
   PutResult result;
   const std::string path = entry_file(key);
   auto fail = [&](const std::string& why) {
@@ -491,6 +491,19 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
   ensure_cachedir_tag();
   if (auto written = file->write(bytes); !written) return fail(written.error().message);
 
+  if (accounting == Accounting::deferred) {
+    // Published now; counted later by account() (the background worker), without the usage
+    // lock meanwhile: two processes replacing one entry at once may count it twice (a drift
+    // the next recount heals, as after a killed writer).
+    struct stat old{};
+    const bool replaced = ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode);
+    if (auto committed = file->commit(AtomicFile::Sync::no); !committed) return fail(committed.error().message);
+    result.stored = true;
+    m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+    result.change = UsageChange{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()};
+    return result;
+  }
+
   // Publish and count under the usage lock, so that replacing an entry is counted exactly.
   // Without the lock (held too long by someone) the entry is still published; the total
   // drifts until the next recount.
@@ -501,30 +514,42 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes) {
   result.stored = true;
   m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (!counter) return result;
+  result.evicted_entries = count_put(
+      *counter, UsageChange{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()});
+  return result;
+}
 
-  std::optional<Usage> usage = counter->read();
+std::uint64_t Store::account(const UsageChange& change) {
+  if (!m_dir || change.entry.empty()) return 0;
+  auto counter = m_usage.lock(k_background_lock_wait);
+  if (!counter) return 0;
+  return count_put(*counter, change);
+}
+
+std::uint64_t Store::count_put(UsageCounter::Locked& counter, const UsageChange& change) {
+  std::uint64_t evicted = 0;
+  std::optional<Usage> usage = counter.read();
   if (!usage) {
     const Scan scan = scan_dir(m_dir.get(), false);
     usage = Usage{scan.entries.size(), scan.bytes};
   } else {
-    if (replaced) usage->bytes -= std::min(usage->bytes, static_cast<std::uint64_t>(old.st_size));
+    if (change.replaced) usage->bytes -= std::min(usage->bytes, change.old_size);
     else usage->entries += 1;
-    usage->bytes += bytes.size();
+    usage->bytes += change.new_size;
   }
   if (m_config.max_size != 0 && usage->bytes > m_config.max_size) {
     // Over the limit: evict least recently used down to 90%, in this process, under the lock.
     const std::uint64_t target =
         m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
     Scan scan = scan_dir(m_dir.get(), false);
-    const Eviction ev = evict_oldest(m_dir->fd(), scan, path,
+    const Eviction ev = evict_oldest(m_dir->fd(), scan, change.entry,
                                      [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
-    result.evicted_entries = ev.removed_entries;
-    std::uint64_t count = ev.kept_entries, total = ev.kept_bytes;
-    usage = Usage{count, total};
-    m_stats.evictions.fetch_add(result.evicted_entries, std::memory_order_relaxed);
+    evicted = ev.removed_entries;
+    usage = Usage{ev.kept_entries, ev.kept_bytes};
+    m_stats.evictions.fetch_add(evicted, std::memory_order_relaxed);
   }
-  counter->write(*usage);
-  return result;
+  counter.write(*usage);
+  return evicted;
 }
 
 Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
@@ -669,14 +694,14 @@ Usage Store::usage() {
   return usage;
 }
 
-Result<void> Store::flush_stats() {
+Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
   std::lock_guard lock(m_flush_mutex);
   const StatsSnapshot now = m_stats.snapshot();
   StatsSnapshot delta = now;
   delta -= m_flushed;
   if (delta == StatsSnapshot{}) return {};
   if (!m_dir) return *m_refused;
-  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta); !added) return added;
+  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta, timeout); !added) return added;
   m_flushed = now;
   return {};
 }

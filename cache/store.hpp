@@ -50,10 +50,19 @@ struct GetResult {
   std::vector<SectionRef> sections;
 };
 
+// What a published entry changes in the usage total, for Store::account().
+struct UsageChange {
+  std::string entry;          // the entry's file (kept by an eviction); empty: nothing to count
+  bool replaced = false;      // it replaced an entry of old_size bytes
+  std::uint64_t old_size = 0;
+  std::uint64_t new_size = 0;
+};
+
 struct PutResult {
   bool stored = false;
   std::string message;  // why not, when !stored ("writing /x/ab/cd.kjit: No space left on device")
   std::uint64_t evicted_entries = 0;
+  UsageChange change;   // put_bytes(..., Accounting::deferred): what account() is to count
 };
 
 struct EntryInfo {
@@ -122,15 +131,23 @@ public:
   // Publishes atomically; when the store goes over max_size, evicts least recently used.
   // Leaves no partial file behind on any failure.
   PutResult put(const Key& key, const Entry& entry);
+  // When a put counts its entry in the usage total (and evicts when over max_size): now, under
+  // the usage lock, or `deferred` to account() with PutResult::change (the compile service does it
+  // on its background thread: the request path only publishes its entry).
+  enum class Accounting { now, deferred };
   // put() of an entry already serialized for `key` (a remote hit written back to this disk).
-  PutResult put_bytes(const Key& key, std::string_view bytes);
+  PutResult put_bytes(const Key& key, std::string_view bytes, Accounting accounting = Accounting::now);
+  // Counts a deferred put's entry, evicting least recently used when over max_size; returns the
+  // entries evicted. Without the usage lock within k_background_lock_wait (held too long) the
+  // total drifts until a recount.
+  std::uint64_t account(const UsageChange& change);
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every
   // `progress_every` while it waits; a Failure when the bound passed (Reason::timed_out) or
   // locking is impossible (read-only directory; Reason::error), or with `stale_after` > 0 when
   // the holder showed no progress that long (Reason::stalled): the caller then compiles by itself.
-  // A holder proves progress with a LockHeartbeat on the lock's fd().
+  // A holder proves progress with a heartbeat on the lock's fd() (Background::heartbeat).
   Result<FileLock> lock(const Key& key, std::chrono::milliseconds timeout,
                         const std::function<void(std::chrono::milliseconds)>& progress = {},
                         std::chrono::milliseconds progress_every = std::chrono::seconds(5),
@@ -163,7 +180,7 @@ public:
 
   // Adds this object's counters not yet flushed to the persistent stats of the directory.
   // Cheap enough to call after each compile; a Failure when they cannot be written.
-  Result<void> flush_stats();
+  Result<void> flush_stats(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // Totals of every process that flushed into this directory.
   StatsSnapshot read_persistent_stats() const;
   Result<void> reset_persistent_stats();
@@ -173,6 +190,9 @@ public:
   // A hit rewrites an entry's last use only when the recorded one is older than this, as
   // relatime does for atime: most hits then cost no write, and LRU order is exact to within it.
   static constexpr std::chrono::seconds k_last_use_resolution{60};
+  // The longest a background job (account(), a flush) waits for a lock: the worker's heartbeats
+  // wait behind it, and must stay well within a waiter's lock_stale_after (10 s by default).
+  static constexpr std::chrono::seconds k_background_lock_wait{2};
   // Temporaries older than this belong to killed writers.
   static constexpr std::chrono::minutes k_stale_temp_age{5};
 
@@ -184,6 +204,7 @@ private:
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   GetResult read_entry(const Key& key, bool in_place);
+  std::uint64_t count_put(UsageCounter::Locked& counter, const UsageChange& change);  // evicted entries
   // 0 when the damaged file is gone (or was replaced meanwhile), else the unlink's errno.
   int remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();

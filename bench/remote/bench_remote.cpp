@@ -2,10 +2,10 @@
 // $KJIT_REDIS_SERVER).
 //   1. A remote hit in a fresh process whose local cache is empty, against the raw floor in the
 //      same run, alternating, each in its own fresh process:
-//        GPU: kjit Runtime::load -> launchable kernel (remote GET, checks, backfill to disk,
+//        GPU: kjit Runtime::load -> launchable kernel (remote GET, checks, the backfill handed to the worker,
 //             module load) vs raw connect + GET of the bare cubin + cuModuleLoadData +
 //             cuModuleGetFunction; CUDA init is before both timers.
-//        CPU: kjit Runtime::compile (remote GET, checks, backfill) vs raw connect + GET of the
+//        CPU: kjit Runtime::compile (remote GET, checks; the backfill handed to the worker) vs raw connect + GET of the
 //             same entry bytes. Runs without a GPU.
 //   2. Fleet cold start: N processes (default 8) with separate, empty local caches warm the same
 //      K kernels (default 64) with `kjit warm`, without and then with the remote tier: NVRTC
@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\nmedians of %d fresh processes each, local cache empty every time\n", runs);
-  kjit::bench_util::row("remote hit, CPU part (GET+checks+backfill), us", median(kjit_cpu), median(raw_cpu), "us",
+  kjit::bench_util::row("remote hit, CPU part (GET+checks), us", median(kjit_cpu), median(raw_cpu), "us",
                         "reported; raw = connect + GET");
   if (gpu) {
     kjit::bench_util::row("remote hit -> launchable kernel, us", median(kjit_gpu), median(raw_gpu), "us",

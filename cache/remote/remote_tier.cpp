@@ -25,26 +25,36 @@ void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_a
 
 }  // namespace
 
-Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log) {
+Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
+                                                     Background* background) {
   auto store = open_remote_store(config.url, config.timeouts);
   if (!store) return store.error();
-  return std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(*store), stats, std::move(log)));
+  return std::unique_ptr<RemoteTier>(
+      new RemoteTier(std::move(config), std::move(*store), stats, std::move(log), background));
 }
 
-RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log)
+RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log,
+                       Background* background)
     : m_config(std::move(config)),
       m_shown_url(redact_url(m_config.url)),
       m_stats(stats),
       m_log(std::move(log)),
-      m_request(std::move(request)) {}
+      m_request(std::move(request)),
+      m_own_background(background == nullptr ? std::make_unique<Background>() : nullptr),
+      m_background(background == nullptr ? m_own_background.get() : background) {}
 
 RemoteTier::~RemoteTier() {
-  {
-    std::lock_guard lock(m_queue_mutex);
-    m_stop = true;
+  if (m_own_background) {
+    m_own_background->finish(m_own_background->limits().exit_bound);
+  } else {
+    m_background->forget(this);
   }
-  m_queue_cv.notify_all();
-  if (m_worker.joinable()) m_worker.join();
+  std::map<std::string, Background::Recurring> held;
+  {
+    std::lock_guard lock(m_pending_mutex);
+    held.swap(m_held);
+  }
+  held.clear();  // no refresh runs past here
 }
 
 bool RemoteTier::available() {
@@ -194,12 +204,16 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
         out.value = std::move(g);
         return out;
       }
+      // Refreshed on the Background thread before it expires, until its release.
+      Background::Recurring refresh = m_background->every(m_config.lock_ttl / 3, [this, name, token] {
+        if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
+          record(writer->refresh_lock(name, token, m_config.lock_ttl));
+        }
+      });
       {
-        std::lock_guard lock(m_queue_mutex);
-        m_held[token] = HeldLock{name, std::chrono::steady_clock::now() + m_config.lock_ttl / 3};
-        start_worker();
+        std::lock_guard lock(m_pending_mutex);
+        m_held[token] = std::move(refresh);
       }
-      m_queue_cv.notify_all();
       out.outcome = RemoteLock::Outcome::acquired;
       out.token = std::move(token);
       return out;
@@ -233,45 +247,76 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   }
 }
 
-void RemoteTier::start_worker() {
-  if (!m_worker.joinable()) m_worker = std::thread([this] { worker_loop(); });
-}
-
 bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string token) {
-  bool queued = false;
+  const std::uint64_t size = entry_bytes.size();
+  bool fits = false;
   {
-    std::lock_guard lock(m_queue_mutex);
-    const bool fits = entry_bytes.size() <= m_config.max_value_size &&
-                      m_queue.size() < m_config.queue_capacity &&
-                      m_queue_bytes + entry_bytes.size() <= m_config.queue_max_bytes;
-    if (!m_config.read_only && fits && available()) {
-      m_queue_bytes += entry_bytes.size();
-      m_queue.push_back(Op{key, std::move(entry_bytes), std::move(token)});
-      queued = true;
-    } else {
+    std::lock_guard lock(m_pending_mutex);
+    fits = !m_config.read_only && size <= m_config.max_value_size && m_pending < m_config.queue_capacity &&
+           m_pending_bytes + size <= m_config.queue_max_bytes && available();
+    if (!fits && token.empty()) {
       if (!m_config.read_only) add(m_stats.remote_dropped, 1);
-      // The lock is released all the same: a release is small, and never dropped.
-      if (!token.empty()) m_queue.push_back(Op{key, {}, std::move(token)});
+      return false;
     }
-    if (!m_queue.empty()) start_worker();
+    ++m_pending;
+    m_pending_bytes += fits ? size : 0;
   }
-  m_queue_cv.notify_all();
-  return queued;
+  if (!fits) {
+    if (!m_config.read_only) add(m_stats.remote_dropped, 1);
+    entry_bytes.clear();  // the lock is released all the same: a release is small, and never dropped
+  }
+  const bool sends = fits;
+  const std::uint64_t held = fits ? size : 0;
+  Background::Job job;
+  job.bytes = held;
+  job.owner = this;
+  job.run = [this, key, value = std::move(entry_bytes), token, held]() mutable {
+    write(key, std::move(value), token);
+    done(held);
+  };
+  job.drop = [this, sends, held] {
+    if (sends) add(m_stats.remote_dropped, 1);
+    done(held);
+  };
+  const bool posted = m_background->post(std::move(job));
+  if (!posted && !token.empty()) {
+    std::lock_guard lock(m_pending_mutex);
+    m_held.erase(token);  // not released: it expires after lock_ttl
+  }
+  return posted && sends;
 }
 
 void RemoteTier::release_async(const Key& key, std::string token) {
   if (token.empty()) return;
   {
-    std::lock_guard lock(m_queue_mutex);
-    m_queue.push_back(Op{key, {}, std::move(token)});
-    start_worker();
+    std::lock_guard lock(m_pending_mutex);
+    ++m_pending;
   }
-  m_queue_cv.notify_all();
+  Background::Job job;
+  job.owner = this;
+  job.run = [this, key, token] {
+    write(key, {}, token);
+    done(0);
+  };
+  job.drop = [this] { done(0); };
+  if (!m_background->post(std::move(job))) {
+    std::lock_guard lock(m_pending_mutex);
+    m_held.erase(token);
+  }
+}
+
+void RemoteTier::done(std::uint64_t bytes) {
+  {
+    std::lock_guard lock(m_pending_mutex);
+    --m_pending;
+    m_pending_bytes -= bytes;
+  }
+  m_pending_cv.notify_all();
 }
 
 void RemoteTier::drain() {
-  std::unique_lock lock(m_queue_mutex);
-  m_drained_cv.wait(lock, [&] { return m_queue.empty() && !m_busy; });
+  std::unique_lock lock(m_pending_mutex);
+  m_pending_cv.wait(lock, [&] { return m_pending == 0; });
 }
 
 Result<std::string> RemoteTier::ping() {
@@ -290,54 +335,31 @@ RemoteStore* RemoteTier::writer_store() {
   return m_writer.get();
 }
 
-void RemoteTier::worker_loop() {
-  std::unique_lock lock(m_queue_mutex);
-  for (;;) {
-    // Refresh the locks this process holds before they expire, one at a time (the map may
-    // change while the lock is released), then sleep until the next one is due.
-    const auto now = std::chrono::steady_clock::now();
-    auto due = std::find_if(m_held.begin(), m_held.end(), [&](const auto& h) { return h.second.next_refresh <= now; });
-    if (due != m_held.end()) {
-      due->second.next_refresh = now + m_config.lock_ttl / 3;
-      const std::string name = due->second.name, token = due->first;
-      lock.unlock();
-      if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
-        record(writer->refresh_lock(name, token, m_config.lock_ttl));
+void RemoteTier::write(const Key& key, std::string value, const std::string& token) {
+  RemoteStore* writer = writer_store();
+  if (writer != nullptr && !value.empty()) {
+    if (available()) {
+      const std::size_t size = value.size();
+      std::string encoded = encode(std::move(value));
+      if (record(writer->put(value_name(key), encoded, m_config.ttl))) {
+        add(m_stats.remote_writes, 1);
+        add(m_stats.remote_bytes_written, size);
       }
-      lock.lock();
-      continue;
+    } else {
+      add(m_stats.remote_dropped, 1);
     }
-    auto wake = now + std::chrono::seconds(3600);
-    for (const auto& [token, held] : m_held) wake = std::min(wake, held.next_refresh);
-    if (m_queue.empty()) {
-      m_drained_cv.notify_all();
-      if (m_stop) return;
-      m_queue_cv.wait_until(lock, wake, [&] { return m_stop || !m_queue.empty(); });
-      continue;
-    }
-    Op op = std::move(m_queue.front());
-    m_queue.pop_front();
-    m_queue_bytes -= op.value.size();
-    m_busy = true;
-    lock.unlock();
-    RemoteStore* writer = writer_store();
-    if (writer != nullptr && !op.value.empty()) {
-      if (available()) {
-        const std::size_t size = op.value.size();
-        std::string value = encode(std::move(op.value));
-        if (record(writer->put(value_name(op.key), value, m_config.ttl))) {
-          add(m_stats.remote_writes, 1);
-          add(m_stats.remote_bytes_written, size);
-        }
-      } else {
-        add(m_stats.remote_dropped, 1);
-      }
-    }
-    if (writer != nullptr && !op.token.empty() && available()) record(writer->unlock(lock_name(op.key), op.token));
-    lock.lock();
-    if (!op.token.empty()) m_held.erase(op.token);
-    m_busy = false;
   }
+  if (token.empty()) return;
+  if (writer != nullptr && available()) record(writer->unlock(lock_name(key), token));
+  Background::Recurring refresh;
+  {
+    std::lock_guard lock(m_pending_mutex);
+    if (auto it = m_held.find(token); it != m_held.end()) {
+      refresh = std::move(it->second);
+      m_held.erase(it);
+    }
+  }
+  // `refresh` stops here (on the Background thread: at once).
 }
 
 }  // namespace kjit::cache

@@ -2,11 +2,12 @@
 // decides what is read, written and trusted, over a RemoteStore that only moves bytes:
 //   - get() returns a value only once it is a whole, checked entry recorded under the key asked
 //     for, and (with a Signer) one whose HMAC tag is valid; anything else is `rejected`, a miss.
-//   - put_async() writes from one background thread, through a bounded queue: a full queue, a
-//     value over max_value_size, a read-only tier or a remote that is down drop the write (and
-//     count it); nothing on the request path waits for a write.
+//   - put_async() writes on a Background thread (the compile service's one worker, or one of
+//     the tier's own when it is given none), through a bounded queue: a full queue, a value over
+//     max_value_size, a read-only tier or a remote that is down drop the write (and count it);
+//     nothing on the request path waits for a write.
 //   - lock_or_wait() lets the nodes that miss a key together compile it once: the first takes
-//     a lock that expires unless its holder (this tier's thread) refreshes it; the others poll
+//     a lock that expires unless its holder (the Background thread) refreshes it; the others poll
 //     for the value, and compile by themselves past the wait bound or when the remote fails.
 //   - after `failures_before_backoff` failures in a row the remote is skipped for `backoff`
 //     (one warning when it goes down, one note when it is back): a slow, down or restarted
@@ -16,6 +17,7 @@
 // past allocation failures.
 #pragma once
 
+#include "cache/background.hpp"
 #include "cache/entry.hpp"
 #include "cache/key.hpp"
 #include "cache/remote/remote_store.hpp"
@@ -27,7 +29,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,7 +36,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace kjit::cache {
@@ -47,7 +47,7 @@ struct RemoteConfig {
   RemoteTimeouts timeouts;
   std::chrono::milliseconds ttl{0};     // values expire after this; 0: never
   std::uint64_t max_value_size = 64ull << 20;  // larger values are not sent
-  std::size_t queue_capacity = 256;     // writes waiting for the background thread
+  std::size_t queue_capacity = 256;     // writes waiting for the Background thread
   std::uint64_t queue_max_bytes = 256ull << 20;
   std::chrono::milliseconds lock_ttl{std::chrono::seconds(10)};  // a dead holder's lock lasts this
   std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};  // the longest pause between polls
@@ -79,9 +79,14 @@ public:
   enum class Severity { warning, info };
   using Log = std::function<void(Severity, std::string_view)>;  // called from any thread
 
-  // A Failure: the URL is wrong (nothing is contacted here).
-  static Result<std::unique_ptr<RemoteTier>> open(RemoteConfig config, Stats& stats, Log log);
-  ~RemoteTier();  // writes what is queued (each write bounded by the timeouts), then stops
+  // A Failure: the URL is wrong (nothing is contacted here). Writes, releases and lock refreshes
+  // run on `background` (which must outlive the tier), or on a Background of the tier's own.
+  static Result<std::unique_ptr<RemoteTier>> open(RemoteConfig config, Stats& stats, Log log,
+                                                  Background* background = nullptr);
+  // With its own Background: writes what is queued (each write bounded by the timeouts, all of
+  // them by Background::Limits::exit_bound), then stops. With a shared one: what is still queued
+  // for this tier is dropped (the owner finishes its Background first).
+  ~RemoteTier();
   RemoteTier(const RemoteTier&) = delete;
   RemoteTier& operator=(const RemoteTier&) = delete;
 
@@ -102,24 +107,15 @@ public:
   bool read_only() const { return m_config.read_only; }
 
 private:
-  struct Op {
-    Key key;
-    std::string value;  // empty: release the lock only
-    std::string token;
-  };
-  struct HeldLock {
-    std::string name;
-    std::chrono::steady_clock::time_point next_refresh;
-  };
-
-  RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log);
+  RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log, Background* background);
   RemoteGet fetch(const Key& key);  // one GET on the request connection, checked; no counting of the request
   bool available();
   template <class T>
   bool record(const Result<T>& r);  // counts and tracks failures; true on success
-  void worker_loop();
+  // On the Background thread: writes `value` (empty: none), then releases `token`'s lock.
+  void write(const Key& key, std::string value, const std::string& token);
+  void done(std::uint64_t bytes);  // a queued write ran or was dropped
   RemoteStore* writer_store();  // the worker's connection, opened on first use
-  void start_worker();  // with m_queue_mutex held
   std::string encode(std::string entry_bytes) const;
 
   RemoteConfig m_config;
@@ -134,16 +130,14 @@ private:
   std::atomic<std::int64_t> m_down_until{0};  // steady_clock ticks
   std::atomic<bool> m_down{false};
 
-  std::mutex m_queue_mutex;
-  std::condition_variable m_queue_cv;
-  std::condition_variable m_drained_cv;
-  std::deque<Op> m_queue;
-  std::uint64_t m_queue_bytes = 0;
-  bool m_busy = false;
-  bool m_stop = false;
-  std::map<std::string, HeldLock> m_held;  // token -> lock this process holds
-  std::thread m_worker;                    // started by the first write or lock
-  std::unique_ptr<RemoteStore> m_writer;   // the worker's own connection
+  std::unique_ptr<Background> m_own_background;  // when none was given
+  Background* m_background;
+  std::mutex m_pending_mutex;
+  std::condition_variable m_pending_cv;
+  std::size_t m_pending = 0;         // writes and releases queued or running
+  std::uint64_t m_pending_bytes = 0;
+  std::map<std::string, Background::Recurring> m_held;  // token -> refresh of a lock this process holds
+  std::unique_ptr<RemoteStore> m_writer;  // the Background thread's own connection
 };
 
 }  // namespace kjit::cache

@@ -5,7 +5,6 @@
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
-#include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/arch_resolution.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
@@ -61,12 +60,15 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
                                         log(severity == cache::RemoteTier::Severity::warning ? LogLevel::warn
                                                                                              : LogLevel::info,
                                             message);
-                                      });
+                                      },
+                                      &m_background);
   if (!tier) throw UsageError(tier.error().message);
   m_remote = std::move(*tier);
 }
 
 CompileService::~CompileService() {
+  // Backfills, usage, remote writes: at most exit_bound more (what is left is dropped, counted).
+  m_background.finish(m_background.limits().exit_bound);
   m_remote.reset();  // its last writes count into the store's counters, flushed here
   flush();
 }
@@ -166,17 +168,49 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
 CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
                                           const PreparedRequest& request) {
   const cache::Key& key = request.key.key;
-  if (m_store) {
-    // Backfill: the next process on this machine hits its own disk.
-    note_put(m_store->put_bytes(key, value.bytes));
+  if (!m_store) {
+    cache::GetResult g;
+    g.outcome = cache::GetResult::Outcome::hit;
+    g.bytes = std::move(value.bytes);
+    g.sections = std::move(value.sections);
+    CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
+    r.outcome = Outcome::remote_hit;
+    return r;
   }
-  cache::GetResult g;
-  g.outcome = cache::GetResult::Outcome::hit;
-  g.bytes = std::move(value.bytes);
-  g.sections = std::move(value.sections);
-  CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
+  // The result copies what it needs; the entry's bytes go on to the disk (the next process on
+  // this machine hits its own disk), written by the worker after this request returns.
+  CompileResult r = from_entry_copy(value.bytes, value.sections, program.name(), arch, request.flags, key);
   r.outcome = Outcome::remote_hit;
+  backfill(key, std::move(value.bytes));
   return r;
+}
+
+void CompileService::put_own(const cache::Key& key, std::string_view bytes) {
+  cache::PutResult p = m_store->put_bytes(key, bytes, cache::Store::Accounting::deferred);
+  note_put(p);
+  if (!p.stored) return;
+  cache::Background::Job job;
+  job.run = [this, change = std::move(p.change)] { m_store->account(change); };
+  m_background.post(std::move(job));  // dropped: the total drifts until the next recount
+}
+
+void CompileService::backfill(const cache::Key& key, std::string bytes) {
+  cache::Background::Job job;
+  job.bytes = bytes.size();
+  job.run = [this, key, bytes = std::move(bytes)] { note_put(m_store->put_bytes(key, bytes)); };
+  m_background.post(std::move(job));  // dropped: the next process gets a remote hit again
+  schedule_flush();
+}
+
+void CompileService::schedule_flush() {
+  if (!m_store || m_flush_queued.exchange(true)) return;
+  cache::Background::Job job;
+  job.run = [this] {
+    m_flush_queued = false;
+    m_store->flush_stats(cache::Store::k_background_lock_wait);  // the destructor's flush catches up
+  };
+  job.drop = [this] { m_flush_queued = false; };  // the destructor flushes what is left
+  m_background.post(std::move(job));
 }
 
 void CompileService::note_put(const cache::PutResult& p) {
@@ -310,7 +344,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
           fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
                                       key.hex(), lock.error().message));
     CompileResult r = produce_and_store(program, arch, request, produce);
-    flush();
+    schedule_flush();
     return r;
   }
   if (!m_config.always_compile) {
@@ -327,11 +361,12 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
   }
   CompileResult r = [&] {
-    cache::LockHeartbeat heartbeat(lock->fd());  // waiters see this process working
+    // Waiters see this process working: the lock file's mtime, now and every second (the worker).
+    cache::Background::Recurring heartbeat = m_background.heartbeat(lock->fd());
     return across_nodes();
   }();
   lock->release();
-  flush();
+  schedule_flush();
   return r;
 }
 
@@ -375,7 +410,7 @@ CompileResult CompileService::produce_and_store(const Program& program, const Ar
     const std::string bytes = cache::serialize(request.key.key, to_entry(result));
     if (m_store) {
       m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
-      note_put(m_store->put_bytes(request.key.key, bytes));
+      put_own(request.key.key, bytes);
     }
     send_to_remote(request.key.key, bytes, std::move(remote_token));
   } else if (m_remote && !remote_token.empty()) {
@@ -392,7 +427,7 @@ std::optional<std::string> CompileService::find_entry(const cache::Key& key) {
   if (m_remote) {
     cache::RemoteGet r = m_remote->get(key);
     if (r.outcome == cache::RemoteGet::Outcome::hit) {
-      if (m_store) note_put(m_store->put_bytes(key, r.bytes));
+      if (m_store) backfill(key, r.bytes);
       return std::move(r.bytes);
     }
   }
@@ -400,7 +435,10 @@ std::optional<std::string> CompileService::find_entry(const cache::Key& key) {
 }
 
 void CompileService::store_entry(const cache::Key& key, const std::string& bytes) {
-  if (m_store) note_put(m_store->put_bytes(key, bytes));
+  if (m_store) {
+    put_own(key, bytes);
+    schedule_flush();
+  }
   if (m_remote && !m_remote->read_only()) m_remote->put_async(key, bytes);
 }
 

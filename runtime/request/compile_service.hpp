@@ -2,9 +2,13 @@
 // the remote tier (a fleet's Redis, when configured; a hit there is written to the disk), or
 // from NVRTC once per key: in this process the first thread compiles and the others wait for its
 // result; across processes the store's per-key lock does the same, and across nodes the remote
-// lock. A compile is written to the disk, then sent to the remote off the request path. It owns
-// the disk store (none when the cache is disabled or its folder is not trusted: see
-// cache/dir_trust.hpp), the remote tier and the precompiled-header folders. Observers (dumps) see every
+// lock. The request path does the one thing the next process needs, a compile's own entry written
+// to the disk, and hands the rest to the service's one background thread (cache::Background,
+// started on first need): the lock heartbeat of every compile in flight, the usage accounting and
+// eviction after a write, a remote hit's backfill to the disk, the remote's writes, releases and
+// lock refreshes, and the stats flush. It owns the disk store (none when the cache is disabled or
+// its folder is not trusted: see cache/dir_trust.hpp), the remote tier, that worker and the
+// precompiled-header folders. Observers (dumps) see every
 // result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
 #pragma once
 
@@ -15,6 +19,7 @@
 #include <kjit/program.hpp>
 #include <kjit/runtime_config.hpp>
 
+#include "cache/background.hpp"
 #include "cache/key.hpp"
 #include "cache/remote/remote_tier.hpp"
 #include "cache/store.hpp"
@@ -56,7 +61,8 @@ public:
 
   // Throws UsageError for a remote cache address or secret file it cannot use.
   CompileService(const RuntimeConfig& config, Counters& counters, Log log);
-  ~CompileService();  // sends what the remote's queue holds, then writes the counters
+  // Finishes the background work (at most Background::Limits::exit_bound), then writes the counters.
+  ~CompileService();
   CompileService(const CompileService&) = delete;
   CompileService& operator=(const CompileService&) = delete;
 
@@ -94,8 +100,11 @@ public:
   cache::RemoteTier* remote() { return m_remote.get(); }
   // The remote tier's counters (this process).
   cache::StatsSnapshot remote_stats() const { return m_remote_stats->snapshot(); }
-  // Writes the store's counters into the cache directory's persistent stats.
+  // Writes the store's counters into the cache directory's persistent stats (on this thread).
   void flush();
+  // Waits until the background work queued so far is done (backfills, usage, flushes, remote writes).
+  void drain() { m_background.drain(); }
+  cache::Background& background() { return m_background; }
 
 private:
   CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,
@@ -108,11 +117,17 @@ private:
                                   const Producer& produce, std::string remote_token = {});
   CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request);
   CompileResult observed(const Program& program, CompileResult result) const;
-  // A checked remote value as a result, written to the disk first.
+  // A checked remote value as a result; its backfill to the disk is handed to the worker.
   CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
                             const PreparedRequest& request);
   // Counts a failed disk write, and warns about the first.
   void note_put(const cache::PutResult& p);
+  // The request path's own entry: published now, counted in the usage total by the worker.
+  void put_own(const cache::Key& key, std::string_view bytes);
+  // An entry another tier had (a remote hit): written to the disk by the worker.
+  void backfill(const cache::Key& key, std::string bytes);
+  // The stats flush, on the worker (one queued at a time).
+  void schedule_flush();
   // Sends a fresh compile to the remote (releasing `token`'s lock), off the request path.
   void send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token);
 
@@ -120,6 +135,9 @@ private:
   Counters& m_counters;
   Log m_log;
   ResultHook m_hook;
+  // Declared before what its jobs use (the store, the remote): the destructor finishes it first.
+  cache::Background m_background;
+  std::atomic<bool> m_flush_queued{false};
   std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
   std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
   std::atomic<bool> m_warned_store{false};

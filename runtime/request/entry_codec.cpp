@@ -57,16 +57,14 @@ cache::Entry to_entry(const CompileResult& r) {
   return e;
 }
 
-CompileResult from_entry(cache::GetResult&& g, std::string program_name, const Arch& arch,
-                         std::vector<std::string> flags, const cache::Key& key) {
-  CompileResult r;
-  r.program_name = std::move(program_name);
-  r.arch = arch;
-  r.options = std::move(flags);
+namespace {
+
+// The small sections of a checked entry into `r`; returns the cubin's section, or null.
+const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache::SectionRef>& sections,
+                                CompileResult& r) {
   const cache::SectionRef* cubin = nullptr;
   bool seen[8] = {};
-  const std::string_view bytes = g.bytes;
-  for (const cache::SectionRef& s : g.sections) {
+  for (const cache::SectionRef& s : sections) {
     auto k = static_cast<std::size_t>(s.kind);
     if (k >= 8 || seen[k]) continue;
     seen[k] = true;
@@ -81,6 +79,23 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
     case cache::SectionKind::tuning: break;
     }
   }
+  return cubin;
+}
+
+CompileResult start(std::string program_name, const Arch& arch, std::vector<std::string> flags) {
+  CompileResult r;
+  r.program_name = std::move(program_name);
+  r.arch = arch;
+  r.options = std::move(flags);
+  return r;
+}
+
+}  // namespace
+
+CompileResult from_entry(cache::GetResult&& g, std::string program_name, const Arch& arch,
+                         std::vector<std::string> flags, const cache::Key& key) {
+  CompileResult r = start(std::move(program_name), arch, std::move(flags));
+  const cache::SectionRef* cubin = decode(g.bytes, g.sections, r);
   if (cubin != nullptr) {
     std::string image = std::move(g.bytes);
     std::memmove(image.data(), image.data() + cubin->offset, cubin->size);
@@ -89,6 +104,16 @@ CompileResult from_entry(cache::GetResult&& g, std::string program_name, const A
     if (image.capacity() > 2 * image.size() + 65536) image.shrink_to_fit();
     r.cubin = std::move(image);
   }
+  r.key = key.hex();
+  r.outcome = Outcome::hit;
+  return r;
+}
+
+CompileResult from_entry_copy(std::string_view bytes, const std::vector<cache::SectionRef>& sections,
+                              std::string program_name, const Arch& arch, std::vector<std::string> flags,
+                              const cache::Key& key) {
+  CompileResult r = start(std::move(program_name), arch, std::move(flags));
+  if (const cache::SectionRef* cubin = decode(bytes, sections, r)) r.cubin = bytes.substr(cubin->offset, cubin->size);
   r.key = key.hex();
   r.outcome = Outcome::hit;
   return r;

@@ -1,6 +1,7 @@
-// cache::LockHeartbeat and cache::LockWatch: a holder's heartbeat keeps a waiter's watch from
+// cache::Background::heartbeat and cache::LockWatch: a holder's heartbeat keeps a waiter's watch from
 // ever calling it stale; a lock file that shows no progress is stale after the bound, and not
 // before; a new lock file (another holder) starts the watch over.
+#include "cache/background.hpp"
 #include "cache/lock_heartbeat.hpp"
 #include "support/temp_dir.hpp"
 
@@ -30,8 +31,9 @@ TEST_SUITE("LockHeartbeat") {
     kjit::test::TempDir dir;
     const auto path = dir / "k.lock";
     const int fd = open_file(path);
+    kjit::cache::Background background;
     {
-      kjit::cache::LockHeartbeat beat(fd, 50ms);
+      auto beat = background.heartbeat(fd, 50ms);
       kjit::cache::LockWatch watch(path, 400ms);
       const auto until = std::chrono::steady_clock::now() + 1500ms;
       while (std::chrono::steady_clock::now() < until) {

@@ -2,7 +2,7 @@
 #include <kjit/tools.hpp>
 
 #include "cache/file_lock.hpp"
-#include "cache/lock_heartbeat.hpp"
+#include "cache/background.hpp"
 #include "cache/store.hpp"
 #include "support/temp_dir.hpp"
 
@@ -47,7 +47,7 @@ kjit::RuntimeConfig logging_config(const std::filesystem::path& cache, Logged& l
 }
 
 // A child process that takes the store's lock for `key`, proves progress as a compiling holder
-// does (LockHeartbeat), tells the parent, then holds it for `hold_ms` (0: until killed).
+// does (Background::heartbeat), tells the parent, then holds it for `hold_ms` (0: until killed).
 pid_t holder(const std::filesystem::path& cache, const kjit::cache::Key& key, int hold_ms) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
@@ -58,7 +58,8 @@ pid_t holder(const std::filesystem::path& cache, const kjit::cache::Key& key, in
     kjit::cache::Store store({cache.string()});
     auto lock = store.lock(key, std::chrono::milliseconds(0));
     if (!lock) ::_exit(1);
-    kjit::cache::LockHeartbeat heartbeat(lock->fd(), std::chrono::milliseconds(100));
+    kjit::cache::Background background;
+    auto heartbeat = background.heartbeat(lock->fd(), std::chrono::milliseconds(100));
     if (::write(fds[1], "y", 1) != 1) ::_exit(1);
     if (hold_ms == 0) {
       for (;;) ::pause();
