@@ -1,5 +1,7 @@
 #include "runtime/base/toolkit_location.hpp"
 
+#include "runtime/base/environment.hpp"
+
 #include <nvrtc.h>
 
 #include <dlfcn.h>
@@ -16,7 +18,8 @@ std::filesystem::path nvrtc_library_dir() {
 
 std::vector<std::filesystem::path> toolkit_roots() {
   std::vector<std::filesystem::path> roots;
-  for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+  if (auto home = env_text(Env::cuda_home)) roots.emplace_back(*home);
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
   }
   if (const auto lib = nvrtc_library_dir(); !lib.empty()) {

@@ -1,5 +1,6 @@
 #include "runtime/profile/cupti_library.hpp"
 
+#include "runtime/base/environment.hpp"
 #include "runtime/base/toolkit_location.hpp"
 
 #include <fmt/format.h>
@@ -24,8 +25,8 @@ Loaded load() {
   Loaded out;
   const std::string soname = fmt::format("libcupti.so.{}", CUDA_VERSION / 1000);
   std::vector<std::string> tried;
-  if (const char* env = std::getenv("KJIT_CUPTI_LIBRARY"); env != nullptr && *env != '\0') {
-    tried.push_back(env);  // the user's choice, and only it
+  if (auto chosen = base::env_text(base::Env::cupti_library)) {
+    tried.push_back(*chosen);  // the user's choice, and only it
   } else {
     tried = base::toolkit_library_candidates(soname, {"lib64", "extras/CUPTI/lib64"});
 #ifdef KJIT_CUPTI_BUILD_LIBRARY

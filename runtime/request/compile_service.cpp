@@ -7,6 +7,7 @@
 #include "cache/config.hpp"
 #include "cache/lock_heartbeat.hpp"
 #include "runtime/compile/arch_resolution.hpp"
+#include "runtime/base/environment.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/trace/nvtx.hpp"
@@ -28,7 +29,7 @@ PreparedRequest PreparedRequest::make(const Program& program, const CompileOptio
 
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
-  m_cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
+  m_cache_dir = config.cache_dir.empty() ? base::cache_dir_from_environment() : config.cache_dir.native();
   if (config.cache_disabled) return;
   // Entries are executable code: a folder someone else may write into is not read (the store
   // checks it when it opens it: cache/dir_trust).
