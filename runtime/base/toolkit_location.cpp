@@ -40,19 +40,4 @@ std::vector<std::string> toolkit_library_candidates(const std::string& soname, c
   return out;
 }
 
-OpenedLibrary open_first(const std::vector<std::string>& candidates) {
-  OpenedLibrary out;
-  for (const auto& path : candidates) {
-    if ((out.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
-      out.file = path;
-      out.why.clear();
-      return out;
-    }
-    const char* e = dlerror();
-    if (out.why.empty()) out.why = path + ": " + (e ? e : "unknown reason");
-  }
-  if (candidates.size() > 1) out.why += " (and " + std::to_string(candidates.size() - 1) + " other places)";
-  return out;
-}
-
 }  // namespace kjit::base
