@@ -76,10 +76,10 @@ std::string join_path(std::string base, std::string_view tail) {
   return base;
 }
 
-std::string default_cache_dir() {
+std::string default_cache_dir(std::string_view chosen) {
   // Plain strings: this runs on a fresh process's first request, where std::filesystem's first
   // use costs tens of microseconds.
-  if (auto dir = env("KJIT_CACHE_DIR")) return *dir;
+  if (!chosen.empty()) return std::string(chosen);
   if (auto xdg = env("XDG_CACHE_HOME"); xdg && xdg->front() == '/') return join_path(*xdg, "kjit");
   if (auto home = env("HOME")) return join_path(*home, ".cache/kjit");
   if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir) {

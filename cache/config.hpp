@@ -15,10 +15,10 @@
 
 namespace kjit::cache {
 
-// KJIT_CACHE_DIR if set and not empty, else $XDG_CACHE_HOME/kjit (when absolute), else
-// $HOME/.cache/kjit, else the home directory from the password database, else
-// <temp dir>/kjit-cache-<uid> (temp_fallback_cache_dir).
-std::string default_cache_dir();
+// `chosen` (KJIT_CACHE_DIR, read by runtime/base's environment table) if not empty, else
+// $XDG_CACHE_HOME/kjit (when absolute), else $HOME/.cache/kjit, else the home directory from the
+// password database, else <temp dir>/kjit-cache-<uid> (temp_fallback_cache_dir).
+std::string default_cache_dir(std::string_view chosen);
 // <temp dir>/kjit-cache-<uid>: the fallback in a folder every user may write into, so never a
 // team cache and never a symbolic link (cache/dir_trust).
 std::string temp_fallback_cache_dir();

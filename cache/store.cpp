@@ -323,6 +323,7 @@ std::shared_ptr<const TrustedDir> open_dir(const StoreConfig& config, std::optio
 Store::Store(StoreConfig config)
     : m_config(std::move(config)),
       m_dir(open_dir(m_config, m_refused)),
+      m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats),
       m_usage(sub("usage"), m_dir ? m_dir->file_mode() : FileMode{}) {}
 
 Result<void> Store::trusted() const {
@@ -356,7 +357,6 @@ GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
 GetResult Store::read_entry(const Key& key, bool in_place) {
   GetResult result;
   auto fail = [&](GetResult::Outcome outcome, std::string message) {
-    m_stats.misses.fetch_add(1, std::memory_order_relaxed);
     result.outcome = outcome;
     result.message = std::move(message);
     return result;
@@ -429,7 +429,6 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
     const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
     ::futimens(file.get(), times);
   }
-  m_stats.hits.fetch_add(1, std::memory_order_relaxed);
   m_stats.bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
   result.outcome = GetResult::Outcome::hit;
   if (in_place) {

@@ -38,6 +38,7 @@ struct StoreConfig {
   std::string dir;  // a string, not a path: a hit touches no std::filesystem (see get())
   std::uint64_t max_size = 2ull << 30;  // bytes; 0 = unlimited
   DirSharing sharing = DirSharing::private_to_user;  // group: a team cache (KJIT_CACHE_SHARED)
+  Stats* stats = nullptr;  // the table this store counts into (a Runtime's one list); null: its own
 };
 
 struct GetResult {
@@ -196,7 +197,9 @@ public:
   // Temporaries older than this belong to killed writers.
   static constexpr std::chrono::minutes k_stale_temp_age{5};
 
-  // Counters of this Store object (this process).
+  // The counters this Store counts into (StoreConfig::stats, else its own): the storage's events
+  // only (damaged, evictions, bytes_read, bytes_written, store_failures). A lookup is no request:
+  // hits, misses, compiles and waits are counted by the request's owner (the compile service).
   const Stats& stats() const { return m_stats; }
   Stats& stats() { return m_stats; }
 
@@ -213,7 +216,8 @@ private:
   StoreConfig m_config;
   std::optional<Failure> m_refused;         // why the folder is not trusted
   std::shared_ptr<const TrustedDir> m_dir;  // the checked folder, held open; null when refused
-  Stats m_stats;
+  Stats m_own_stats;
+  Stats& m_stats;
   UsageCounter m_usage;
   std::atomic<bool> m_tag_checked{false};
   std::mutex m_flush_mutex;

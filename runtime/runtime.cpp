@@ -150,16 +150,7 @@ const RuntimeConfig& Runtime::config() const { return m_impl->config; }
 std::filesystem::path Runtime::cache_dir() const { return m_impl->service.cache_dir(); }
 
 RuntimeStats Runtime::stats() const {
-  RuntimeStats s = m_impl->counters.snapshot();
-  if (const cache::Store* store = m_impl->service.store()) s.evictions = store->stats().snapshot().evictions;
-  const cache::StatsSnapshot remote = m_impl->service.remote_stats();
-#define KJIT_COPY_REMOTE(name) s.name = remote.name;
-  KJIT_COPY_REMOTE(remote_requests) KJIT_COPY_REMOTE(remote_hits) KJIT_COPY_REMOTE(remote_misses)
-  KJIT_COPY_REMOTE(remote_rejected) KJIT_COPY_REMOTE(remote_errors) KJIT_COPY_REMOTE(remote_timeouts)
-  KJIT_COPY_REMOTE(remote_writes) KJIT_COPY_REMOTE(remote_dropped) KJIT_COPY_REMOTE(remote_bytes_read)
-  KJIT_COPY_REMOTE(remote_bytes_written) KJIT_COPY_REMOTE(remote_latency_us)
-#undef KJIT_COPY_REMOTE
-  return s;
+  return m_impl->counters.snapshot();
 }
 
 void Runtime::flush_stats() { m_impl->service.flush(); }

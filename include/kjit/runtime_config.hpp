@@ -57,10 +57,12 @@ struct KJIT_API RuntimeConfig {
   static RuntimeConfig from_environment();
 };
 
-// Counters of one Runtime (this process).
+// Counters of one Runtime (this process), each counted once: a request is a registry hit, a
+// disk hit, a remote hit (remote_hits), waited (for another thread, process or node) or a miss
+// that compiled; damaged entries, evictions, bytes and failed writes are the disk's.
 struct RuntimeStats {
   std::uint64_t registry_hits = 0, disk_hits = 0, misses = 0, compiles = 0, waits = 0,
-                damaged = 0, evictions = 0, store_failures = 0;
+                damaged = 0, evictions = 0, bytes_written = 0, bytes_read = 0, store_failures = 0;
   // The remote tier, as in CacheStats: GETs made and their summed latency (microseconds), hits,
   // misses, values rejected (damaged, foreign, unsigned), failed calls and timeouts, writes sent
   // and dropped, bytes each way.

@@ -4,6 +4,7 @@
 
 #include "cache/remote/remote_store.hpp"
 #include "cache/config.hpp"
+#include "runtime/base/environment.hpp"
 #include "cache/store.hpp"
 #include "cache/entry.hpp"
 #include "runtime/base/source_file.hpp"
@@ -30,7 +31,7 @@ struct Cache::Impl {
 };
 
 Cache::Cache(std::filesystem::path dir, std::uint64_t max_size, bool shared)
-    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? cache::default_cache_dir() : dir.string(), max_size,
+    : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? base::cache_dir_from_environment() : dir.string(), max_size,
                                                        shared ? cache::DirSharing::group
                                                               : cache::DirSharing::private_to_user})) {}
 Cache::~Cache() = default;

@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 
 #include "cache/config.hpp"
+#include "runtime/base/environment.hpp"
 
 #include <fmt/format.h>
 
@@ -32,13 +33,7 @@ std::string size_text(std::uint64_t bytes) {
 std::string FileContent::why() const { return detail.empty() ? std::string(std::strerror(error)) : detail; }
 
 std::uint64_t max_source_size() {
-  const char* v = std::getenv("KJIT_MAX_SOURCE_SIZE");
-  if (v == nullptr || *v == '\0') return k_default_max_source_size;
-  auto size = cache::parse_size(v);
-  if (!size || *size == 0) {
-    throw UsageError(fmt::format("reading KJIT_MAX_SOURCE_SIZE=\"{}\": expected a positive size such as 64M or 1G", v));
-  }
-  return *size;
+  return env_size(Env::max_source_size).value_or(k_default_max_source_size);
 }
 
 FileContent read_file(const std::filesystem::path& path) { return read_file(path, max_source_size()); }

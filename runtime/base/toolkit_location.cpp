@@ -1,5 +1,7 @@
 #include "runtime/base/toolkit_location.hpp"
 
+#include "runtime/base/environment.hpp"
+
 #include <nvrtc.h>
 
 #include <dlfcn.h>
@@ -16,7 +18,8 @@ std::filesystem::path nvrtc_library_dir() {
 
 std::vector<std::filesystem::path> toolkit_roots() {
   std::vector<std::filesystem::path> roots;
-  for (const char* var : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+  if (auto home = env_text(Env::cuda_home)) roots.emplace_back(*home);
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
   }
   if (const auto lib = nvrtc_library_dir(); !lib.empty()) {
@@ -34,21 +37,6 @@ std::vector<std::string> toolkit_library_candidates(const std::string& soname, c
   for (const auto& root : toolkit_roots()) {
     for (const auto& folder : folders) out.push_back((root / folder / soname).string());
   }
-  return out;
-}
-
-OpenedLibrary open_first(const std::vector<std::string>& candidates) {
-  OpenedLibrary out;
-  for (const auto& path : candidates) {
-    if ((out.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
-      out.file = path;
-      out.why.clear();
-      return out;
-    }
-    const char* e = dlerror();
-    if (out.why.empty()) out.why = path + ": " + (e ? e : "unknown reason");
-  }
-  if (candidates.size() > 1) out.why += " (and " + std::to_string(candidates.size() - 1) + " other places)";
   return out;
 }
 

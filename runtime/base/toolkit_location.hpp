@@ -19,13 +19,6 @@ std::filesystem::path nvrtc_library_dir();
 // loaded libnvrtc, then <root>/<folder>/<soname> for each toolkit root and each of `folders`.
 std::vector<std::string> toolkit_library_candidates(const std::string& soname,
                                                     const std::vector<std::string>& folders = {"lib64"});
-// dlopen of the first candidate that opens (RTLD_NOW | RTLD_LOCAL): the handle and the file, or
-// nullptr and why the first one failed (with how many others were tried too).
-struct OpenedLibrary {
-  void* handle = nullptr;
-  std::string file;
-  std::string why;
-};
-OpenedLibrary open_first(const std::vector<std::string>& candidates);
+// Opening one of them: base::DynamicLibrary::open_first (dynamic_library.hpp).
 
 }  // namespace kjit::base

@@ -2,9 +2,10 @@
 
 #include <kjit/error.hpp>
 
+#include "runtime/base/dynamic_library.hpp"
+
 #include <fmt/format.h>
 
-#include <dlfcn.h>
 
 #include <mutex>
 
@@ -17,14 +18,16 @@ struct Loader {
   bool ok = false;
 
   Loader() {
-    void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = dlerror();
-      error = fmt::format("dlopen(\"libcuda.so.1\") failed: {}", why ? why : "unknown reason");
+    // The one loader of run-time libraries (base/dynamic_library); every other entry point comes
+    // from cuGetProcAddress at the version kjit was written against.
+    base::DynamicLibrary lib = base::DynamicLibrary::open_first({"libcuda.so.1"});
+    if (!lib) {
+      error = fmt::format("dlopen failed: {}", lib.why());  // why: libcuda.so.1: dlerror's reason
       return;
     }
     using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-    auto get_proc = reinterpret_cast<GetProc>(dlsym(handle, "cuGetProcAddress_v2"));
+    GetProc get_proc = nullptr;
+    lib.resolve(get_proc, "cuGetProcAddress_v2");
     if (get_proc == nullptr) {
       error = "libcuda.so.1 has no cuGetProcAddress_v2 (driver older than CUDA 12)";
       return;

@@ -1,5 +1,6 @@
 #include "runtime/link/nvjitlink_linker.hpp"
 
+#include "runtime/base/dynamic_library.hpp"
 #include "runtime/base/toolkit_location.hpp"
 
 #include <kjit/error.hpp>
@@ -7,11 +8,10 @@
 #include <fmt/format.h>
 
 #include <cuda.h>
-// Only the types: the entry points come from dlsym (calling the header's inline wrappers would
-// need libnvJitLink at link time, and the build would fail).
+// Only the types: the entry points come from base::DynamicLibrary (calling the header's inline
+// wrappers would need libnvJitLink at link time, and the build would fail).
 #include <nvJitLink.h>
 
-#include <dlfcn.h>
 
 #include <chrono>
 #include <memory>
@@ -45,18 +45,13 @@ const Api& api() {
     const std::string soname = fmt::format("libnvJitLink.so.{}", k_major);
     // Its soname (LD_LIBRARY_PATH, the loader's cache), then beside the libnvrtc this process
     // loaded (the same toolkit), then the toolkit's other places.
-    const base::OpenedLibrary opened = base::open_first(base::toolkit_library_candidates(soname));
-    void* handle = opened.handle;
-    if (handle == nullptr) {
+    base::DynamicLibrary lib = base::DynamicLibrary::open_first(base::toolkit_library_candidates(soname));
+    if (!lib) {
       a.error = fmt::format("loading nvJitLink {}: dlopen failed ({}); install the CUDA toolkit's nvJitLink or put "
-                            "it on LD_LIBRARY_PATH", k_major, opened.why);
+                            "it on LD_LIBRARY_PATH", k_major, lib.why());
       return a;
     }
-    std::string missing;
-    auto resolve = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (fn == nullptr) missing += missing.empty() ? name : fmt::format(", {}", name);
-    };
+    auto resolve = [&](auto& fn, const char* name) { lib.resolve(fn, name); };
     resolve(a.create, "nvJitLinkCreate");
     resolve(a.destroy, "nvJitLinkDestroy");
     resolve(a.add_data, "nvJitLinkAddData");
@@ -68,7 +63,7 @@ const Api& api() {
     resolve(a.info_log_size, "nvJitLinkGetInfoLogSize");
     resolve(a.info_log, "nvJitLinkGetInfoLog");
     resolve(a.version, "nvJitLinkVersion");
-    if (!missing.empty()) a.error = fmt::format("loading nvJitLink: {} lacks {}", soname, missing);
+    if (!lib.missing().empty()) a.error = fmt::format("loading nvJitLink: {} lacks {}", soname, lib.missing());
     return a;
   }();
   if (!loaded.error.empty()) throw LinkError("", {}, "", loaded.error);

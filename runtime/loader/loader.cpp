@@ -88,7 +88,7 @@ struct KernelLoader::Impl {
   std::atomic<std::uint64_t> generations{0};
 
   Impl(LoaderOptions o, Runtime& runtime) : rt(runtime), options(std::move(o)) {
-    hot = options.hot_reload || (options.use_environment && base::env_flag("KJIT_HOT_RELOAD"));
+    hot = options.hot_reload || (options.use_environment && base::env_flag(base::Env::hot_reload));
     auto add = [&](const std::filesystem::path& dir, std::string_view origin) {
       std::error_code ec;
       auto abs = std::filesystem::absolute(dir, ec).lexically_normal();
@@ -100,15 +100,8 @@ struct KernelLoader::Impl {
       }
     };
     if (options.use_environment) {
-      if (const char* v = std::getenv("KJIT_KERNEL_PATH"); v && *v) {
-        std::string_view s = v;
-        while (!s.empty()) {
-          auto colon = s.find(':');
-          auto part = s.substr(0, colon);
-          if (!part.empty()) add(std::filesystem::path(std::string(part)), "KJIT_KERNEL_PATH");
-          if (colon == std::string_view::npos) break;
-          s.remove_prefix(colon + 1);
-        }
+      for (const auto& part : base::env_path_list(base::Env::kernel_path)) {
+        add(std::filesystem::path(part), "KJIT_KERNEL_PATH");
       }
     }
     for (const auto& f : options.folders) add(f, "folder");

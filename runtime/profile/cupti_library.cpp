@@ -1,11 +1,12 @@
 #include "runtime/profile/cupti_library.hpp"
 
+#include "runtime/base/dynamic_library.hpp"
+#include "runtime/base/environment.hpp"
 #include "runtime/base/toolkit_location.hpp"
 
 #include <fmt/format.h>
 
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -24,28 +25,23 @@ Loaded load() {
   Loaded out;
   const std::string soname = fmt::format("libcupti.so.{}", CUDA_VERSION / 1000);
   std::vector<std::string> tried;
-  if (const char* env = std::getenv("KJIT_CUPTI_LIBRARY"); env != nullptr && *env != '\0') {
-    tried.push_back(env);  // the user's choice, and only it
+  if (auto chosen = base::env_text(base::Env::cupti_library)) {
+    tried.push_back(*chosen);  // the user's choice, and only it
   } else {
     tried = base::toolkit_library_candidates(soname, {"lib64", "extras/CUPTI/lib64"});
 #ifdef KJIT_CUPTI_BUILD_LIBRARY
     tried.push_back(KJIT_CUPTI_BUILD_LIBRARY);
 #endif
   }
-  const base::OpenedLibrary opened = base::open_first(tried);
-  void* handle = opened.handle;
-  if (handle == nullptr) {
+  base::DynamicLibrary lib = base::DynamicLibrary::open_first(tried);
+  if (!lib) {
     out.error = fmt::format("CUPTI (libcupti, the CUDA toolkit's profiling library) could not be loaded: {}; "
                             "install the toolkit's CUPTI, put it on LD_LIBRARY_PATH or name it in KJIT_CUPTI_LIBRARY",
-                            opened.why);
+                            lib.why());
     return out;
   }
-  out.api.library = opened.file;
-  std::string missing;
-  auto resolve = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-    if (fn == nullptr) missing += missing.empty() ? name : fmt::format(", {}", name);
-  };
+  out.api.library = lib.file();
+  auto resolve = [&](auto& fn, const char* name) { lib.resolve(fn, name); };
   CuptiApi& a = out.api;
   resolve(a.subscribe, "cuptiSubscribe");
   resolve(a.unsubscribe, "cuptiUnsubscribe");
@@ -58,7 +54,7 @@ Loaded load() {
   resolve(a.dropped_records, "cuptiActivityGetNumDroppedRecords");
   resolve(a.timestamp, "cuptiGetTimestamp");
   resolve(a.result_string, "cuptiGetResultString");
-  if (!missing.empty()) out.error = fmt::format("CUPTI {} lacks {}", a.library, missing);
+  if (!lib.missing().empty()) out.error = fmt::format("CUPTI {} lacks {}", a.library, lib.missing());
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <kjit/device.hpp>
 #include <kjit/tools/profile.hpp>
 
+#include "runtime/base/environment.hpp"
 #include "runtime/profile/cupti_library.hpp"
 #include "runtime/profile/summary.hpp"
 
@@ -32,11 +33,11 @@ namespace fs = std::filesystem;
 constexpr const char* k_injection_name = "libkjit_inject.so";
 
 fs::path injection_library() {
-  if (const char* env = std::getenv("KJIT_PROFILE_INJECTION"); env != nullptr && *env != '\0') {
-    if (!fs::exists(env)) {
-      throw UsageError(fmt::format("profiling a program: KJIT_PROFILE_INJECTION names {}, which does not exist", env));
+  if (auto chosen = base::env_text(base::Env::profile_injection)) {
+    if (!fs::exists(*chosen)) {
+      throw UsageError(fmt::format("profiling a program: KJIT_PROFILE_INJECTION names {}, which does not exist", *chosen));
     }
-    return env;
+    return *chosen;
   }
   Dl_info info{};
   std::vector<fs::path> tried;

@@ -6,6 +6,7 @@
 
 #include "cache/config.hpp"
 #include "runtime/compile/arch_resolution.hpp"
+#include "runtime/base/environment.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/trace/nvtx.hpp"
@@ -27,16 +28,15 @@ PreparedRequest PreparedRequest::make(const Program& program, const CompileOptio
 
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
-  m_cache_dir = config.cache_dir.empty() ? cache::default_cache_dir() : config.cache_dir.native();
+  m_cache_dir = config.cache_dir.empty() ? base::cache_dir_from_environment() : config.cache_dir.native();
   if (config.cache_disabled) return;
   // Entries are executable code: a folder someone else may write into is not read (the store
   // checks it when it opens it: cache/dir_trust).
   auto store = std::make_unique<cache::Store>(cache::StoreConfig{
       m_cache_dir, config.cache_max_size,
-      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user});
+      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user, &m_counters.cache});
   if (auto trusted = store->trusted()) {
     m_store = std::move(store);
-    m_remote_stats = &m_store->stats();
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
     m_warned_store = true;
@@ -55,7 +55,7 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
     if (!signer) throw UsageError(signer.error().message);
     remote.signer = std::move(*signer);
   }
-  auto tier = cache::RemoteTier::open(std::move(remote), *m_remote_stats,
+  auto tier = cache::RemoteTier::open(std::move(remote), m_counters.cache,
                                       [log = m_log](cache::RemoteTier::Severity severity, std::string_view message) {
                                         log(severity == cache::RemoteTier::Severity::warning ? LogLevel::warn
                                                                                              : LogLevel::info,
@@ -107,8 +107,8 @@ CompileResult CompileService::obtain(const Program& program, const CompileOption
   CompileResult r = [&] {
     const Arch arch = resolve(o.arch, device);
     if (arch == guess) return compile(program, arch, prepared);
-    // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own.
-    if (m_store && !m_config.always_compile) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+    // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own
+    // (a lookup counts nothing; the request's outcome is counted once, below).
     return get(program, arch, PreparedRequest::make(program, o, arch));
   }();
   compiling.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
@@ -143,10 +143,9 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
     cache::GetResult g = m_store->get_in_place(key);
     switch (g.outcome) {
     case cache::GetResult::Outcome::hit:
-      ++m_counters.disk_hits;
+      ++m_counters.cache.hits;
       return observed(program, from_entry(std::move(g), program.name(), arch, request.flags, key));
     case cache::GetResult::Outcome::damaged:
-      ++m_counters.damaged;
       m_log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is not used: {}",
                                         program.name(), key.hex(), g.message));
       break;
@@ -160,8 +159,7 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
   if (!m_remote) return std::nullopt;
   cache::RemoteGet remote = m_remote->get(key);
   if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
-  // The disk counted a miss; the request is a remote hit (counted by the tier) instead.
-  if (m_store) m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
+  // A remote hit: counted by the tier (remote_hits); the disk's lookup counted nothing.
   return observed(program, from_remote(std::move(remote), program, arch, request));
 }
 
@@ -214,8 +212,7 @@ void CompileService::schedule_flush() {
 }
 
 void CompileService::note_put(const cache::PutResult& p) {
-  if (p.stored) return;
-  ++m_counters.store_failures;
+  if (p.stored) return;  // a failed write is counted by the store (store_failures)
   if (!m_warned_store.exchange(true)) {
     m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
                                       "and not kept", m_cache_dir, p.message));
@@ -275,7 +272,7 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     }
   }
   if (future.valid()) {
-    ++m_counters.waits;
+    ++m_counters.cache.waits;
     CompileResult r = future.get();  // rethrows the compiler's error
     r.outcome = Outcome::waited;
     return r;
@@ -296,7 +293,7 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
 
 CompileResult CompileService::compile_across_processes(const Program& program, const Arch& arch,
                                                        const PreparedRequest& request, const Producer& produce) {
-  ++m_counters.misses;
+  ++m_counters.cache.misses;
   const cache::Key& key = request.key.key;
   // Across nodes: the remote lock, taken (when there is a remote one can write) once this
   // process is the one on this machine that compiles; or the value another node stored.
@@ -311,7 +308,7 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     cache::RemoteLock lock = m_remote->lock_or_wait(key, m_config.lock_timeout, m_config.wait_progress_every, progress);
     switch (lock.outcome) {
     case cache::RemoteLock::Outcome::value: {
-      ++m_counters.waits;
+      ++m_counters.cache.waits;
       CompileResult r = from_remote(std::move(lock.value), program, arch, request);
       r.outcome = Outcome::waited;
       return r;
@@ -351,14 +348,11 @@ CompileResult CompileService::compile_across_processes(const Program& program, c
     // Another process may have compiled it while this one waited for the lock.
     cache::GetResult g = m_store->get_in_place(key);
     if (g.outcome == cache::GetResult::Outcome::hit) {
-      ++m_counters.waits;
-      m_store->stats().waits.fetch_add(1, std::memory_order_relaxed);
+      ++m_counters.cache.waits;
       CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
       r.outcome = Outcome::waited;
       return r;
     }
-    // The re-check under the lock is part of the same request: one miss, not two.
-    m_store->stats().misses.fetch_sub(1, std::memory_order_relaxed);
   }
   CompileResult r = [&] {
     // Waiters see this process working: the lock file's mtime, now and every second (the worker).
@@ -397,21 +391,18 @@ CompileResult CompileService::produce_and_store(const Program& program, const Ar
                                                 std::string remote_token) {
   bool keep = true;
   CompileResult result = produce ? produce(keep) : run_nvrtc(program, arch, request);
-  ++m_counters.compiles;
+  ++m_counters.cache.compiles;
   result.key = request.key.key.hex();
   result.outcome = Outcome::compiled;
   if (!keep) {
     if (m_remote && !remote_token.empty()) m_remote->release_async(request.key.key, std::move(remote_token));
     return result;
   }
-  if (!m_store && !m_config.cache_disabled) ++m_counters.store_failures;  // its folder was refused: not kept
+  if (!m_store && !m_config.cache_disabled) ++m_counters.cache.store_failures;  // its folder was refused: not kept
   if (m_store || m_remote) {
     // Serialized once: the local disk first, then the remote, off the request path.
     const std::string bytes = cache::serialize(request.key.key, to_entry(result));
-    if (m_store) {
-      m_store->stats().compiles.fetch_add(1, std::memory_order_relaxed);
-      put_own(request.key.key, bytes);
-    }
+    if (m_store) put_own(request.key.key, bytes);
     send_to_remote(request.key.key, bytes, std::move(remote_token));
   } else if (m_remote && !remote_token.empty()) {
     m_remote->release_async(request.key.key, std::move(remote_token));

@@ -99,7 +99,6 @@ public:
   const cache::Store* store() const { return m_store.get(); }
   cache::RemoteTier* remote() { return m_remote.get(); }
   // The remote tier's counters (this process).
-  cache::StatsSnapshot remote_stats() const { return m_remote_stats->snapshot(); }
   // Writes the store's counters into the cache directory's persistent stats (on this thread).
   void flush();
   // Waits until the background work queued so far is done (backfills, usage, flushes, remote writes).
@@ -141,8 +140,6 @@ private:
   std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
   std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
   std::atomic<bool> m_warned_store{false};
-  cache::Stats m_own_remote_stats;        // the remote's counters when there is no store
-  cache::Stats* m_remote_stats = &m_own_remote_stats;
   std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
   compile::PchDirectories m_pch;  // used when config.precompiled_headers
 

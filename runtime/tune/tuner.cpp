@@ -48,13 +48,13 @@ TuneKey& TuneKey::add_bucketed(std::string_view name, long long value) {
 }
 
 TuneMode tune_mode_from_environment() {
-  const char* v = std::getenv("KJIT_TUNE");
-  const std::string s = v == nullptr ? "" : v;
-  if (s.empty()) return TuneMode::on;
   // on and off as every flag spells them (cache::parse_flag), or force.
-  if (auto on = cache::parse_flag(s)) return *on ? TuneMode::on : TuneMode::off;
-  if (s == "force" || s == "FORCE" || s == "Force") return TuneMode::force;
-  throw UsageError(fmt::format("reading KJIT_TUNE=\"{}\": expected on, off (or another flag value) or force", s));
+  switch (base::env_flag_or_force(base::Env::tune)) {
+  case base::FlagOrForce::off: return TuneMode::off;
+  case base::FlagOrForce::force: return TuneMode::force;
+  case base::FlagOrForce::on: break;
+  }
+  return TuneMode::on;
 }
 
 namespace {
@@ -173,7 +173,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
       : program(std::move(p)), candidates(std::move(c)), options(std::move(o)),
         runtime(&r),
         mode(options.mode ? *options.mode : tune_mode_from_environment()),
-        print(options.print ? *options.print : base::env_flag("KJIT_PRINT_TUNING")),
+        print(options.print ? *options.print : base::env_flag(base::Env::print_tuning)),
         loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
     if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
   }

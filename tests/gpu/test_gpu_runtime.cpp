@@ -1,6 +1,8 @@
 // GPU tests (label gpu): load, typed launch, argument checks, attributes, occupancy, large
 // dynamic shared memory, launch limits, threads, several GPUs, load_inline and the example.
 #include "gpu/gpu_support.hpp"
+
+#include <kjit/tools.hpp>
 #include "support/temp_dir.hpp"
 
 #include <atomic>
@@ -278,6 +280,36 @@ TEST_SUITE("gpu") {
     kjit::DeviceBuffer<float> d{std::span<const float>(in)};
     k({.grid = {1}, .block = {1}}, d.data(), d.data(), 1, 1);
     CHECK(d.to_host()[0] == 16.0f);
+  }
+
+  // The native arch is guessed from the device: the guess's lookup counts nothing of its own; the
+  // request is one miss and one compile, then one disk hit, then a registry hit (#29 item 4).
+  TEST_CASE("a guessed-arch miss counts one miss and one compile and the next requests one hit each") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    const kjit::Program p("guessed.cu", k_square_src);
+    {
+      kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+      CHECK(rt.load(p).compile_result().outcome == kjit::Outcome::compiled);
+      const kjit::RuntimeStats s = rt.stats();
+      CHECK(s.misses == 1);
+      CHECK(s.compiles == 1);
+      CHECK(s.disk_hits == 0);
+      CHECK(s.registry_hits == 0);
+      rt.load(p);
+      CHECK(rt.stats().registry_hits == 1);
+      CHECK(rt.stats().misses == 1);
+    }
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    CHECK(rt.load(p).compile_result().outcome == kjit::Outcome::hit);
+    const kjit::RuntimeStats s = rt.stats();
+    CHECK(s.disk_hits == 1);
+    CHECK(s.misses == 0);
+    CHECK(s.compiles == 0);
+    const kjit::CacheStats total = kjit::Cache(dir.path()).stats();
+    CHECK(total.hits == 1);
+    CHECK(total.misses == 1);
+    CHECK(total.compiles == 1);
   }
 }
 

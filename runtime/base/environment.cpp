@@ -1,0 +1,119 @@
+#include "runtime/base/environment.hpp"
+
+#include <kjit/error.hpp>
+
+#include "cache/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace kjit::base {
+namespace {
+
+// The row of `id`, checked against the reader's kind (a mismatch is kjit's bug).
+const EnvVariable& row(Env id, std::initializer_list<EnvParser> kinds) {
+  const EnvVariable& v = env_variable(id);
+  if (std::find(kinds.begin(), kinds.end(), v.parser) == kinds.end()) {
+    throw Error(fmt::format("internal: {} is not read as this kind of value", v.name));
+  }
+  return v;
+}
+
+const char* raw(const EnvVariable& v) {
+  const char* value = std::getenv(std::string(v.name).c_str());
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+[[noreturn]] void refuse(const EnvVariable& v, const char* value, std::string_view expected) {
+  throw UsageError(fmt::format("reading {}=\"{}\": expected {}", v.name, value, expected));
+}
+
+}  // namespace
+
+std::optional<std::string> env_text(Env id) {
+  const char* v = raw(env_variable(id));
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+std::vector<std::string> env_path_list(Env id) {
+  std::vector<std::string> out;
+  const char* v = raw(row(id, {EnvParser::path_list}));
+  if (v == nullptr) return out;
+  std::string_view s = v;
+  while (!s.empty()) {
+    const auto colon = s.find(':');
+    if (const auto part = s.substr(0, colon); !part.empty()) out.emplace_back(part);
+    if (colon == std::string_view::npos) break;
+    s.remove_prefix(colon + 1);
+  }
+  return out;
+}
+
+bool env_flag(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::flag});
+  const char* v = std::getenv(std::string(r.name).c_str());
+  if (v == nullptr) return false;
+  if (auto on = cache::parse_flag(v)) return *on;
+  refuse(r, v, "1, 0, true, false, yes, no, on or off");
+}
+
+FlagOrForce env_flag_or_force(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::flag_or_force});
+  const char* v = raw(r);
+  if (v == nullptr) return FlagOrForce::on;
+  if (auto on = cache::parse_flag(v)) return *on ? FlagOrForce::on : FlagOrForce::off;
+  std::string lower(v);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "force") return FlagOrForce::force;
+  refuse(r, v, "on, off (or another flag value) or force");
+}
+
+std::optional<std::uint64_t> env_size(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::size, EnvParser::positive_size});
+  const char* v = raw(r);
+  if (v == nullptr) return std::nullopt;
+  auto size = cache::parse_size(v);
+  if (r.parser == EnvParser::positive_size) {
+    if (!size || *size == 0) refuse(r, v, "a positive size such as 64M or 1G");
+  } else if (!size) {
+    refuse(r, v, "a size such as 2G, 512M or 1048576");
+  }
+  return size;
+}
+
+std::optional<std::chrono::seconds> env_duration(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::duration});
+  const char* v = raw(r);
+  if (v == nullptr) return std::nullopt;
+  auto d = cache::parse_duration(v);
+  if (!d) refuse(r, v, "a duration such as 30s, 10m, 2h, 7d or 2w");
+  return d;
+}
+
+std::optional<std::chrono::milliseconds> env_duration_ms(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::positive_duration_ms});
+  const char* v = raw(r);
+  if (v == nullptr) return std::nullopt;
+  auto ms = cache::parse_duration_ms(v);
+  if (!ms || ms->count() <= 0) refuse(r, v, "a positive duration such as 50ms or 0.2s");
+  return ms;
+}
+
+std::optional<LogLevel> env_log_level(Env id) {
+  const EnvVariable& r = row(id, {EnvParser::log_level});
+  const char* v = raw(r);
+  if (v == nullptr) return std::nullopt;
+  auto level = parse_log_level(v);
+  if (!level) refuse(r, v, "error, warn, info or debug");
+  return level;
+}
+
+std::string cache_dir_from_environment() {
+  const char* v = raw(env_variable(Env::cache_dir));
+  return cache::default_cache_dir(v != nullptr ? std::string_view(v) : std::string_view());
+}
+
+}  // namespace kjit::base
