@@ -2,6 +2,8 @@
 // errors, the driver-absent error, threads, the disk cache on the request path.
 #include <kjit/tools.hpp>
 
+#include "runtime/runtime_access.hpp"
+
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
