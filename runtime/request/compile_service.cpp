@@ -226,18 +226,16 @@ void CompileService::send_to_remote(const cache::Key& key, const std::string& en
 
 CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
                                   const Producer& produce) {
-  if (m_config.log_level < LogLevel::info) [[likely]] {
-    if (auto hit = find(program, arch, request)) return std::move(*hit);
-    return compile(program, arch, request, produce);
-  }
   // -v, KJIT_LOG=info: one line a request with its outcome, its phases and where its entry is.
   using clock = std::chrono::steady_clock;
-  auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  const clock::time_point start = clock::now();
+  const bool verbose = m_config.log_level >= LogLevel::info;
+  const clock::time_point start = verbose ? clock::now() : clock::time_point{};
   std::optional<CompileResult> hit = find(program, arch, request);
+  if (!verbose) [[likely]] return hit ? std::move(*hit) : compile(program, arch, request, produce);
   const clock::time_point looked_up = clock::now();
   CompileResult r = hit ? std::move(*hit) : compile(program, arch, request, produce);
   const clock::time_point done = clock::now();
+  auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   std::string phases = fmt::format("lookup {:.2f} ms", ms(start, looked_up));
   if (r.outcome == Outcome::compiled) {
     // After the lookup: the lock, the producer (NVRTC, or a link's nvJitLink: its own time in

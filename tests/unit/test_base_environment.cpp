@@ -2,6 +2,7 @@
 // exactly its rows with the same defaults; its defaults are RuntimeConfig's; each reader parses
 // as its row says and names the variable when it refuses a value; no KJIT_* variable is read
 // anywhere else in the library.
+#include "support/scoped_env.hpp"
 #include <kjit/error.hpp>
 #include <kjit/runtime_config.hpp>
 
@@ -26,24 +27,7 @@ using kjit::base::Env;
 using kjit::base::EnvParser;
 using kjit::base::k_environment;
 
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (m_old) ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else ::unsetenv(m_name.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using kjit::test::ScopedEnv;
 
 std::string read_all(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,3 +1,4 @@
+#include "support/scoped_env.hpp"
 #include "cache/config.hpp"
 
 #include "support/temp_dir.hpp"
@@ -10,23 +11,7 @@ using namespace kjit::cache;
 
 namespace {
 
-// Sets (or unsets, for nullptr) an environment variable for the scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (m_old) ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else ::unsetenv(m_name.c_str());
-  }
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using kjit::test::ScopedEnv;
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // no one else may write into it; a shared team cache (group) opts in. The case of a folder owned
 // by another user needs root (chown); tests/unit/test_cli_remote.cpp tries it end to end as two
 // unprivileged users.
+#include "support/scoped_env.hpp"
 #include "cache/dir_trust.hpp"
 
 #include "cache/config.hpp"
@@ -28,21 +29,7 @@ mode_t mode_of(const std::filesystem::path& p) {
 }
 
 // Sets an environment variable for a scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (m_old) ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else ::unsetenv(m_name.c_str());
-  }
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using kjit::test::ScopedEnv;
 
 // A group id root is not a member of (no supplementary groups in the test runner's usual setup).
 std::optional<gid_t> foreign_group() {
