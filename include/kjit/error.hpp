@@ -8,7 +8,9 @@
 //   ├── kjit::CompileError       NVRTC rejected the program: name, options, log, source excerpt
 //   ├── kjit::LinkError          nvJitLink refused a link (its log, the inputs named), or is missing
 //   ├── kjit::UsageError         bad input: unknown kernel, wrong argument list, bad option,
-//   │                            launch configuration over the device limit, unsupported arch
+//   │   │                        launch configuration over the device limit, unsupported arch
+//   │   └── kjit::ArgumentError  an argument that does not fit its kernel parameter (run-time
+//   │                            typed launches: KernelSignature, the Python package)
 //   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump)
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
@@ -98,6 +100,11 @@ public:
 
 private:
   std::string m_log;
+};
+
+class KJIT_API ArgumentError : public UsageError {
+public:
+  using UsageError::UsageError;
 };
 
 class KJIT_API UnavailableError : public Error {

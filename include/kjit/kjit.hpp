@@ -16,6 +16,7 @@
 #include <kjit/log.hpp>
 #include <kjit/memory.hpp>
 #include <kjit/module.hpp>
+#include <kjit/parameters.hpp>
 #include <kjit/program.hpp>
 #include <kjit/runtime.hpp>
 #include <kjit/runtime_config.hpp>

@@ -12,6 +12,7 @@
 #include <kjit/device.hpp>
 #include <kjit/global.hpp>
 #include <kjit/kernel.hpp>
+#include <kjit/parameters.hpp>
 
 #include <memory>
 #include <string>
@@ -61,6 +62,9 @@ public:
   // per block) without a typed handle. Throws UsageError for a missing name.
   KernelAttributes attributes(std::string_view name) const;
   bool has_kernel(std::string_view name) const;
+  // The kernel's real parameter list (from the PTX and its mangled name), for arguments typed
+  // at run time (include/kjit/parameters.hpp): KernelSignature::of(compile_result(), name).
+  KernelSignature signature(std::string_view name) const;
 
   // The same compiled result on another device. The driver loads a compiled result once for
   // every device (context-independent loading, CUDA 12+): a module of the same result on another

@@ -1,12 +1,14 @@
 // kjit::Module and the kernel handles it gives out: loading, lookup, signature checks, launch.
 #include <kjit/error.hpp>
 #include <kjit/module.hpp>
+#include <kjit/parameters.hpp>
 
 #include "runtime/driver/cubin_info.hpp"
 #include "runtime/driver/kernel_state.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/trace/nvtx.hpp"
 #include "runtime/driver/ptx_variables.hpp"
+#include "runtime/driver/symbols.hpp"
 #include "runtime/driver/unique_handle.hpp"
 #include "runtime/trace/phase.hpp"
 
@@ -36,11 +38,7 @@ void unload_library(CUlibrary l) noexcept {
 }
 using LibraryHandle = driver::UniqueHandle<CUlibrary, &unload_library>;
 
-std::string demangle(const char* name) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
-  return status == 0 && d ? std::string(d.get()) : std::string(name);
-}
+std::string demangle(const std::string& name) { return driver::demangle(name); }
 
 }  // namespace
 
@@ -101,6 +99,38 @@ struct ModuleState {
     return names;
   }
 
+  // The symbol of kernel `name`: a name expression's lowered name, the name itself, or (a C++
+  // kernel asked for by its plain name, "square" for _Z6squarePfi) the one mangled kernel of
+  // that name. Throws UsageError when the plain name is overloaded.
+  std::string symbol_of(std::string_view name) const {
+    if (auto lowered = result.lowered_name(name)) return *lowered;
+    std::string symbol(name);
+    if (name.rfind("_Z", 0) == 0 || name.find('(') != std::string_view::npos || kernel_exists(symbol)) return symbol;
+    std::vector<std::string> found;
+    for (const auto& n : mangled_names()) {
+      if (n.rfind("_Z", 0) == 0 && driver::plain_name(driver::demangle(n)) == name) found.push_back(n);
+    }
+    if (found.size() == 1) return found.front();
+    if (found.size() > 1) {
+      std::vector<std::string> shown;
+      for (const auto& n : found) shown.push_back(driver::demangle(n));
+      throw UsageError(fmt::format("looking up kernel \"{}\" in program {}: the name is overloaded ({}); ask for "
+                                   "one by its mangled name or a name expression", name, result.program_name,
+                                   fmt::join(shown, "; ")));
+    }
+    return symbol;
+  }
+
+  bool kernel_exists(const std::string& symbol) const {
+    const auto& api = driver::get();
+    if (library()) {
+      CUkernel k = nullptr;
+      return api.cuLibraryGetKernel(&k, library(), symbol.c_str()) == CUDA_SUCCESS;
+    }
+    CUfunction f = nullptr;
+    return api.cuModuleGetFunction(&f, module.get(), symbol.c_str()) == CUDA_SUCCESS;
+  }
+
   // The kernel `symbol` in this module's context: CUDA_ERROR_NOT_FOUND when there is none.
   CUresult find_function(const driver::DriverApi& api, const std::string& symbol, CUfunction* f, CUkernel* k) const {
     *k = nullptr;
@@ -118,14 +148,14 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   if (auto it = m.kernels.find(name); it != m.kernels.end()) return {owner, it->second.get()};
 
   const auto& api = driver::get();
-  std::string symbol = m.result.lowered_name(name).value_or(std::string(name));
+  std::string symbol = m.symbol_of(name);
   CUfunction f = nullptr;
   CUkernel kernel = nullptr;
   CUresult r = m.find_function(api, symbol, &f, &kernel);
   if (r == CUDA_ERROR_NOT_FOUND) {
     std::vector<std::string> shown;
     for (const auto& n : m.mangled_names()) {
-      std::string d = demangle(n.c_str());
+      std::string d = demangle(n);
       shown.push_back(d == n ? n : fmt::format("{} ({})", d, n));
     }
     throw UsageError(fmt::format("looking up kernel \"{}\" in program {}: no such kernel; it has {}{}{}", name,
@@ -243,24 +273,23 @@ bool Module::shares_code_with(const Module& other) const {
 
 std::vector<std::string> Module::kernel_names() const {
   std::vector<std::string> out;
-  for (const auto& n : m_state->mangled_names()) out.push_back(demangle(n.c_str()));
+  for (const auto& n : m_state->mangled_names()) out.push_back(demangle(n));
   return out;
 }
 
 bool Module::has_kernel(std::string_view name) const {
-  std::string symbol = m_state->result.lowered_name(name).value_or(std::string(name));
-  const auto& api = driver::get();
-  if (CUlibrary lib = m_state->library()) {
-    CUkernel k = nullptr;
-    return api.cuLibraryGetKernel(&k, lib, symbol.c_str()) == CUDA_SUCCESS;
+  try {
+    return m_state->kernel_exists(m_state->symbol_of(name));
+  } catch (const UsageError&) {
+    return true;  // overloaded: there are several
   }
-  CUfunction f = nullptr;
-  return api.cuModuleGetFunction(&f, m_state->module.get(), symbol.c_str()) == CUDA_SUCCESS;
 }
+
+KernelSignature Module::signature(std::string_view name) const { return KernelSignature::of(m_state->result, name); }
 
 std::vector<std::string> Module::global_names() const {
   std::vector<std::string> out;
-  for (const auto& n : driver::ptx_variables(m_state->result.ptx)) out.push_back(demangle(n.c_str()));
+  for (const auto& n : driver::ptx_variables(m_state->result.ptx)) out.push_back(demangle(n));
   return out;
 }
 
@@ -280,7 +309,7 @@ GlobalHandle Module::global_handle(std::string_view name, std::size_t element_si
   if (r == CUDA_ERROR_NOT_FOUND) {
     std::vector<std::string> shown;
     for (const auto& n : driver::ptx_variables(result.ptx)) {
-      std::string d = demangle(n.c_str());
+      std::string d = demangle(n);
       shown.push_back(d == n ? n : fmt::format("{} ({})", d, n));
     }
     throw UsageError(fmt::format("looking up global \"{}\" in program {}: no such __device__ or __constant__ "

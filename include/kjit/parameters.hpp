@@ -1,0 +1,95 @@
+// kjit::KernelSignature: a kernel's real parameter list, for callers that decide argument types
+// at run time (the Python package, a generic launcher) instead of at compile time as
+// Kernel<Signature> does. It is read from the module's PTX (`.param .f32`, `.u32`, `.u64`,
+// `.align 8 .b8 name[16]`: the width, integer or floating point, a struct's size and alignment)
+// and, for a C++ kernel, from its mangled name (pointer or integer, signed or unsigned, bool, the
+// C++ type's spelling). An `extern "C"` kernel has no mangled name: its `.u64` is a pointer or a
+// 64-bit integer, its `.u32` an int of either signedness.
+//
+// The pack_* calls check one argument against one parameter and write it into the parameter's
+// slot (parameters()[i].size bytes) of the caller's buffer; they allocate nothing on success and
+// throw ArgumentError naming the parameter (index, PTX name), what was given and the whole list.
+#pragma once
+
+#include <kjit/export.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+class CompileResult;
+
+enum class ParameterKind {
+  pointer,             // T* (a C++ kernel's mangled name says so)
+  pointer_or_integer,  // an extern "C" kernel's .u64/.s64/.b64: a device address or a 64-bit integer
+  signed_integer,      // int, long long, short, signed char (C++), .s32 ... (PTX)
+  unsigned_integer,    // unsigned, size_t, unsigned char (C++)
+  integer,             // an extern "C" kernel's .u32/.u16/.u8/.b32: either signedness
+  floating,            // float, double (.f32, .f64)
+  boolean,             // bool (C++)
+  bytes,               // a struct or array passed by value (.b8 name[N]), __half and friends
+};
+KJIT_API std::string_view to_string(ParameterKind kind);
+
+struct Parameter {
+  std::size_t index = 0;
+  std::string name;      // the PTX name ("square_param_2")
+  std::string type;      // the C++ type where the mangled name gives it ("float const*"), else the PTX type
+  std::string ptx_type;  // ".u64", ".f32", ".b8[16]"
+  ParameterKind kind = ParameterKind::bytes;
+  std::size_t size = 0;   // bytes
+  std::size_t align = 1;  // bytes
+};
+
+class KJIT_API KernelSignature {
+public:
+  KernelSignature() = default;
+  // The signature of kernel `symbol` (its PTX, mangled name) in `ptx`; `kernel` is the name it was
+  // asked for, used in messages. Throws UsageError when the PTX has no such entry.
+  KernelSignature(std::string_view ptx, std::string symbol, std::string kernel);
+  // The signature of kernel `name` of a compile's result, without a GPU: `name` as written
+  // (extern "C"), a name expression given to Program::instantiate, a mangled name, or a C++
+  // kernel's plain name ("square" for _Z6squarePfi). Throws UsageError for a missing or
+  // overloaded name, listing the kernels there are.
+  static KernelSignature of(const CompileResult& result, std::string_view name);
+
+  const std::string& kernel() const noexcept { return m_kernel; }
+  const std::string& symbol() const noexcept { return m_symbol; }
+  const std::vector<Parameter>& parameters() const noexcept { return m_parameters; }
+  std::size_t size() const noexcept { return m_parameters.size(); }
+  // "square_matrix_kernel(float const* [.u64], float* [.u64], int [.u32], int [.u32])".
+  std::string to_string() const;
+  // A slot for every parameter, in order, each aligned: the bytes a caller's buffer needs.
+  std::size_t buffer_bytes() const noexcept { return m_buffer_bytes; }
+  std::size_t offset(std::size_t index) const noexcept { return m_offsets[index]; }
+
+  // Throws ArgumentError when `given` is not the number of parameters.
+  void check_count(std::size_t given) const;
+  // Integers (a Python int, a numpy integer): refused for floating, pointer and bytes
+  // parameters and when out of the parameter's range; bool parameters take 0 and 1.
+  void pack_signed(std::size_t index, std::int64_t value, void* slot) const;
+  void pack_unsigned(std::size_t index, std::uint64_t value, void* slot) const;
+  // A floating-point value: floating parameters only (a float for an int is refused).
+  void pack_floating(std::size_t index, double value, void* slot) const;
+  void pack_boolean(std::size_t index, bool value, void* slot) const;
+  // A device address (a tensor's data pointer; 0 for None): pointer parameters.
+  void pack_pointer(std::size_t index, std::uint64_t address, void* slot) const;
+  // Raw bytes of exactly the parameter's size (a struct): bytes parameters, or any parameter
+  // when the size matches.
+  void pack_bytes(std::size_t index, const void* data, std::size_t size, void* slot) const;
+  // Refuses argument `index`: `given` says what it was ("str 'abc'", "torch.Tensor on cpu").
+  [[noreturn]] void refuse(std::size_t index, std::string_view given, std::string_view why = {}) const;
+
+private:
+  std::string m_kernel;
+  std::string m_symbol;
+  std::vector<Parameter> m_parameters;
+  std::vector<std::size_t> m_offsets;
+  std::size_t m_buffer_bytes = 0;
+};
+
+}  // namespace kjit

@@ -1,0 +1,281 @@
+#include "arguments.hpp"
+
+#include <kjit/error.hpp>
+
+#include <dlpack/dlpack.h>
+
+#include <cstring>
+#include <string>
+
+namespace kjit::python {
+namespace {
+
+// Looked up once: interned names and, once torch or CuPy is imported by the program, what
+// kjit reads from them. kjit never imports either.
+struct Names {
+  PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
+  PyObject* get_device = PyUnicode_InternFromString("get_device");
+  PyObject* is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  PyObject* cai = PyUnicode_InternFromString("__cuda_array_interface__");
+  PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
+  PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+  PyObject* data = PyUnicode_InternFromString("data");
+  PyObject* device = PyUnicode_InternFromString("device");
+  PyObject* id = PyUnicode_InternFromString("id");
+  PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
+  PyObject* ptr = PyUnicode_InternFromString("ptr");
+  PyObject* handle = PyUnicode_InternFromString("handle");
+};
+const Names& names() {
+  static const Names* n = new Names();  // lives as long as the interpreter's interned strings
+  return *n;
+}
+
+struct Torch {
+  PyTypeObject* tensor = nullptr;     // torch.Tensor
+  PyObject* current_stream = nullptr; // torch._C._cuda_getCurrentRawStream(device) -> int
+  PyObject* is_initialized = nullptr; // torch.cuda.is_initialized()
+};
+// torch's pieces, once torch is in sys.modules (nullptr before).
+const Torch* torch() {
+  static Torch t;
+  static bool found = false;
+  if (found) return &t;
+  PyObject* modules = PyImport_GetModuleDict();
+  PyObject* torch = PyDict_GetItemString(modules, "torch");  // borrowed
+  if (torch == nullptr) return nullptr;
+  py::module_ m = py::reinterpret_borrow<py::module_>(torch);
+  if (!py::hasattr(m, "Tensor") || !py::hasattr(m, "_C")) return nullptr;  // torch still importing
+  t.tensor = reinterpret_cast<PyTypeObject*>(py::object(m.attr("Tensor")).release().ptr());
+  py::object c = m.attr("_C");
+  if (py::hasattr(c, "_cuda_getCurrentRawStream")) t.current_stream = py::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
+  if (py::hasattr(m, "cuda")) t.is_initialized = py::object(m.attr("cuda").attr("is_initialized")).release().ptr();
+  found = true;
+  return &t;
+}
+
+PyObject* cupy_current_stream() {
+  static PyObject* fn = nullptr;
+  if (fn) return fn;
+  PyObject* cupy = PyDict_GetItemString(PyImport_GetModuleDict(), "cupy");
+  if (cupy == nullptr) return nullptr;
+  auto fn_attr = py::reinterpret_borrow<py::object>(cupy).attr("cuda").attr("get_current_stream");
+  fn = py::object(fn_attr).release().ptr();
+  return fn;
+}
+
+std::string type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
+
+std::string device_name(int device) { return device < 0 ? "the host (cpu)" : "cuda:" + std::to_string(device); }
+
+// One tensor argument on `device`: it must be the launch's.
+void place(const KernelSignature& s, std::size_t i, Placement& where, int device, const char* what) {
+  if (device < 0) {
+    s.refuse(i, std::string(what) + " on the host (cpu)", "kernels take device memory; move it with .cuda()");
+  }
+  if (where.device >= 0 && where.device != device) {
+    s.refuse(i, std::string(what) + " on " + device_name(device),
+             "the launch runs on " + device_name(where.device) + ", where the earlier tensor arguments are");
+  }
+  where.device = device;
+}
+
+long long call_long(PyObject* o, PyObject* method) {
+  PyObject* r = PyObject_CallMethodNoArgs(o, method);
+  if (r == nullptr) throw py::error_already_set();
+  long long v = PyLong_AsLongLong(r);
+  Py_DECREF(r);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+  const Torch* t = torch();
+  if (t == nullptr || !PyObject_TypeCheck(a, t->tensor)) return false;
+  const Names& n = names();
+  place(s, i, where, static_cast<int>(call_long(a, n.get_device)), "a torch.Tensor");
+  if (strict && !call_long(a, n.is_contiguous)) s.refuse(i, "a non-contiguous torch.Tensor", "strict=True");
+  s.pack_pointer(i, static_cast<std::uint64_t>(call_long(a, n.data_ptr)), slot);
+  where.torch = true;
+  return true;
+}
+
+bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict,
+                          void* slot) {
+  const Names& n = names();
+  if (!PyObject_HasAttr(a, n.cai)) return false;
+  py::object o = py::reinterpret_borrow<py::object>(a);
+  py::dict cai = o.attr(n.cai);
+  py::tuple data = cai["data"];
+  auto address = data[0].cast<std::uint64_t>();
+  if (strict && cai.contains("strides") && !cai["strides"].is_none()) {
+    s.refuse(i, "a strided array (__cuda_array_interface__ strides)", "strict=True");
+  }
+  std::string module = py::str(o.get_type().attr("__module__"));
+  if (module.rfind("cupy", 0) == 0) {
+    place(s, i, where, o.attr(n.device).attr(n.id).cast<int>(), "a cupy array");
+    where.cupy = true;
+  } else if (PyObject_HasAttr(a, n.dlpack_device)) {
+    py::tuple d = o.attr(n.dlpack_device)();
+    place(s, i, where, d[0].cast<int>() == kDLCPU ? -1 : d[1].cast<int>(), type_name(a).c_str());
+  }
+  s.pack_pointer(i, address, slot);
+  return true;
+}
+
+bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+  const Names& n = names();
+  if (!PyObject_HasAttr(a, n.dlpack) || !PyObject_HasAttr(a, n.dlpack_device)) return false;
+  py::object o = py::reinterpret_borrow<py::object>(a);
+  py::tuple d = o.attr(n.dlpack_device)();
+  int type = d[0].cast<int>();
+  int device = type == kDLCUDA || type == kDLCUDAManaged ? d[1].cast<int>() : -1;
+  place(s, i, where, device, (type_name(a) + " (DLPack)").c_str());
+  py::object capsule = o.attr(n.dlpack)();
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (managed == nullptr) throw py::error_already_set();
+  const DLTensor& t = managed->dl_tensor;
+  std::uint64_t address = reinterpret_cast<std::uintptr_t>(t.data) + t.byte_offset;
+  bool contiguous = true;
+  if (t.strides != nullptr) {
+    std::int64_t expected = 1;
+    for (int k = t.ndim - 1; k >= 0; --k) {
+      if (t.shape[k] != 1 && t.strides[k] != expected) contiguous = false;
+      expected *= t.shape[k];
+    }
+  }
+  // The capsule was not consumed: its destructor calls the producer's deleter. The memory stays
+  // the producer's array's, which the caller holds for the call.
+  if (strict && !contiguous) s.refuse(i, "a non-contiguous DLPack tensor", "strict=True");
+  s.pack_pointer(i, address, slot);
+  return true;
+}
+
+bool is_numpy_bool(PyObject* a) {
+  std::string_view name = Py_TYPE(a)->tp_name;
+  return name == "numpy.bool_" || name == "numpy.bool";
+}
+
+void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+  if (PyBool_Check(a)) return s.pack_boolean(i, a == Py_True, slot);
+  if (PyLong_Check(a)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+    if (overflow == 0) {
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      return s.pack_signed(i, v, slot);
+    }
+    if (overflow > 0) {
+      unsigned long long u = PyLong_AsUnsignedLongLong(a);
+      if (!PyErr_Occurred()) return s.pack_unsigned(i, u, slot);
+      PyErr_Clear();
+    }
+    s.refuse(i, "int " + py::str(a).cast<std::string>(), "out of range for every integer parameter");
+  }
+  if (PyFloat_Check(a)) return s.pack_floating(i, PyFloat_AS_DOUBLE(a), slot);
+  if (a == Py_None) return s.pack_pointer(i, 0, slot);
+  if (pack_torch(s, i, a, where, strict, slot)) return;
+  if (pack_array_interface(s, i, a, where, strict, slot)) return;
+  if (pack_dlpack(s, i, a, where, strict, slot)) return;
+  if (PyBytes_Check(a)) return s.pack_bytes(i, PyBytes_AS_STRING(a), static_cast<std::size_t>(PyBytes_GET_SIZE(a)), slot);
+  if (s.parameters()[i].kind == ParameterKind::bytes && PyObject_CheckBuffer(a)) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(a, &view, PyBUF_CONTIG_RO) != 0) throw py::error_already_set();
+    try {
+      s.pack_bytes(i, view.buf, static_cast<std::size_t>(view.len), slot);
+    } catch (...) {
+      PyBuffer_Release(&view);
+      throw;
+    }
+    PyBuffer_Release(&view);
+    return;
+  }
+  if (is_numpy_bool(a)) return s.pack_boolean(i, PyObject_IsTrue(a) == 1, slot);
+  if (PyIndex_Check(a)) {  // numpy integers
+    py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(a));
+    if (!as_int) throw py::error_already_set();
+    return pack_one(s, i, as_int.ptr(), where, strict, slot);
+  }
+  if (Py_TYPE(a)->tp_as_number != nullptr && Py_TYPE(a)->tp_as_number->nb_float != nullptr) {  // numpy floats
+    double v = PyFloat_AsDouble(a);
+    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return s.pack_floating(i, v, slot);
+  }
+  std::string shown = py::repr(a).cast<std::string>();
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  s.refuse(i, type_name(a) + " " + shown, "kjit passes ints, floats, bools, bytes, numpy scalars, None and device "
+                                          "arrays (torch, __cuda_array_interface__, DLPack)");
+}
+
+std::uintptr_t as_handle(PyObject* o) {
+  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<std::uintptr_t>(v);
+}
+
+}  // namespace
+
+Placement pack_arguments(const KernelSignature& s, PyObject* args, unsigned char* buffer, void** pointers,
+                         bool strict) {
+  const auto count = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
+  s.check_count(count);
+  Placement where;
+  for (std::size_t i = 0; i < count; ++i) {
+    void* slot = buffer + s.offset(i);
+    pack_one(s, i, PyTuple_GET_ITEM(args, static_cast<Py_ssize_t>(i)), where, strict, slot);
+    pointers[i] = slot;
+  }
+  return where;
+}
+
+std::optional<std::uintptr_t> stream_handle(const py::handle& stream) {
+  if (stream.is_none()) return std::nullopt;
+  PyObject* o = stream.ptr();
+  if (PyLong_Check(o)) return as_handle(o);
+  const Names& n = names();
+  for (PyObject* attr : {n.cuda_stream, n.ptr, n.handle}) {  // torch.cuda.Stream, cupy.cuda.Stream, kjit.Stream
+    if (PyObject_HasAttr(o, attr)) {
+      py::object v = py::reinterpret_borrow<py::object>(o).attr(attr);
+      if (PyLong_Check(v.ptr())) return as_handle(v.ptr());
+    }
+  }
+  throw UsageError("launching a kernel: stream= takes None, an int (a CUstream), a kjit.Stream, a torch.cuda.Stream "
+                   "or a cupy.cuda.Stream; given " + type_name(o));
+}
+
+std::uintptr_t default_stream(const Placement& where) {
+  if (where.torch) {
+    const Torch* t = torch();
+    if (t != nullptr && t->current_stream != nullptr) {
+      PyObject* device = PyLong_FromLong(where.device);
+      PyObject* r = PyObject_CallOneArg(t->current_stream, device);
+      Py_DECREF(device);
+      if (r == nullptr) throw py::error_already_set();
+      std::uintptr_t h = as_handle(r);
+      Py_DECREF(r);
+      return h;
+    }
+  }
+  if (where.cupy) {
+    if (PyObject* fn = cupy_current_stream()) {
+      py::object s = py::reinterpret_borrow<py::object>(fn)();
+      return s.attr(names().ptr).cast<std::uintptr_t>();
+    }
+  }
+  return 0;
+}
+
+std::uintptr_t ambient_stream() {
+  const Torch* t = torch();
+  if (t != nullptr && t->current_stream != nullptr && t->is_initialized != nullptr &&
+      py::reinterpret_borrow<py::object>(t->is_initialized)().cast<bool>()) {
+    py::object device = py::module_::import("torch").attr("cuda").attr("current_device")();
+    return py::reinterpret_borrow<py::object>(t->current_stream)(device).cast<std::uintptr_t>();
+  }
+  if (PyObject* fn = cupy_current_stream()) {
+    return py::reinterpret_borrow<py::object>(fn)().attr(names().ptr).cast<std::uintptr_t>();
+  }
+  return 0x1;  // CU_STREAM_LEGACY: the default stream as the driver names it
+}
+
+}  // namespace kjit::python

@@ -1,0 +1,40 @@
+// Python arguments to a kernel launch: tensors (torch's fast path, __cuda_array_interface__,
+// DLPack), Python and numpy scalars and bytes, converted and handed to KernelSignature's checked
+// packers; the stream a launch runs on (explicit, torch's or CuPy's current, or the default).
+// Conversion only: what fits which parameter is decided by kjit::KernelSignature.
+#pragma once
+
+#include <kjit/kernel.hpp>
+#include <kjit/parameters.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+namespace kjit::python {
+
+namespace py = pybind11;
+
+// What the arguments of one launch said about where it runs.
+struct Placement {
+  int device = -1;         // the tensors' CUDA device; -1: no tensor
+  bool torch = false;      // a torch tensor was among them
+  bool cupy = false;       // a CuPy array was among them
+};
+
+// Packs `args` (a tuple) into `buffer` (signature.buffer_bytes() bytes) and `pointers` (one per
+// parameter). Throws kjit::ArgumentError (a Python TypeError) for an argument that does not fit.
+Placement pack_arguments(const KernelSignature& signature, PyObject* args, unsigned char* buffer, void** pointers,
+                         bool strict);
+
+// A stream given as stream= (None, an int handle, a kjit.Stream, a torch.cuda.Stream, a
+// cupy.cuda.Stream): the raw handle; nullopt for None.
+std::optional<std::uintptr_t> stream_handle(const py::handle& stream);
+// The stream a launch without stream= runs on: torch's current stream of the tensors' device when
+// a torch tensor was given, else CuPy's current stream for a CuPy array, else the default stream.
+std::uintptr_t default_stream(const Placement& placement);
+// The stream kjit.bench times on when none is given: torch's current one when torch is loaded and
+// initialized, else CuPy's, else the legacy default stream.
+std::uintptr_t ambient_stream();
+
+}  // namespace kjit::python

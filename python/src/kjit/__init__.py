@@ -1,0 +1,365 @@
+"""kjit: compile CUDA source at run time (NVRTC), cache it on disk and in a fleet's Redis, and call
+its kernels on torch tensors, CuPy arrays or any DLPack producer.
+
+    import torch, kjit
+    mod = kjit.load_inline(name="square", cuda_sources=src, functions=["square_matrix_kernel"])
+    mod.square_matrix_kernel[(1, 1), (16, 16)](x, y, 3, 2)
+
+Everything here is libkjit (the C++ library) underneath: the same cache, remote tier, inspection,
+profiler and tuner. This module only gives it Python's shapes. It imports neither torch nor CuPy.
+See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import contextlib as _contextlib
+import json as _json
+import os as _os
+
+from ._kjit import (  # noqa: F401  (the public names)
+    ArgumentError,
+    CompileError,
+    CompileResult,
+    CudaError,
+    DriverNotFoundError,
+    Error,
+    IoError,
+    KernelSignature,
+    Link,
+    LinkError,
+    NvrtcError,
+    Program,
+    Stream,
+    UnavailableError,
+    UsageError,
+    device_count,
+    driver_available,
+    driver_unavailable_reason,
+    nvrtc_version,
+    read_program,
+    supported_archs,
+    synchronize,
+)
+from . import _kjit
+
+__version__ = _kjit.version()
+
+__all__ = [
+    "ArgumentError", "CompileError", "CompileResult", "CudaError", "DriverNotFoundError", "Error", "IoError",
+    "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
+    "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
+    "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
+    "supported_archs", "synchronize", "read_program",
+]
+
+
+def _options(arch=None, std=None, defines=None, include_dirs=None, fast_math=False, line_info=False,
+             device_debug=False, max_registers=0, flags=None):
+    """CompileOptions from Python keywords. defines: a dict ({"N": 4}) or a list ("N=4", "DEBUG")."""
+    o = _kjit.CompileOptions()
+    if arch is not None:
+        o.arch = str(arch)
+    if std is not None:
+        o.std = std
+    if defines:
+        if isinstance(defines, dict):
+            o.defines = [k if v is None else f"{k}={v}" for k, v in defines.items()]
+        else:
+            o.defines = list(defines)
+    if include_dirs:
+        o.include_dirs = [str(d) for d in include_dirs]
+    o.fast_math = bool(fast_math)
+    o.line_info = bool(line_info)
+    o.device_debug = bool(device_debug)
+    o.max_registers = int(max_registers)
+    if flags:
+        o.flags = [flags] if isinstance(flags, str) else list(flags)
+    return o
+
+
+class Global:
+    """A __constant__ or __device__ variable: g[:] = array copies in, g.numpy(dtype) reads back."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._dtype = None
+
+    name = property(lambda self: self._handle.name)
+    nbytes = property(lambda self: self._handle.nbytes)
+    address = property(lambda self: self._handle.address)
+
+    def copy_from(self, value):
+        """Copies a numpy array, a CPU or CUDA tensor, bytes or anything numpy can read, of exactly nbytes."""
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            self._handle.copy_from_host(value)
+            return
+        if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, wherever it lives
+            value = value.detach().cpu().numpy()
+        elif hasattr(value, "get") and hasattr(value, "__cuda_array_interface__"):  # a CuPy array
+            value = value.get()
+        import numpy as np
+        array = np.ascontiguousarray(value)
+        self._dtype = array.dtype
+        self._handle.copy_from_host(array)
+
+    def to_bytes(self):
+        return self._handle.to_bytes()
+
+    def numpy(self, dtype=None):
+        """The variable's bytes as a numpy array of dtype (default: the dtype last copied in, else uint8)."""
+        import numpy as np
+        dtype = np.dtype(dtype if dtype is not None else (self._dtype if self._dtype is not None else np.uint8))
+        return np.frombuffer(self._handle.to_bytes(), dtype=dtype).copy()
+
+    def __setitem__(self, key, value):
+        if key != slice(None):
+            raise UsageError(f"setting global {self.name}: only the whole variable is copied (g[:] = value)")
+        self.copy_from(value)
+
+    def __getitem__(self, key):
+        return self.numpy()[key]
+
+    def __repr__(self):
+        return f"<kjit.Global {self.name}: {self.nbytes} bytes>"
+
+
+class _Globals:
+    def __init__(self, module):
+        self._module = module
+        self._cache = {}
+
+    def __getitem__(self, name):
+        g = self._cache.get(name)
+        if g is None:
+            g = self._cache[name] = Global(self._module._module.global_(name))
+        return g
+
+    def __iter__(self):
+        return iter(self._module._module.global_names)
+
+    def keys(self):
+        return list(self)
+
+
+class Module:
+    """A compiled program loaded on the GPU: its kernels as attributes (mod.square) or by name
+    (mod.kernel("scale<float>")), its variables as mod.globals["name"]."""
+
+    def __init__(self, module):
+        self._module = module
+        self._kernels = {}
+        self.globals = _Globals(self)
+
+    def kernel(self, name):
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = self._module.kernel(name)
+        return k
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.kernel(name)
+        except UsageError as e:
+            raise AttributeError(str(e)) from None
+
+    def global_(self, name):
+        return self.globals[name]
+
+    kernel_names = property(lambda self: self._module.kernel_names)
+    global_names = property(lambda self: self._module.global_names)
+    compile_result = property(lambda self: self._module.compile_result)
+    outcome = property(lambda self: self._module.outcome)
+    device = property(lambda self: self._module.device)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {n.split("(")[0].split("<")[0].split(" ")[-1] for n in self.kernel_names})
+
+    def __repr__(self):
+        r = self.compile_result
+        return f"<kjit.Module {r.program_name} {r.arch} ({self.outcome})>"
+
+
+class Runtime:
+    """A request path of its own: Runtime(cache_dir=...). kjit.compile/load use the global one,
+    configured from the KJIT_* environment variables."""
+
+    def __init__(self, _runtime=None, **config):
+        self._rt = _runtime if _runtime is not None else _kjit.Runtime(**config)
+
+    def compile(self, program, **options):
+        """Compiles (or takes from the cache) without a GPU for a named arch; returns a CompileResult."""
+        return self._rt.compile(program, _options(**options))
+
+    def load(self, what, device=None, **options):
+        """Loads a Program, a Link or a CompileResult on the GPU; returns a Module."""
+        if isinstance(what, CompileResult):
+            if options:
+                raise UsageError("loading a CompileResult: it is compiled already; pass no compile options")
+            return Module(self._rt.load_result(what, device))
+        if isinstance(what, Link):
+            return Module(self._rt.load_link(what, _options(**options), device))
+        return Module(self._rt.load(what, _options(**options), device))
+
+    def link(self, link, **options):
+        return self._rt.link(link, _options(**options))
+
+    def explain(self, program, **options):
+        key, fields = self._rt.explain(program, _options(**options))
+        return {"key": key, "fields": fields}
+
+    def stats(self):
+        return self._rt.stats()
+
+    @property
+    def cache_dir(self):
+        return self._rt.cache_dir
+
+
+_global_runtime = None
+
+
+def _runtime():
+    global _global_runtime
+    if _global_runtime is None:
+        _global_runtime = Runtime(_kjit.Runtime.global_())
+    return _global_runtime
+
+
+def compile(program, **options):
+    """kjit.compile(kjit.Program("s.cu", src), arch="sm_90", defines={"N": 4}, fast_math=True)"""
+    return _runtime().compile(program, **options)
+
+
+def load(what, device=None, **options):
+    return _runtime().load(what, device=device, **options)
+
+
+def link(what, **options):
+    return _runtime().link(what, **options)
+
+
+_NO_CPP = (
+    "kjit.load_inline compiles CUDA sources only: kjit calls kernels directly from Python, so there is no C++ "
+    "wrapper to build{why}. Drop cpp_sources and the torch binding code, and launch the kernel itself:\n"
+    "    mod = kjit.load_inline(name=..., cuda_sources=cuda_src, functions=[\"my_kernel\"])\n"
+    "    mod.my_kernel[grid, block](x, y, n)   # torch tensors and scalars, on torch's current stream"
+)
+
+
+def load_inline(name, cuda_sources, functions=None, extra_cuda_cflags=None, build_directory=None, verbose=False,
+                cpp_sources=None, **torch_only):
+    """torch.utils.cpp_extension.load_inline's arguments, kjit's way: NVRTC, the disk cache, and kernels
+    called from Python (mod.<function>[grid, block](*args)). build_directory is the cache folder."""
+    if cpp_sources:
+        raise UsageError(_NO_CPP.format(why=" (cpp_sources was given)"))
+    ignored = {k for k, v in torch_only.items() if v}
+    unknown = ignored - {"extra_cflags", "extra_ldflags", "extra_include_paths", "with_cuda", "with_pytorch_error_handling",
+                         "keep_intermediates", "use_pch", "is_python_module", "is_standalone"}
+    if unknown:
+        raise UsageError(f"kjit.load_inline: unknown argument(s) {', '.join(sorted(unknown))}")
+    if "extra_ldflags" in ignored or "extra_cflags" in ignored:
+        raise UsageError(_NO_CPP.format(why=" (extra_cflags/extra_ldflags are for that host wrapper)"))
+    sources = cuda_sources if isinstance(cuda_sources, str) else "\n".join(cuda_sources)
+    if "torch/extension.h" in sources:
+        raise UsageError(_NO_CPP.format(why=" (the source includes <torch/extension.h>, a host-side header)"))
+    flags = list(extra_cuda_cflags or [])
+    for d in torch_only.get("extra_include_paths") or []:
+        flags.append(f"-I{d}")
+    if isinstance(functions, str):
+        functions = [functions]
+    return Module(_kjit.load_inline(name, sources, list(functions or []), flags,
+                                    _os.fspath(build_directory) if build_directory else "", bool(verbose)))
+
+
+def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", flush_l2=True,
+          stream=None, device=0):
+    """Times fn() like triton.testing.do_bench: CUDA events, an L2 flush before each call; returns the
+    mean (return_mode: "min", "max", "mean", "median", "all") in ms, or the quantiles asked for."""
+    r = _kjit.bench(fn, float(warmup), float(rep), list(quantiles or []), bool(flush_l2), stream, device)
+    if quantiles:
+        q = r["quantile_ms"]
+        return q[0] if len(q) == 1 else q
+    if return_mode == "all":
+        return r["samples_ms"]
+    if return_mode not in ("min", "max", "mean", "median"):
+        raise UsageError(f"kjit.bench: return_mode is min, max, mean, median or all; given {return_mode!r}")
+    return r[f"{return_mode}_ms"]
+
+
+class profile:
+    """with kjit.profile() as p: ... records every kernel, copy and launch (torch's too) through
+    kjit's CUPTI profiler; then p.table(), p.summary(), p.export_chrome_trace(path)."""
+
+    def __init__(self, max_events=2_000_000, memory=True):
+        self._options = (max_events, memory)
+        self._profiler = None
+
+    def __enter__(self):
+        self._profiler = _kjit.Profiler(*self._options)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def stop(self):
+        if self._profiler is not None:
+            if driver_available() and device_count() > 0:
+                synchronize()
+            self._profiler.stop()
+
+    @property
+    def active(self):
+        return self._profiler is not None and self._profiler.active
+
+    @property
+    def message(self):
+        return self._profiler.message if self._profiler is not None else ""
+
+    def table(self, sort_by="gpu_total", limit=0, by_shape=False, phases=True):
+        return self._profiler.table(sort_by, limit, by_shape, phases)
+
+    def summary(self, sort_by="gpu_total", limit=0, by_shape=False):
+        """The kernel rows as dicts (name, calls, gpu_total_us, ...)."""
+        return _json.loads(self._profiler.summary_json(sort_by, limit, by_shape))["kernels"]
+
+    def summary_json(self, sort_by="gpu_total", limit=0, by_shape=False):
+        return self._profiler.summary_json(sort_by, limit, by_shape)
+
+    def chrome_trace(self):
+        return self._profiler.chrome_trace()
+
+    def export_chrome_trace(self, path):
+        self._profiler.export_chrome_trace(_os.fspath(path))
+
+
+@_contextlib.contextmanager
+def range(name):  # noqa: A001  (torch.profiler.record_function's role, under kjit's name)
+    """A range of the caller's own ("decode") in a profile's table and trace, and an NVTX range."""
+    r = _kjit._range_begin(str(name))
+    try:
+        yield
+    finally:
+        del r
+
+
+def diff(a, b, raw=False):
+    """What changed between two builds: CompileResults or PTX strings. str(d) is the report."""
+    if isinstance(a, str) and isinstance(b, str):
+        return _kjit.diff_ptx(a, b, raw)
+    return _kjit.diff(a, b, raw)
+
+
+def resources(what, **options):
+    """ptxas's resource usage per function (registers, spills, shared memory): of a CompileResult
+    compiled with the report, or of a Program compiled here with it (arch= as in compile)."""
+    if isinstance(what, Program):
+        what = _runtime()._rt.compile(what, _kjit.with_resource_report(_options(**options)))
+    return _kjit.resources(what)
+
+
+def sass(result, function=""):
+    """SASS of a result's cubin (nvdisasm or cuobjdump must be installed)."""
+    return _kjit.sass(result, function)
