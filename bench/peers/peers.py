@@ -62,18 +62,19 @@ torch::Tensor square_matrix(torch::Tensor matrix) {
 }'''
 LOAD_INLINE_CPP = 'torch::Tensor square_matrix(torch::Tensor matrix);'
 
-PEERS = ['kjit', 'cupy', 'compile_kernel', 'triton', 'load_inline']
+PEERS = ['kjit', 'kjit_python', 'cupy', 'compile_kernel', 'triton', 'load_inline']
 LABELS = {
     'kjit': 'kjit load_inline',
+    'kjit_python': 'kjit (Python)',
     'cupy': 'CuPy RawKernel',
     'compile_kernel': 'torch.cuda._compile_kernel',
     'triton': 'Triton',
     'load_inline': 'PyTorch load_inline',
 }
-SHORT = {'kjit': 'kjit', 'cupy': 'CuPy\nRawKernel', 'compile_kernel': 'torch.cuda.\n_compile_kernel',
+SHORT = {'kjit': 'kjit', 'kjit_python': 'kjit\n(Python)', 'cupy': 'CuPy\nRawKernel', 'compile_kernel': 'torch.cuda.\n_compile_kernel',
          'triton': 'Triton', 'load_inline': 'PyTorch\nload_inline'}
 # What each peer needs installed (checked without importing it).
-NEEDS = {'kjit': [], 'cupy': ['cupy'], 'compile_kernel': ['torch'], 'triton': ['torch', 'triton'],
+NEEDS = {'kjit': [], 'kjit_python': ['torch'], 'cupy': ['cupy'], 'compile_kernel': ['torch'], 'triton': ['torch', 'triton'],
          'load_inline': ['torch']}
 # The shape checked on the first and the hot call (4x3 blocks of 16x16, not square: a swapped
 # width and height shows) and the launch loop's shape (one block, as peers.py).
@@ -126,6 +127,13 @@ def run_peer(kind, mode, cache, launches):
     out = {'peer': kind, 'mode': mode}
     if kind == 'cupy':
         return child_cupy(out, cache, launches)
+    if kind == 'kjit_python':  # `import kjit` alone, before torch: what a script pays for it
+        t = time.perf_counter()
+        try:
+            import kjit
+        except ImportError as e:
+            return {**out, 'missing': f'kjit (PYTHONPATH from --kjit-python): {e}'}
+        out['import_kjit_ms'] = (time.perf_counter() - t) * 1e3
     try:
         import torch
     except ImportError as e:
@@ -166,6 +174,24 @@ def run_peer(kind, mode, cache, launches):
             for _ in range(n):
                 y = f(x3)
             return y
+    elif kind == 'kjit_python':
+        out['versions']['kjit'] = kjit.__version__
+        kernel = [None]
+
+        def first(x, r):  # the request: load_inline with torch's argument names, then the kernel
+            mod = kjit.load_inline(name='square', cuda_sources=EXTERN_C_SQUARE, functions=['square_matrix_kernel'],
+                                   extra_cuda_cflags=['-O2'], build_directory=cache)
+            out.setdefault('outcome', mod.outcome)
+            kernel[0] = mod.square_matrix_kernel
+            h, w = x.shape
+            kernel[0][((w + 15) // 16, (h + 15) // 16), (16, 16)](x, r, w, h)
+            return r
+
+        def loop(n):  # as a user writes it: k[grid, block](tensor, tensor, int, int) each time
+            k = kernel[0]
+            for _ in range(n):
+                k[(1, 1), (16, 16)](x3, r3, 16, 16)
+            return r3
     elif kind == 'compile_kernel':
         compile_kernel = getattr(torch.cuda, '_compile_kernel', None)
         if compile_kernel is None:
@@ -355,9 +381,12 @@ def run_process(kind, mode, root, args):
     env['CUDA_CACHE_PATH'] = os.path.join(root, 'nv')
     env['TRITON_CACHE_DIR'] = cache
     env['CUPY_CACHE_DIR'] = cache
-    if kind == 'kjit':
+    if kind in ('kjit', 'kjit_python'):
         for k in [k for k in env if k.startswith('KJIT_') and k != 'KJIT_LOG']:
             del env[k]  # no KJIT_CACHE_DISABLE / KJIT_ALWAYS_COMPILE: the build dir decides
+    if kind == 'kjit_python':
+        env['PYTHONPATH'] = os.pathsep.join(p for p in (args.kjit_python, env.get('PYTHONPATH')) if p)
+    if kind == 'kjit':
         cmd = [args.kjit, mode, cache, str(args.launches)]
     else:
         cmd = [sys.executable, os.path.abspath(__file__), '--child', kind, mode, cache, str(args.launches)]
@@ -384,6 +413,21 @@ def run_process(kind, mode, root, args):
 
 def missing_packages(kind):
     return [m for m in NEEDS[kind] if importlib.util.find_spec(m) is None]
+
+
+def import_times(args, rounds=7):
+    """`import kjit` in fresh processes without torch (ms, medians of the import alone)."""
+    env = dict(os.environ)
+    if args.kjit_python:
+        env['PYTHONPATH'] = os.pathsep.join(p for p in (args.kjit_python, env.get('PYTHONPATH')) if p)
+    code = 'import time; t = time.perf_counter(); import kjit; print((time.perf_counter() - t) * 1e3)'
+    times = []
+    for _ in range(rounds):
+        p = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            return {'error': p.stderr.strip()[-400:]}
+        times.append(float(p.stdout.strip()))
+    return {'median_ms': statistics.median(times), 'samples_ms': times}
 
 
 def describe(d):
@@ -552,6 +596,10 @@ def markdown(doc):
     if ran:
         lines += ['', 'Processes run: ' + ', '.join(
             f"{s['label']} {s['rounds']['cold']} cold + {s['rounds']['warm']} warm" for s in ran) + '.']
+    imp = doc['peers'].get('kjit_python', {}).get('import_kjit', {})
+    if 'median_ms' in imp:
+        lines.append(f"`import kjit` without torch, fresh process: {imp['median_ms']:.1f} ms (median of "
+                     f"{len(imp['samples_ms'])}).")
     if doc.get('budget_hit'):
         lines.append(f"Stopped early: the time budget ({cfg['budget_s']:.0f} s) ran out; fewer rounds than asked.")
     return '\n'.join(lines) + '\n'
@@ -606,6 +654,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument('--kjit', help='path to bench_peers_kjit (needed unless --only leaves kjit out)')
+    ap.add_argument('--kjit-python', default=None,
+                    help='the folder that holds the kjit package (build/python, or a pip --target); default: '
+                         'the kjit importable here')
     ap.add_argument('--out', required=True, help='folder for peers.json, peers.md, peers.png')
     ap.add_argument('--rounds', type=int, default=3, help='cold rounds, each a fresh cache (default 3)')
     ap.add_argument('--warm-rounds', type=int, default=7, help='warm processes per peer (default 7)')
@@ -671,6 +722,8 @@ def main():
 
     results = {k: summarize(k, samples[k]) for k in kinds}
     ratios(results)
+    if results.get('kjit_python', {}).get('status') == 'ok':
+        results['kjit_python']['import_kjit'] = import_times(args)
     doc = {
         'what': "kjit and its peers on the lecture's square_matrix_kernel: cold, warm, hot, per launch",
         'machine': machine_info(results),

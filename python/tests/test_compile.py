@@ -141,3 +141,17 @@ def test_diff_and_resources(runtime):
     assert row["function"] == "_Z20square_matrix_kernelPKfPfii" and row["registers"] > 0 and row["arch"] == "sm_90"
     with pytest.raises(kjit.UsageError):
         kjit.resources(runtime.compile(prog, arch="compute_90"))
+
+
+@pytest.mark.parametrize("example", ["square.py", "profile_softmax.py"])
+def test_examples_run(example, repo, tmp_path):
+    out = subprocess.run([sys.executable, str(repo / "examples" / "python" / example), str(tmp_path / "t.json")],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    if kjit.driver_available() and kjit.device_count() > 0:
+        if example == "square.py":
+            assert "tensor([[ 1.,  4.,  9.],\n        [16., 25., 36.]], device='cuda:0')" in out.stdout
+        else:
+            assert "softmax_fused" in out.stdout
+    else:
+        assert "compiled" in out.stdout and "not " in out.stdout
