@@ -13,7 +13,7 @@ site=/tmp/kjit-site
 { date -u; nvidia-smi -L; python3 --version; python3 -c "import pybind11; print('pybind11', pybind11.__version__)"; } 2>&1 | tee "$out/python-machine.txt"
 echo "== pip install ./python"
 rm -rf "$site"
-pip install --no-build-isolation --no-deps --target "$site" ./python \
+python3 -m pip install --no-build-isolation --no-deps --target "$site" ./python \
   -Ccmake.define.CMAKE_PREFIX_PATH="$root/.gpu/prefix" -Ccmake.define.DLPACK_INCLUDE_DIR="$root/.gpu/prefix/include" \
   -Cbuild-dir=/tmp/kjit-pybuild > "$out/pip-install.txt" 2>&1
 echo "pip exit $?"; tail -3 "$out/pip-install.txt"

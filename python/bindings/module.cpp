@@ -107,10 +107,29 @@ void register_exceptions(py::module_& m) {
 // Launch: a kernel with its signature, read once; k[grid, block] makes a Launcher.
 
 Dim3 to_dim3(const py::handle& h, const char* what) {
-  if (PyLong_Check(h.ptr())) return Dim3(h.cast<unsigned>());
+  PyObject* o = h.ptr();
+  if (PyLong_Check(o)) return Dim3(h.cast<unsigned>());
+  if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) >= 1 && PyTuple_GET_SIZE(o) <= 3) {  // the usual (x, y)
+    unsigned v[3] = {1, 1, 1};
+    bool ints = true;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i) {
+      PyObject* e = PyTuple_GET_ITEM(o, i);
+      unsigned long x = PyLong_Check(e) ? PyLong_AsUnsignedLong(e) : 0;
+      if (!PyLong_Check(e) || PyErr_Occurred() || x > 0xffffffffUL) {
+        PyErr_Clear();
+        ints = false;
+        break;
+      }
+      v[i] = static_cast<unsigned>(x);
+    }
+    if (ints) return Dim3(v[0], v[1], v[2]);
+  }
   if (py::isinstance<py::sequence>(h)) {
-    auto v = h.cast<std::vector<unsigned>>();
-    if (!v.empty() && v.size() <= 3) return Dim3(v[0], v.size() > 1 ? v[1] : 1, v.size() > 2 ? v[2] : 1);
+    try {
+      auto v = h.cast<std::vector<unsigned>>();
+      if (!v.empty() && v.size() <= 3) return Dim3(v[0], v.size() > 1 ? v[1] : 1, v.size() > 2 ? v[2] : 1);
+    } catch (const py::cast_error&) {  // a negative or a non-int: said below
+    }
   }
   throw UsageError(std::string("launching a kernel: ") + what + " takes an int or a tuple of 1 to 3 ints; given " +
                    py::repr(h).cast<std::string>());

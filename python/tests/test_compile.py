@@ -155,3 +155,4 @@ def test_examples_run(example, repo, tmp_path):
             assert "softmax_fused" in out.stdout
     else:
         assert "compiled" in out.stdout and "not " in out.stdout
+

@@ -211,6 +211,15 @@ def test_tensor_on_the_wrong_device_or_strided_is_refused(torch, square):
         square.launch(grid=1, block=(16, 16), args=(t, y, 4, 4), strict=True)
 
 
+def test_bad_launch_configuration_is_a_usage_error(square):
+    with pytest.raises(kjit.UsageError, match=r"grid takes an int or a tuple of 1 to 3 ints; given \(-1, 1\)"):
+        square[(-1, 1), (16, 16)]
+    with pytest.raises(kjit.UsageError, match=r"2 to 4 items; given 5"):
+        square[1, 2, 0, None, 5]
+    with pytest.raises(kjit.UsageError, match="stream= takes None, an int"):
+        square[1, 1, 0, "stream"]
+
+
 def test_printf_output_is_captured(capfd):
     m = kjit.load(kjit.Program("hello.cu", 'extern "C" __global__ void hello(int v) { printf("kjit says %d\\n", v); }'))
     m.hello[1, 1](4242)
