@@ -16,7 +16,8 @@ rm -rf "$site"
 python3 -m pip install --no-build-isolation --no-deps --target "$site" ./python \
   -Ccmake.define.CMAKE_PREFIX_PATH="$root/.gpu/prefix" -Ccmake.define.DLPACK_INCLUDE_DIR="$root/.gpu/prefix/include" \
   -Cbuild-dir=/tmp/kjit-pybuild > "$out/pip-install.txt" 2>&1
-echo "pip exit $?"; tail -3 "$out/pip-install.txt"
+rc=$?; echo "pip exit $rc"; tail -3 "$out/pip-install.txt"
+if [ $rc -ne 0 ]; then grep -i -A12 "CMake Error\|error:" "$out/pip-install.txt" | head -40; exit 1; fi
 ls "$site/kjit" | tee -a "$out/pip-install.txt"
 export PYTHONPATH=$site
 echo "== import"; (cd /tmp && python3 -c "import kjit, sys; print(kjit.__version__, kjit.__file__, 'torch' in sys.modules)")
