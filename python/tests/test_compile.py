@@ -145,8 +145,10 @@ def test_diff_and_resources(runtime):
 
 @pytest.mark.parametrize("example", ["square.py", "profile_softmax.py"])
 def test_examples_run(example, repo, tmp_path):
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(kjit.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
     out = subprocess.run([sys.executable, str(repo / "examples" / "python" / example), str(tmp_path / "t.json")],
-                         capture_output=True, text=True, cwd=tmp_path)
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     if kjit.driver_available() and kjit.device_count() > 0:
         if example == "square.py":
