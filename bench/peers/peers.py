@@ -187,6 +187,16 @@ def run_peer(kind, mode, cache, launches):
             kernel[0][((w + 15) // 16, (h + 15) // 16), (16, 16)](x, r, w, h)
             return r
 
+        def hot_request_us(rounds=200):
+            """The hot request alone (registry hit to a launchable kernel), no launch: median us."""
+            times = []
+            for _ in range(rounds):
+                t = time.perf_counter()
+                kjit.load_inline(name='square', cuda_sources=EXTERN_C_SQUARE, functions=['square_matrix_kernel'],
+                                 extra_cuda_cflags=['-O2'], build_directory=cache).square_matrix_kernel
+                times.append((time.perf_counter() - t) * 1e6)
+            return statistics.median(times)
+
         def loop(n):  # as a user writes it: k[grid, block](tensor, tensor, int, int) each time
             k = kernel[0]
             for _ in range(n):
@@ -260,6 +270,8 @@ def run_peer(kind, mode, cache, launches):
         p.keep(check('hot call', h2, flat(y.cpu())))
     except Exception as e:
         p.error('hot', e)
+    if kind == 'kjit_python' and 'load_error' not in out:
+        out['hot_request_us'] = hot_request_us()
     try:
         loop(WARMUP)
         r3.fill_(float('nan'))  # the check below sees what the timed launches wrote
@@ -596,7 +608,12 @@ def markdown(doc):
     if ran:
         lines += ['', 'Processes run: ' + ', '.join(
             f"{s['label']} {s['rounds']['cold']} cold + {s['rounds']['warm']} warm" for s in ran) + '.']
-    imp = doc['peers'].get('kjit_python', {}).get('import_kjit', {})
+    kp = doc['peers'].get('kjit_python', {})
+    hot = [d['hot_request_us'] for m in ('cold', 'warm') for d in kp.get('samples', {}).get(m, []) if 'hot_request_us' in d]
+    if hot:
+        lines.append(f"kjit (Python) hot request alone (load_inline + kernel lookup, registry hit, no launch): "
+                     f"{statistics.median(hot):.1f} us (median over processes of 200-call medians).")
+    imp = kp.get('import_kjit', {})
     if 'median_ms' in imp:
         lines.append(f"`import kjit` without torch, fresh process: {imp['median_ms']:.1f} ms (median of "
                      f"{len(imp['samples_ms'])}).")

@@ -12,6 +12,7 @@
 #include "arguments.hpp"
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -174,6 +175,21 @@ void launch(const PyKernel& k, Launch l, PyObject* args) {  // l by value: its s
   }
   py::gil_scoped_release unlocked;
   k.handle.launch_raw(l.config, count ? pointers : nullptr);
+}
+
+// One PyKernel per loaded kernel while any is alive: a repeated load (a registry hit) and lookup
+// reads the PTX's parameter table once. Keyed by the kernel's CUfunction; the GIL guards the map.
+std::shared_ptr<PyKernel> kernel_of(const Module& mod, std::string_view name) {
+  static auto* cache = new std::map<std::pair<CUfunc_st*, std::string>, std::weak_ptr<PyKernel>, std::less<>>();
+  KernelHandle handle = mod.kernel_handle(name);
+  auto key = std::make_pair(handle.handle(), std::string(name));
+  if (auto it = cache->find(key); it != cache->end()) {
+    if (auto k = it->second.lock()) return k;
+  }
+  auto k = std::make_shared<PyKernel>(PyKernel{std::move(handle), mod.signature(name)});
+  if (cache->size() > 4096) std::erase_if(*cache, [](const auto& e) { return e.second.expired(); });
+  (*cache)[key] = k;
+  return k;
 }
 
 py::list parameters_list(const KernelSignature& s) {
@@ -413,9 +429,7 @@ void bind(py::module_& m) {
       });
 
   py::class_<Module>(m, "Module", "A compiled program loaded for a device.")
-      .def("kernel", [](const Module& mod, std::string_view name) {
-        return std::make_shared<PyKernel>(PyKernel{mod.kernel_handle(name), mod.signature(name)});
-      }, "name"_a)
+      .def("kernel", [](const Module& mod, std::string_view name) { return kernel_of(mod, name); }, "name"_a)
       .def("global_", [](const Module& mod, std::string_view name) { return mod.global_handle(name); }, "name"_a)
       .def_property_readonly("kernel_names", &Module::kernel_names)
       .def_property_readonly("global_names", &Module::global_names)
