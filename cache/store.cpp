@@ -2,7 +2,9 @@
 
 #include "cache/atomic_file.hpp"
 #include "cache/config.hpp"
+#include "cache/file_io.hpp"
 #include "cache/persistent_stats.hpp"
+#include "cache/unique_fd.hpp"
 
 #include <fmt/format.h>
 
@@ -48,11 +50,14 @@ std::int64_t to_ns(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+// The "shard" of a temporary in the cache folder itself (the stats file's, CACHEDIR.TAG's).
+constexpr unsigned k_top_folder = 256;
+
 struct ScannedEntry {
   std::string path;
   std::uint64_t size = 0;
   std::int64_t last_use_ns = 0;  // mtime
-  unsigned shard = 0;            // 0..255, from the folder name
+  unsigned shard = 0;            // 0..255, from the folder name; k_top_folder
 };
 
 struct Scan {
@@ -81,6 +86,7 @@ public:
 
   // The open folder of `e`, or -1 with errno set (gone, or no longer a folder: a link).
   int fd(const ScannedEntry& e) {
+    if (e.shard == k_top_folder) return m_top_fd;
     if (e.shard != m_shard) {
       if (m_fd >= 0) ::close(m_fd);
       const std::string folder = e.path.substr(0, e.path.rfind('/'));
@@ -97,7 +103,7 @@ private:
   int m_top_fd;
   int m_fd = -1;
   int m_errno = 0;
-  unsigned m_shard = 256;  // none
+  unsigned m_shard = k_top_folder + 1;  // none
 };
 
 // Unlinks a scanned file without following a link on the way: 0 when it is gone, else the errno
@@ -122,6 +128,15 @@ Scan scan_dir(const TrustedDir* dir, bool with_temps) {
   }
   const std::string base = join_path(dir->path(), "");
   while (const dirent* shard = ::readdir(top)) {
+    if (with_temps && std::string_view(shard->d_name).starts_with(AtomicFile::k_temp_prefix)) {
+      struct stat st{};
+      if (::fstatat(::dirfd(top), shard->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISLNK(st.st_mode)) scan.skipped.push_back({base + shard->d_name, k_link_reason});
+      if (S_ISREG(st.st_mode)) {
+        scan.temps.push_back({base + shard->d_name, static_cast<std::uint64_t>(st.st_size), mtime_ns(st), k_top_folder});
+      }
+      continue;
+    }
     if (!is_shard_name(shard->d_name)) continue;
     const int fd = ::openat(::dirfd(top), shard->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -280,37 +295,6 @@ std::optional<Key> key_of_path(const std::string& path) {
   return Key::from_hex(path.substr(n - k_entry_name_size - 3, 2) + path.substr(n - k_entry_name_size, 30));
 }
 
-bool read_all(int fd, std::string& out, std::size_t size) {
-  out.resize(size);
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::read(fd, out.data() + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    if (n == 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  out.resize(done);
-  return true;
-}
-
-// A descriptor closed when it goes out of scope.
-class Fd {
-public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
 std::shared_ptr<const TrustedDir> open_dir(const StoreConfig& config, std::optional<Failure>& refused) {
   auto trusted = open_trusted_dir(config.dir, config.sharing, true);
   if (trusted) return *trusted;
@@ -365,7 +349,7 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   const std::string hex = key.hex();
   const char shard_name[3] = {hex[0], hex[1], '\0'};
   const std::string name = hex.substr(2) + std::string(k_entry_suffix);
-  const Fd shard(::openat(m_dir->fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const UniqueFd shard(::openat(m_dir->fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (shard.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
@@ -383,7 +367,7 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   if (auto ok = m_dir->check(shard.get(), st, sub(shard_name)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
-  const Fd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  const UniqueFd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (file.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
@@ -405,8 +389,9 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   if (auto ok = m_dir->check(file.get(), st, entry_file(key)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
-  if (!read_all(file.get(), bytes, static_cast<std::size_t>(st.st_size))) {
-    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(errno)));
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (const int err = read_fd(file.get(), bytes, size, size); err != 0) {
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(err)));
   }
   InPlaceParse parsed = parse_in_place(bytes);
   if (parsed.error.empty() && parsed.key != key) {
@@ -484,7 +469,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   const std::string name = hex.substr(2) + std::string(k_entry_suffix);
   auto opened = m_dir->open_folder(m_dir->fd(), shard_name, true);
   if (!opened) return fail(opened.error().message);
-  const Fd shard(*opened);
+  const UniqueFd shard(*opened);
   auto file = AtomicFile::create_at(shard.get(), sub(shard_name), name, m_dir->file_mode());
   if (!file) return fail(file.error().message);
   ensure_cachedir_tag();
@@ -606,10 +591,10 @@ VerifyResult Store::verify() {
       ::close(fd);
       continue;
     }
-    const bool read_ok = read_all(fd, bytes, static_cast<std::size_t>(st.st_size));
-    const int read_errno = errno;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const int read_errno = read_fd(fd, bytes, size, size);
     ::close(fd);
-    ParseResult parsed = read_ok ? parse(bytes) : ParseResult{std::nullopt, std::strerror(read_errno)};
+    ParseResult parsed = read_errno == 0 ? parse(bytes) : ParseResult{std::nullopt, std::strerror(read_errno)};
     if (parsed.entry && parsed.key != key_of_path(e.path)) {
       parsed.error = fmt::format("it records key {}, not the key of its file name (copied or planted under another "
                                  "name)", parsed.key.hex());

@@ -9,7 +9,8 @@
 //   <2 hex>/.tmp.*          temporaries being written (stale ones are removed by prune/clear)
 //   locks/<32 hex>.lock     per-key flock files, removed by their holder on release
 //   usage                   running total of entries and bytes (UsageCounter)
-//   stats                   counters of every process (PersistentStats)
+//   stats                   counters of every process (PersistentStats, replaced whole)
+//   .tmp.*                  the temporaries of stats and CACHEDIR.TAG (removed as the shards' are)
 // Thread-safe: one Store may serve many threads.
 #pragma once
 
