@@ -205,6 +205,9 @@ public:
   Stats& stats() { return m_stats; }
 
 private:
+  // How long a put, verify, prune or recount waits for the usage lock: a scan of 100k entries
+  // takes ~1 s.
+  static constexpr std::chrono::seconds k_usage_lock_timeout{10};
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   GetResult read_entry(const Key& key, bool in_place);
