@@ -53,12 +53,12 @@ Result<int> open_temp(int dir_fd, const std::string& base, std::string& name, Fi
 
 }  // namespace
 
-Result<AtomicFile> AtomicFile::create(const std::filesystem::path& target) {
+Result<AtomicFile> AtomicFile::create(const std::filesystem::path& target, FileMode mode) {
   const std::filesystem::path folder = target.parent_path();
   const std::string base = fmt::format("{}{}.", k_temp_prefix, target.filename().string());
   std::string name;
   const std::string prefix = folder.empty() ? std::string() : folder.string() + "/";
-  auto fd = open_temp(AT_FDCWD, prefix + base, name, FileMode{}, target.string(),
+  auto fd = open_temp(AT_FDCWD, prefix + base, name, mode, target.string(),
                       folder.empty() ? std::string(".") : folder.string());
   if (!fd) return fd.error();
   return AtomicFile(target, name, *fd, AT_FDCWD, target.string(), name);

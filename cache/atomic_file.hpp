@@ -23,9 +23,9 @@ public:
   // Prefix of every temporary name: prune() removes stale ones left by killed processes.
   static constexpr std::string_view k_temp_prefix = ".tmp.";
 
-  // Creates the temporary beside `target` (the folder must exist). A Failure when it cannot
-  // ("creating temporary for /c/ab/cd.kjit in /c/ab: Read-only file system").
-  static Result<AtomicFile> create(const std::filesystem::path& target);
+  // Creates the temporary beside `target` (the folder must exist) with `mode`. A Failure when it
+  // cannot ("creating temporary for /c/ab/cd.kjit in /c/ab: Read-only file system").
+  static Result<AtomicFile> create(const std::filesystem::path& target, FileMode mode = {});
   // The same for the file `name` inside the open folder `dir_fd` (named `dir` in messages): every
   // later call (write, rename, unlink) goes through that folder's descriptor, not a path.
   static Result<AtomicFile> create_at(int dir_fd, const std::string& dir, const std::string& name, FileMode mode);

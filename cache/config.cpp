@@ -1,6 +1,7 @@
 #include "cache/config.hpp"
 
 #include "cache/atomic_file.hpp"
+#include "cache/file_io.hpp"
 
 #include <fmt/format.h>
 
@@ -176,10 +177,7 @@ Result<void> write_cachedir_tag(const std::filesystem::path& dir) {
   const std::filesystem::path tag = dir / k_cachedir_tag_name;
   struct stat st{};
   if (::stat(tag.c_str(), &st) == 0) return {};
-  auto file = AtomicFile::create(tag);
-  if (!file) return file.error();
-  if (auto written = file->write(cachedir_tag_content()); !written) return written;
-  return file->commit(AtomicFile::Sync::no);
+  return write_file_atomically(tag, cachedir_tag_content(), AtomicFile::Sync::no);
 }
 
 }  // namespace kjit::cache

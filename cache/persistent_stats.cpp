@@ -1,16 +1,12 @@
 #include "cache/persistent_stats.hpp"
 
-#include "cache/blocked_signal.hpp"
+#include "cache/file_io.hpp"
 #include "cache/file_lock.hpp"
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <fcntl.h>
-#include <sys/file.h>
-#include <thread>
 #include <unistd.h>
 
 namespace kjit::cache {
@@ -29,18 +25,14 @@ constexpr Field k_fields[] = {
 #undef KJIT_COUNTER_FIELD
 };
 
-std::string read_fd(int fd) {
-  std::string out;
-  char buf[4096];
-  off_t offset = 0;
-  for (;;) {
-    const ssize_t n = ::pread(fd, buf, sizeof buf, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    offset += n;
-  }
-  return out;
+// A stats file is a few hundred bytes; anything past this is not one.
+constexpr std::uint64_t k_max_size = 1 << 20;
+
+// The file's text from its start (empty when it cannot be read: counts as zero).
+std::string text_of(int fd) {
+  std::string text;
+  read_fd(fd, text, 4096, k_max_size);
+  return text;
 }
 
 }  // namespace
@@ -82,29 +74,23 @@ Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::mi
   if (!lock) return lock.error();
   StatsSnapshot totals;
   if (delta != nullptr) {
-    totals = parse(read_fd(lock->fd()));
+    totals = parse(text_of(lock->fd()));
     totals += *delta;
   }
-  const std::string text = format(totals);
-  BlockedSignal no_sigxfsz(SIGXFSZ);  // past RLIMIT_FSIZE: EFBIG, not death
-  ssize_t n;
-  do {
-    n = ::pwrite(lock->fd(), text.data(), text.size(), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(text.size()) || ::ftruncate(lock->fd(), static_cast<off_t>(text.size())) != 0) {
-    return Failure{fmt::format("updating cache statistics {}: {}", m_file.string(), std::strerror(errno))};
+  // The new totals replace the locked file whole (a reader needs no lock). The lock ends with the
+  // rename: a waiter that then locks the replaced file sees that the path names another one
+  // (FileLock::acquire checks) and locks the new file instead.
+  if (auto written = write_file_atomically(m_file, format(totals), AtomicFile::Sync::no, m_mode); !written) {
+    return Failure{fmt::format("updating cache statistics: {}", written.error().message)};
   }
   return {};
 }
 
 StatsSnapshot PersistentStats::read() const {
+  // No lock: every update renames a whole file into place. Never through a link.
   const int fd = ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
-  // A shared lock keeps us from reading half of a rewrite; give up waiting after a second.
-  for (int i = 0; i < 200 && ::flock(fd, LOCK_SH | LOCK_NB) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  StatsSnapshot stats = parse(read_fd(fd));
+  StatsSnapshot stats = parse(text_of(fd));
   ::close(fd);
   return stats;
 }

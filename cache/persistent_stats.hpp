@@ -1,8 +1,9 @@
 // kjit::cache::PersistentStats: cache counters summed over every process that used a cache
-// directory, for `kjit cache stats`. One small text file ("hits 12" per line) read and
-// rewritten under flock; each process adds only what it has not added before (Store does the
-// bookkeeping in flush_stats). A damaged stats file counts as zero rather than failing
-// anything. Never throws.
+// directory, for `kjit cache stats`. One small text file ("hits 12" per line), read and replaced
+// whole (write_file_atomically) under a flock of the file itself, so a reader takes no lock and a
+// writer killed at any point leaves the old totals or the new ones; each process adds only what it
+// has not added before (Store does the bookkeeping in flush_stats). A damaged stats file counts as
+// zero rather than failing anything. Never throws.
 #pragma once
 
 #include "cache/dir_trust.hpp"

@@ -9,7 +9,8 @@
 //   <2 hex>/.tmp.*          temporaries being written (stale ones are removed by prune/clear)
 //   locks/<32 hex>.lock     per-key flock files, removed by their holder on release
 //   usage                   running total of entries and bytes (UsageCounter)
-//   stats                   counters of every process (PersistentStats)
+//   stats                   counters of every process (PersistentStats, replaced whole)
+//   .tmp.*                  the temporaries of stats and CACHEDIR.TAG (removed as the shards' are)
 // Thread-safe: one Store may serve many threads.
 #pragma once
 
@@ -204,6 +205,9 @@ public:
   Stats& stats() { return m_stats; }
 
 private:
+  // How long a put, verify, prune or recount waits for the usage lock: a scan of 100k entries
+  // takes ~1 s.
+  static constexpr std::chrono::seconds k_usage_lock_timeout{10};
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   GetResult read_entry(const Key& key, bool in_place);

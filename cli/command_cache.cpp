@@ -60,19 +60,8 @@ nlohmann::json prune_json(const CachePruneResult& p) {
           {"not_removed", skipped_json(p.not_removed)}};
 }
 
-struct ExplainArgs {
-  std::string file, arch;
-  std::vector<std::string> flags;
-};
-
-}  // namespace
-
-void add_cache_commands(CLI::App& app, Context& ctx) {
-  auto* cache = app.add_subcommand("cache", "Inspect and maintain the disk cache");
-  cache->require_subcommand(1);
-  cache->fallthrough();
-
-  cache->add_subcommand("stats", "Counters summed over every process, entries and bytes (remote tier included)")
+void add_stats(CLI::App& cache, Context& ctx) {
+  cache.add_subcommand("stats", "Counters summed over every process, entries and bytes (remote tier included)")
       ->callback([&ctx] {
         CacheStats s = open_cache(ctx).stats();
         const std::uint64_t avg_us = s.remote_requests ? s.remote_latency_us / s.remote_requests : 0;
@@ -104,8 +93,10 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
                    s.remote_timeouts, avg_us, s.remote_writes, s.remote_dropped, human(s.remote_bytes_read),
                    human(s.remote_bytes_written));
       });
+}
 
-  auto* remote = cache->add_subcommand("remote", "The remote cache tier (--remote or KJIT_REMOTE_CACHE)");
+void add_remote(CLI::App& cache, Context& ctx) {
+  auto* remote = cache.add_subcommand("remote", "The remote cache tier (--remote or KJIT_REMOTE_CACHE)");
   remote->require_subcommand(1);
   remote->fallthrough();
   remote->add_subcommand("ping", "One round trip to the remote cache: what answers and how fast (exit 1 if none)")
@@ -127,59 +118,70 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
           fmt::print(stderr, "kjit: error: {}\n", p.message);
         }
       });
+}
 
+// kjit cache ls --tuning: the tuners' decisions.
+void print_tuning_decisions(Context& ctx) {
+  const auto decisions = open_cache(ctx).tuning_decisions();
+  if (ctx.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& d : decisions) {
+      j.push_back({{"key", d.key}, {"path", json_name(d.path.string())}, {"last_use", epoch_seconds(d.last_use)},
+                   {"device", d.device}, {"name", d.name}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
+                   {"labels", d.labels}, {"median_us", d.median_us}});
+    }
+    print_json(j, 2);
+    return;
+  }
+  for (const auto& d : decisions) {
+    fmt::print("{}  {}  {}  {}  {:%Y-%m-%d %H:%M:%S}\n", d.key, d.name.empty() ? "-" : d.name, d.device,
+               d.tuning_key.empty() ? "-" : d.tuning_key,
+               std::chrono::time_point_cast<std::chrono::seconds>(d.last_use));
+    for (std::size_t i = 0; i < d.labels.size(); ++i) {
+      fmt::print("  {} {:<44} {}\n", i == d.chosen ? "*" : " ", d.labels[i],
+                 d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
+    }
+  }
+  fmt::print("{} decision{}\n", decisions.size(), decisions.size() == 1 ? "" : "s");
+}
+
+// kjit cache ls: the entries, most recently used first.
+void print_entries(Context& ctx) {
+  CacheListResult listed = open_cache(ctx).list_with_skipped();
+  warn_skipped(listed.skipped);  // stderr only: the --json document stays an array of entries
+  auto& entries = listed.entries;
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
+  if (ctx.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& e : entries) {
+      j.push_back({{"key", e.key},         {"path", json_name(e.path.string())}, {"size", e.size},
+                   {"last_use", epoch_seconds(e.last_use)}, {"program", e.program}, {"arch", e.arch},
+                   {"kinds", e.kinds}});
+    }
+    print_json(j, 2);
+    return;
+  }
+  for (const auto& e : entries) {
+    fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}  {}  {}  {}\n", e.key, human(e.size),
+               std::chrono::time_point_cast<std::chrono::seconds>(e.last_use), e.program.empty() ? "-" : e.program,
+               e.arch.empty() ? "-" : e.arch, e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")));
+  }
+  fmt::print("{} entr{}\n", entries.size(), entries.size() == 1 ? "y" : "ies");
+}
+
+void add_ls(CLI::App& cache, Context& ctx) {
   auto tuning = std::make_shared<bool>(false);
-  auto* ls = cache->add_subcommand(
+  auto* ls = cache.add_subcommand(
       "ls", "List entries, most recently used first: key, size, last use, program, arch and kinds (cubin, ptx, ltoir, tuning)");
   ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: tuner, device, tuning key, candidates and times");
   ls->callback([&ctx, tuning] {
-    if (*tuning) {
-      const auto decisions = open_cache(ctx).tuning_decisions();
-      if (ctx.json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& d : decisions) {
-          j.push_back({{"key", d.key}, {"path", json_name(d.path.string())}, {"last_use", epoch_seconds(d.last_use)},
-                       {"device", d.device}, {"name", d.name}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
-                       {"labels", d.labels}, {"median_us", d.median_us}});
-        }
-        print_json(j, 2);
-        return;
-      }
-      for (const auto& d : decisions) {
-        fmt::print("{}  {}  {}  {}  {:%Y-%m-%d %H:%M:%S}\n", d.key, d.name.empty() ? "-" : d.name, d.device,
-                   d.tuning_key.empty() ? "-" : d.tuning_key,
-                   std::chrono::time_point_cast<std::chrono::seconds>(d.last_use));
-        for (std::size_t i = 0; i < d.labels.size(); ++i) {
-          fmt::print("  {} {:<44} {}\n", i == d.chosen ? "*" : " ", d.labels[i],
-                     d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
-        }
-      }
-      fmt::print("{} decision{}\n", decisions.size(), decisions.size() == 1 ? "" : "s");
-      return;
-    }
-    CacheListResult listed = open_cache(ctx).list_with_skipped();
-    warn_skipped(listed.skipped);  // stderr only: the --json document stays an array of entries
-    auto& entries = listed.entries;
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
-    if (ctx.json) {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& e : entries) {
-        j.push_back({{"key", e.key},         {"path", json_name(e.path.string())}, {"size", e.size},
-                     {"last_use", epoch_seconds(e.last_use)}, {"program", e.program}, {"arch", e.arch},
-                     {"kinds", e.kinds}});
-      }
-      print_json(j, 2);
-      return;
-    }
-    for (const auto& e : entries) {
-      fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}  {}  {}  {}\n", e.key, human(e.size),
-                 std::chrono::time_point_cast<std::chrono::seconds>(e.last_use), e.program.empty() ? "-" : e.program,
-                 e.arch.empty() ? "-" : e.arch, e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")));
-    }
-    fmt::print("{} entr{}\n", entries.size(), entries.size() == 1 ? "y" : "ies");
+    if (*tuning) print_tuning_decisions(ctx);
+    else print_entries(ctx);
   });
+}
 
-  cache->add_subcommand("verify", "Check every entry; damaged ones are removed (exit 1 if any)")->callback([&ctx] {
+void add_verify(CLI::App& cache, Context& ctx) {
+  cache.add_subcommand("verify", "Check every entry; damaged ones are removed (exit 1 if any)")->callback([&ctx] {
     CacheVerifyResult v = open_cache(ctx).verify();
     warn_skipped(v.skipped);
     auto kept = [&](const std::filesystem::path& path) {
@@ -202,10 +204,12 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     report_not_removed(ctx, v.not_removed);
     if (!v.damaged.empty()) ctx.exit_code = std::max(ctx.exit_code, k_exit_different);
   });
+}
 
+void add_prune(CLI::App& cache, Context& ctx) {
   auto max_size = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
-  auto* prune = cache->add_subcommand("prune", "Evict least recently used entries down to a size, or old ones");
+  auto* prune = cache.add_subcommand("prune", "Evict least recently used entries down to a size, or old ones");
   prune->add_option("--max-size", *max_size,
                     "Keep at most this many bytes (2G, 512M, ...); 0 means no limit (nothing is removed for size); "
                     "default: the budget");
@@ -233,8 +237,10 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
                  human(p.kept_bytes));
     }
   });
+}
 
-  cache->add_subcommand("clear", "Remove every entry")->callback([&ctx] {
+void add_clear(CLI::App& cache, Context& ctx) {
+  cache.add_subcommand("clear", "Remove every entry")->callback([&ctx] {
     CachePruneResult p = open_cache(ctx).clear();
     warn_skipped(p.skipped);
     report_not_removed(ctx, p.not_removed);
@@ -244,9 +250,16 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
       fmt::print("removed {} entries ({})\n", p.removed_entries, human(p.removed_bytes));
     }
   });
+}
 
+struct ExplainArgs {
+  std::string file, arch;
+  std::vector<std::string> flags;
+};
+
+void add_explain(CLI::App& cache, Context& ctx) {
   auto args = std::make_shared<ExplainArgs>();
-  auto* explain = cache->add_subcommand("explain", "Print every field that goes into a file's cache key, and the key");
+  auto* explain = cache.add_subcommand("explain", "Print every field that goes into a file's cache key, and the key");
   explain->add_option("file", args->file, "CUDA source file")->required();
   explain->add_option("--arch", args->arch, "Target: native (default), sm_XX or compute_XX");
   ctx.add_instantiate_option(*explain);
@@ -264,6 +277,21 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
     for (const auto& [label, value] : e.fields) fmt::print("{:<22} {}\n", label + ":", value);
     fmt::print("{:<22} {}\n", "key:", e.key);
   });
+}
+
+}  // namespace
+
+void add_cache_commands(CLI::App& app, Context& ctx) {
+  auto* cache = app.add_subcommand("cache", "Inspect and maintain the disk cache");
+  cache->require_subcommand(1);
+  cache->fallthrough();
+  add_stats(*cache, ctx);
+  add_remote(*cache, ctx);
+  add_ls(*cache, ctx);
+  add_verify(*cache, ctx);
+  add_prune(*cache, ctx);
+  add_clear(*cache, ctx);
+  add_explain(*cache, ctx);
 }
 
 }  // namespace kjit::cli

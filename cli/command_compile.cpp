@@ -3,15 +3,13 @@
 #include "errors.hpp"
 
 #include <kjit/tools/inspect.hpp>
+#include <kjit/tools/write_file.hpp>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 namespace kjit::cli {
 namespace {
@@ -26,13 +24,6 @@ std::vector<std::string> split_list(const std::string& s) {
     pos = comma + 1;
   }
   return out;
-}
-
-void write_output(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    throw IoError(fmt::format("writing {}: {}", path.string(), std::strerror(errno)));
-  }
 }
 
 struct CompileArgs {
@@ -65,7 +56,7 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
   std::string written;
   if (!args.out_dir.empty()) {
     written = (std::filesystem::path(args.out_dir) / (name + ".cubin")).string();
-    write_output(written, r.cubin);
+    write_file_atomically(written, r.cubin);
   }
   if (ctx.json) {
     print_json(nlohmann::json::array({{{"files", json_names(args.files)}, {"key", r.key},
@@ -144,7 +135,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
           for (const auto& e : emit) {
             if (e == "cubin" && !r.has_cubin()) continue;
             auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
-            write_output(path, e == "ptx" ? r.ptx : r.cubin);
+            write_file_atomically(path, e == "ptx" ? r.ptx : r.cubin);
             written.push_back(path.string());
           }
         }

@@ -3,11 +3,11 @@
 #include "commands.hpp"
 
 #include <kjit/tools/profile.hpp>
+#include <kjit/tools/write_file.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 
 namespace kjit::cli {
 namespace {
@@ -97,9 +97,7 @@ void add_profile_command(CLI::App& app, Context& ctx) {
       std::fflush(stdout);
       fmt::print("{}", text);
     } else {
-      std::ofstream out(args->output, std::ios::binary | std::ios::trunc);
-      out << text;
-      if (!out.flush()) throw IoError(fmt::format("kjit profile: writing the report to {} failed", args->output));
+      write_file_atomically(args->output, text);
     }
     ctx.exit_code = run.exit_code;
   });

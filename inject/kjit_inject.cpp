@@ -5,13 +5,13 @@
 // for kjit::profile_program to read. A program that links kjit shares this libkjit, so its
 // phases show too. Nothing is printed here.
 #include <kjit/tools/profile.hpp>
+#include <kjit/tools/write_file.hpp>
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 namespace {
@@ -21,16 +21,6 @@ kjit::Profiler* g_profiler = nullptr;
 std::string env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : fallback;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) return;
-  }
-  std::rename(temporary.c_str(), path.c_str());
 }
 
 void write_profile() {
@@ -51,9 +41,13 @@ void write_profile() {
       summary.message = e.what();
     }
     if (env("KJIT_PROFILE_TRACE", "0") == "1" && g_profiler->active()) {
-      write_file(stem + ".trace.json", g_profiler->chrome_trace());
+      try {
+        g_profiler->export_chrome_trace(stem + ".trace.json");
+      } catch (const std::exception&) {  // the summary still goes; kjit profile finds no trace
+      }
     }
-    write_file(stem + ".summary.json", kjit::to_json(summary));
+    // The summary last: profile_program looks for a process's trace once its summary is there.
+    kjit::write_file_atomically(stem + ".summary.json", kjit::to_json(summary));
   } catch (...) {
   }
 }

@@ -1,21 +1,18 @@
 #include "cache/remote/signer.hpp"
 
+#include "cache/file_io.hpp"
+
 #include <fmt/format.h>
 #include <sodium.h>
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace kjit::cache {
 
 Result<Signer> Signer::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Failure{fmt::format("reading the remote cache secret {}: {}", path, std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  FileContent text = read_file(path);
+  if (!text.ok()) return Failure{fmt::format("reading the remote cache secret {}: {}", path, text.why())};
+  std::string secret = std::move(text.bytes);
   while (!secret.empty() && std::strchr(" \t\r\n", secret.back()) != nullptr) secret.pop_back();
   if (secret.empty()) {
     return Failure{fmt::format("the remote cache secret {} is empty (write a long random string into it, for "

@@ -1,6 +1,7 @@
 // kjit's tools beside the core (<kjit/kjit.hpp>): what a program uses to inspect what the compiler
-// made, measure and profile kernels, warm and tune ahead of time, read kernel manifests and
-// administer a cache. Same namespace (kjit); see ARCHITECTURE.md for which room implements each.
+// made, measure and profile kernels, warm and tune ahead of time, read kernel manifests,
+// administer a cache and write output files atomically. Same namespace (kjit); see
+// ARCHITECTURE.md for which room implements each.
 #pragma once
 
 #include <kjit/kjit.hpp>
@@ -12,3 +13,4 @@
 #include <kjit/tools/profile.hpp>
 #include <kjit/tools/tune_ahead.hpp>
 #include <kjit/tools/warm.hpp>
+#include <kjit/tools/write_file.hpp>

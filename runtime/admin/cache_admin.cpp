@@ -7,16 +7,13 @@
 #include "runtime/base/environment.hpp"
 #include "cache/store.hpp"
 #include "cache/entry.hpp"
-#include "runtime/base/source_file.hpp"
+#include "cache/file_io.hpp"
 #include "runtime/tune/decision.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <limits>
-#include <fstream>
-#include <sstream>
 
 namespace kjit {
 
@@ -77,7 +74,7 @@ namespace {
 
 // What an entry says of itself: program, arch and section kinds (meta JSON; a tuner's name).
 void describe(CacheEntryInfo& info, const cache::Key& key) {
-  const base::FileContent f = base::read_file(info.path, std::numeric_limits<std::uint64_t>::max());
+  const cache::FileContent f = cache::read_file(info.path);
   if (!f.ok()) return;
   const cache::InPlaceParse parsed = cache::parse_in_place(f.bytes);
   if (!parsed.error.empty() || parsed.key != key) return;
@@ -122,10 +119,9 @@ CacheListResult Cache::list_with_skipped() const {
 std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
   std::vector<CacheTuningInfo> out;
   for (const auto& e : m_impl->trusted().list_with_skipped().entries) {
-    std::ifstream in(e.path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    auto d = tune::decode_decision(e.key, bytes.str());
+    const cache::FileContent f = cache::read_file(e.path);
+    if (!f.ok()) continue;  // removed meanwhile
+    auto d = tune::decode_decision(e.key, f.bytes);
     if (!d) continue;  // a compile result, or not readable now
     out.push_back({e.key.hex(), e.path, e.last_use, d->device, d->tuning_key, d->name, d->chosen, d->labels, d->median_us});
   }

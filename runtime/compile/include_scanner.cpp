@@ -73,7 +73,7 @@ std::vector<ScannedHeader> IncludeScanner::scan(const std::string& source, const
         ScannedHeader h;
         h.spelling = spelling;
         h.path = canonical;
-        base::FileContent file = base::read_file(canonical);
+        cache::FileContent file = base::read_source_file(canonical);
         if (file.error == EFBIG) {  // over KJIT_MAX_SOURCE_SIZE: NVRTC must not read it either
           throw IoError(fmt::format("reading header {}: {}", canonical.string(), file.why()));
         }

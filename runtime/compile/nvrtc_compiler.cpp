@@ -131,33 +131,45 @@ void add_standard_headers(const Program& program, const std::vector<std::string>
   }
 }
 
-}  // namespace
-
-NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
-                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
+// NVRTC takes C strings: a NUL byte would end the text there, silently.
+void check_no_nul_in(const Program& program) {
   const std::string& name = program.name();
-  // NVRTC takes C strings: a NUL byte would end the text there, silently.
   base::check_no_nul(program.source(), "the source of program", name);
   for (const auto& [hname, content] : program.headers()) {
     base::check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
   }
-  std::vector<const char*> header_sources, header_names;
+}
+
+// What NVRTC is given besides the source: the in-memory headers (the program's, then kjit's
+// standard ones) and the whole argument list.
+struct NvrtcCall {
+  std::vector<const char*> header_names, header_sources;
+  std::vector<std::string> arguments;
+  bool pch = false;
+};
+
+NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& arguments,
+                       const std::filesystem::path& pch_dir) {
+  NvrtcCall call;
   for (const auto& [hname, content] : program.headers()) {
-    header_names.push_back(hname.c_str());
-    header_sources.push_back(content.c_str());
+    call.header_names.push_back(hname.c_str());
+    call.header_sources.push_back(content.c_str());
   }
-  std::vector<std::string> all = arguments;
+  std::vector<std::string>& all = call.arguments;
+  all = arguments;
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
-  add_standard_headers(program, all, header_names, header_sources);
-  for (const auto& dir : toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  add_standard_headers(program, all, call.header_names, call.header_sources);
+  for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
   // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
   // (registers, spills, -Xptxas=-v) is missing from the log, compile times are not compile
   // times, and every compile takes room in the driver's JIT cache besides.
-  if (has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) all.push_back("--no-cache");
-  const bool pch = !pch_dir.empty();
-  if (pch) {
+  if (NvrtcCompiler::has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) {
+    all.push_back("--no-cache");
+  }
+  call.pch = !pch_dir.empty();
+  if (call.pch) {
     all.push_back("--pch");
     all.push_back("--pch-dir=" + pch_dir.string());
     all.push_back("--pch-messages=true");
@@ -165,93 +177,136 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     // file ... was created" (629) and "not compatible with precompiled header file" (630).
     all.push_back("--diag-suppress=629,630");
   }
+  return call;
+}
+
+using UniqueProgram = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
+
+UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
+  const std::string& name = program.name();
+  auto prog = UniqueProgram(new nvrtcProgram{});
+  check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
+                                 static_cast<int>(call.header_sources.size()), call.header_sources.data(),
+                                 call.header_names.data()),
+              "nvrtcCreateProgram", name);
+  for (const auto& expr : program.name_expressions()) {
+    check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+  }
+  return prog;
+}
+
+struct CompileRun {
+  nvrtcResult result;
+  double ms;
+};
+
+// nvrtcCompileProgram, timed; with a PCH, under the shared hold of the PCH heap.
+CompileRun run_compile(nvrtcProgram prog, const NvrtcCall& call) {
   std::vector<const char*> argv;
-  for (const auto& a : all) argv.push_back(a.c_str());
+  for (const auto& a : call.arguments) argv.push_back(a.c_str());
+  std::shared_lock<std::shared_mutex> heap_lock;
+  if (call.pch) heap_lock = std::shared_lock(g_pch_heap_mutex);
+  const auto start = std::chrono::steady_clock::now();
+  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  const auto stop = std::chrono::steady_clock::now();
+  return {r, std::chrono::duration<double, std::milli>(stop - start).count()};
+}
 
+// True when the precompiled header did not fit NVRTC's PCH heap and the heap was grown to what
+// it needs: compiling again creates it.
+bool grew_pch_heap(nvrtcProgram prog, const std::string& name) {
+  if (nvrtcGetPCHCreateStatus(prog) != NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) return false;
+  std::size_t required = 0;
+  if (nvrtcGetPCHHeapSizeRequired(prog, &required) != NVRTC_SUCCESS || required == 0) return false;
+  std::unique_lock resize(g_pch_heap_mutex);
+  std::size_t current = 0;
+  nvrtcGetPCHHeapSize(&current);
+  if (current < required) check_nvrtc(nvrtcSetPCHHeapSize(required), "nvrtcSetPCHHeapSize", name);
+  return true;
+}
+
+std::string program_log(nvrtcProgram prog, const std::string& name) {
+  std::string log;
+  std::size_t log_size = 0;
+  check_nvrtc(nvrtcGetProgramLogSize(prog, &log_size), "nvrtcGetProgramLogSize", name);
+  if (log_size > 1) {
+    log.resize(log_size);
+    check_nvrtc(nvrtcGetProgramLog(prog, log.data()), "nvrtcGetProgramLog", name);
+    log.resize(log_size - 1);  // the terminating NUL
+  }
+  return log;
+}
+
+// A flag NVRTC does not know is the caller's mistake, and only the log names it
+// ("nvrtc: error: unrecognized option --bogus-flag found").
+void throw_if_option_rejected(nvrtcResult r, const std::string& log, const std::string& name) {
+  if (r != NVRTC_ERROR_INVALID_OPTION) return;
+  std::string_view why = log;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.remove_suffix(1);
+  throw UsageError(fmt::format("compiling program {}: NVRTC rejected an option: {}", name,
+                               why.empty() ? std::string_view(nvrtcGetErrorString(r)) : why),
+                   log);
+}
+
+// What a successful compile made: LTO-IR (-dlto, which makes no PTX or cubin for a link with
+// -lto), the PTX, the cubin (for a real arch), the lowered name of each name expression.
+void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<std::string>& arguments,
+                  const Arch& resolved, CompileResult& result) {
+  const std::string& name = program.name();
+  const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
+  if (lto) {
+    std::size_t size = 0;
+    check_nvrtc(nvrtcGetLTOIRSize(prog, &size), "nvrtcGetLTOIRSize", name);
+    result.ltoir.resize(size);
+    check_nvrtc(nvrtcGetLTOIR(prog, result.ltoir.data()), "nvrtcGetLTOIR", name);
+  }
+  std::size_t ptx_size = 0;
+  check_nvrtc(nvrtcGetPTXSize(prog, &ptx_size), "nvrtcGetPTXSize", name);
+  result.ptx.resize(ptx_size);
+  if (ptx_size > 0) check_nvrtc(nvrtcGetPTX(prog, result.ptx.data()), "nvrtcGetPTX", name);
+  if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
+
+  if (resolved.is_real() && !lto) {
+    std::size_t cubin_size = 0;
+    check_nvrtc(nvrtcGetCUBINSize(prog, &cubin_size), "nvrtcGetCUBINSize", name);
+    result.cubin.resize(cubin_size);
+    check_nvrtc(nvrtcGetCUBIN(prog, result.cubin.data()), "nvrtcGetCUBIN", name);
+  }
+  for (const auto& expr : program.name_expressions()) {
+    const char* lowered = nullptr;
+    check_nvrtc(nvrtcGetLoweredName(prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
+    result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+  }
+}
+
+}  // namespace
+
+NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
+                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
+  const std::string& name = program.name();
+  check_no_nul_in(program);
+  const NvrtcCall call = prepare_call(program, arguments, pch_dir);
   for (int attempt = 0;; ++attempt) {
-    auto prog = std::unique_ptr<nvrtcProgram, ProgramDeleter>(new nvrtcProgram{});
-    check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
-                                   static_cast<int>(header_sources.size()), header_sources.data(),
-                                   header_names.data()),
-                "nvrtcCreateProgram", name);
-    for (const auto& expr : program.name_expressions()) {
-      check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+    const UniqueProgram prog = create_program(program, call);
+    const CompileRun run = run_compile(*prog, call);
+    if (call.pch && attempt == 0 && run.result == NVRTC_SUCCESS && grew_pch_heap(*prog, name)) {
+      continue;  // retried once: this time the PCH fits
     }
-
-    std::shared_lock<std::shared_mutex> heap_lock;
-    if (pch) heap_lock = std::shared_lock(g_pch_heap_mutex);
-    auto start = std::chrono::steady_clock::now();
-    nvrtcResult r = nvrtcCompileProgram(*prog, static_cast<int>(argv.size()), argv.data());
-    auto stop = std::chrono::steady_clock::now();
-    if (pch) heap_lock.unlock();
-
-    if (pch && attempt == 0 && r == NVRTC_SUCCESS &&
-        nvrtcGetPCHCreateStatus(*prog) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
-      std::size_t required = 0;
-      if (nvrtcGetPCHHeapSizeRequired(*prog, &required) == NVRTC_SUCCESS && required > 0) {
-        std::unique_lock resize(g_pch_heap_mutex);
-        std::size_t current = 0;
-        nvrtcGetPCHHeapSize(&current);
-        if (current < required) check_nvrtc(nvrtcSetPCHHeapSize(required), "nvrtcSetPCHHeapSize", name);
-        continue;  // retried once: this time the PCH fits
-      }
-    }
-
     NvrtcOutput out;
     CompileResult& result = out.result;
     result.program_name = name;
     result.arch = resolved;
     result.options = arguments;
-    result.compile_ms = std::chrono::duration<double, std::milli>(stop - start).count();
-
-    std::size_t log_size = 0;
-    check_nvrtc(nvrtcGetProgramLogSize(*prog, &log_size), "nvrtcGetProgramLogSize", name);
-    if (log_size > 1) {
-      result.log.resize(log_size);
-      check_nvrtc(nvrtcGetProgramLog(*prog, result.log.data()), "nvrtcGetProgramLog", name);
-      result.log.resize(log_size - 1);  // the terminating NUL
-    }
-    if (pch) result.pch = strip_pch_messages(result.log);
-    if (r == NVRTC_ERROR_INVALID_OPTION) {
-      // A flag NVRTC does not know is the caller's mistake, and only the log names it
-      // ("nvrtc: error: unrecognized option --bogus-flag found").
-      std::string_view why = result.log;
-      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.remove_suffix(1);
-      throw UsageError(fmt::format("compiling program {}: NVRTC rejected an option: {}", name,
-                                   why.empty() ? std::string_view(nvrtcGetErrorString(r)) : why),
-                       result.log);
-    }
-    if (r == NVRTC_ERROR_COMPILATION) {
+    result.compile_ms = run.ms;
+    result.log = program_log(*prog, name);
+    if (call.pch) result.pch = strip_pch_messages(result.log);
+    throw_if_option_rejected(run.result, result.log, name);
+    if (run.result == NVRTC_ERROR_COMPILATION) {
       out.succeeded = false;
       return out;
     }
-    check_nvrtc(r, "nvrtcCompileProgram", name);
-
-    // -dlto makes NVVM IR for a link with -lto, and no PTX or cubin.
-    const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
-    if (lto) {
-      std::size_t size = 0;
-      check_nvrtc(nvrtcGetLTOIRSize(*prog, &size), "nvrtcGetLTOIRSize", name);
-      result.ltoir.resize(size);
-      check_nvrtc(nvrtcGetLTOIR(*prog, result.ltoir.data()), "nvrtcGetLTOIR", name);
-    }
-    std::size_t ptx_size = 0;
-    check_nvrtc(nvrtcGetPTXSize(*prog, &ptx_size), "nvrtcGetPTXSize", name);
-    result.ptx.resize(ptx_size);
-    if (ptx_size > 0) check_nvrtc(nvrtcGetPTX(*prog, result.ptx.data()), "nvrtcGetPTX", name);
-    if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
-
-    if (resolved.is_real() && !lto) {
-      std::size_t cubin_size = 0;
-      check_nvrtc(nvrtcGetCUBINSize(*prog, &cubin_size), "nvrtcGetCUBINSize", name);
-      result.cubin.resize(cubin_size);
-      check_nvrtc(nvrtcGetCUBIN(*prog, result.cubin.data()), "nvrtcGetCUBIN", name);
-    }
-    for (const auto& expr : program.name_expressions()) {
-      const char* lowered = nullptr;
-      check_nvrtc(nvrtcGetLoweredName(*prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
-      result.lowered_names.emplace_back(expr, lowered ? lowered : "");
-    }
+    check_nvrtc(run.result, "nvrtcCompileProgram", name);
+    read_outputs(*prog, program, arguments, resolved, result);
     out.succeeded = true;
     return out;
   }

@@ -1,4 +1,5 @@
 // write_dump: everything one compile produced, in one folder per program and key.
+#include "cache/file_io.hpp"
 #include "runtime/inspect/dump_hook.hpp"
 #include "runtime/inspect/inspect_json.hpp"
 
@@ -8,9 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 namespace kjit::inspect {
 
@@ -28,12 +26,11 @@ std::string sanitize(std::string_view name, std::string_view fallback) {
   return out.empty() ? std::string(fallback) : out;
 }
 
+// Each file whole or not at all (a tool may read the folder while kjit writes it); not fsynced: a
+// dump is a debugging copy that the next compile makes again.
 void write_file(const std::filesystem::path& path, std::string_view content, std::string_view program) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  if (out) out.close();
-  if (!out) {
-    throw IoError(fmt::format("writing dump file {} for program {}: {}", path.string(), program, std::strerror(errno)));
+  if (auto written = cache::write_file_atomically(path, content, cache::AtomicFile::Sync::no); !written) {
+    throw IoError(fmt::format("writing a dump file for program {}: {}", program, written.error().message));
   }
 }
 

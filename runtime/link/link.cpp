@@ -2,12 +2,11 @@
 #include <kjit/error.hpp>
 #include <kjit/link.hpp>
 
-#include "runtime/base/source_file.hpp"
+#include "cache/file_io.hpp"
 #include "runtime/link/nvjitlink_linker.hpp"
 
 #include <fmt/format.h>
 
-#include <limits>
 
 #include <cstring>
 
@@ -41,7 +40,7 @@ Link::InputKind link_input_kind(const std::filesystem::path& file) {
 Link& Link::add_file(const std::filesystem::path& file) & {
   const InputKind kind = link_input_kind(file);
   // Prebuilt device code (a .a may be large): a regular file, no size cap.
-  base::FileContent content = base::read_file(file, std::numeric_limits<std::uint64_t>::max());
+  cache::FileContent content = cache::read_file(file);
   if (!content.ok()) throw IoError(fmt::format("reading {} for link {}: {}", file.string(), m_name, content.why()));
   return add_data(kind, file.string(), std::move(content.bytes));
 }

@@ -46,7 +46,7 @@ StatSignature stat_of(const std::filesystem::path& p) {
 }
 
 std::uint64_t content_hash(const std::filesystem::path& p) {
-  base::FileContent f = base::read_file(p);
+  cache::FileContent f = base::read_source_file(p);
   return f.ok() ? cache::xxh3_64(f.bytes.data(), f.bytes.size()) : 0;
 }
 

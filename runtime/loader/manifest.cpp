@@ -236,7 +236,7 @@ std::vector<std::string> ManifestKernel::name_expressions_for(const ManifestVari
 Manifest Manifest::read(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::is_directory(path, ec) ? path / k_file_name : path;
-  base::FileContent f = base::read_file(file);
+  cache::FileContent f = base::read_source_file(file);
   if (!f.ok()) throw IoError(fmt::format("reading kernel manifest {}: {}", file.string(), f.why()));
   return parse(f.bytes, file);
 }

@@ -6,6 +6,7 @@
 #include <kjit/device.hpp>
 #include <kjit/tools/profile.hpp>
 
+#include "cache/file_io.hpp"
 #include "runtime/base/environment.hpp"
 #include "runtime/profile/cupti_library.hpp"
 #include "runtime/profile/summary.hpp"
@@ -22,8 +23,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace kjit {
 namespace {
@@ -56,11 +55,11 @@ fs::path injection_library() {
                                k_injection_name, where.empty() ? "nothing: libkjit's folder is unknown" : where));
 }
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A file the program's processes wrote into the profile folder (atomically: whole or absent).
+std::string read_output(const std::string& program, const fs::path& p) {
+  cache::FileContent f = cache::read_file(p);
+  if (!f.ok()) throw IoError(fmt::format("profiling {}: {}", program, f.message()));
+  return std::move(f.bytes);
 }
 
 // Ignores SIGINT and SIGQUIT while the program runs (as system() does): ^C reaches the program,
@@ -164,7 +163,8 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
   std::sort(pids.begin(), pids.end(), [&](int a, int b) { return (a == child) != (b == child) ? a == child : a < b; });
   for (int pid : pids) {
     run.pids.push_back(pid);
-    run.summaries.push_back(profile_summary_from_json(read_all(folder / fmt::format("{}.summary.json", pid))));
+    run.summaries.push_back(
+        profile_summary_from_json(read_output(argv.front(), folder / fmt::format("{}.summary.json", pid))));
     const fs::path trace = folder / fmt::format("{}.trace.json", pid);
     if (!options.trace.empty() && fs::exists(trace)) {
       fs::path target = options.trace;
@@ -172,11 +172,9 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
         target = options.trace.parent_path() /
                  fmt::format("{}.{}{}", options.trace.stem().string(), pid, options.trace.extension().string());
       }
-      std::error_code ec;
-      fs::copy_file(trace, target, fs::copy_options::overwrite_existing, ec);
-      if (ec) {
-        throw IoError(fmt::format("profiling {}: writing its Chrome trace to {}: {}", argv.front(), target.string(),
-                                  ec.message()));
+      // Not a rename: the folder may be on another file system than the target.
+      if (auto written = cache::write_file_atomically(target, read_output(argv.front(), trace)); !written) {
+        throw IoError(fmt::format("profiling {}: writing its Chrome trace: {}", argv.front(), written.error().message));
       }
       run.traces.push_back(target);
     }

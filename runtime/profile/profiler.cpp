@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/profile.hpp>
 
+#include "cache/file_io.hpp"
 #include "runtime/trace/nvtx.hpp"
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"
@@ -10,10 +11,8 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -92,10 +91,8 @@ std::string Profiler::chrome_trace() {
 
 void Profiler::export_chrome_trace(const std::filesystem::path& path) {
   const std::string text = chrome_trace();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out || !out.flush()) {
-    throw IoError(fmt::format("writing the profiler's Chrome trace to {}: {}", path.string(), std::strerror(errno)));
+  if (auto written = cache::write_file_atomically(path, text); !written) {
+    throw IoError(fmt::format("writing the profiler's Chrome trace: {}", written.error().message));
   }
 }
 

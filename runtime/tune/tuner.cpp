@@ -12,7 +12,8 @@
 #include "runtime/runtime_access.hpp"
 #include "runtime/tune/decision.hpp"
 #include "runtime/tune/report.hpp"
-#include "runtime/tune/spec.hpp"
+#include "runtime/tune/saved_buffers.hpp"
+#include "runtime/tune/tuner_engine.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,275 +73,171 @@ std::string first_line(std::string_view text) {
   return std::string(text.substr(0, end == std::string_view::npos ? text.size() : end));
 }
 
-// A KernelHandle whose parameters can be checked against sizes known only at run time (a spec's).
-struct SignatureCheck : KernelHandle {
-  explicit SignatureCheck(const KernelHandle& h) : KernelHandle(h) {}
-  using KernelHandle::check_signature;
-};
-
-// The spec's argument sizes and type names, as check_signature takes them.
-void check_against_spec(const KernelHandle& kernel, const TuneSpec& spec) {
-  std::vector<std::size_t> sizes;
-  std::vector<const char*> names;
-  for (const auto& a : spec.arguments) {
-    sizes.push_back(tune::parse_argument_type(a.type).size());
-    names.push_back(a.type.c_str());
-  }
-  SignatureCheck(kernel).check_signature(sizes.data(), sizes.size(), names.data());
-}
-
-// Device memory copied aside for the restore list, freed with the object.
-class SavedBuffers {
-public:
-  SavedBuffers(const TuneBuffers& buffers, CUstream_st* stream) : m_buffers(buffers), m_stream(stream) {
-    const auto& api = driver::get();
-    for (const auto& [ptr, bytes] : m_buffers.restore) {
-      CUdeviceptr copy = 0;
-      driver::check(api.cuMemAlloc(&copy, bytes), "cuMemAlloc", "keeping a copy of a tuned kernel's output");
-      m_copies.push_back(copy);
-      driver::check(api.cuMemcpyDtoDAsync(copy, reinterpret_cast<CUdeviceptr>(ptr), bytes, stream),
-                    "cuMemcpyDtoDAsync", "keeping a copy of a tuned kernel's output");
-    }
-  }
-  ~SavedBuffers() {
-    const auto& api = driver::get();
-    api.cuStreamSynchronize(m_stream);
-    for (CUdeviceptr c : m_copies) api.cuMemFree(c);
-  }
-  SavedBuffers(const SavedBuffers&) = delete;
-  SavedBuffers& operator=(const SavedBuffers&) = delete;
-
-  // The outputs as they were: the reset ones zeroed, the restored ones copied back.
-  void put_back() const {
-    const auto& api = driver::get();
-    for (const auto& [ptr, bytes] : m_buffers.reset_to_zero) {
-      driver::check(api.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(ptr), 0, bytes, m_stream), "cuMemsetD8Async",
-                    "zeroing a tuned kernel's output");
-    }
-    for (std::size_t i = 0; i < m_copies.size(); ++i) {
-      const auto& [ptr, bytes] = m_buffers.restore[i];
-      driver::check(api.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(ptr), m_copies[i], bytes, m_stream),
-                    "cuMemcpyDtoDAsync", "restoring a tuned kernel's output");
-    }
-  }
-
-private:
-  const TuneBuffers& m_buffers;
-  CUstream_st* m_stream;
-  std::vector<CUdeviceptr> m_copies;
-};
-
 }  // namespace
 
-// Hidden: its lambdas must not join libkjit's exports (TunerEngine is KJIT_API, and nested types inherit it).
-struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
-  Program program;
-  std::string source_key;  // for preloaded kernels; else computed from the program
-  std::optional<tune::CompiledSpec> spec;
-  std::vector<TuneCandidate> candidates;
-  TuneOptions options;
-  Runtime* runtime;
-  TuneMode mode;
-  bool print;
+TunerEngine::Impl::Impl(Program p, std::vector<TuneCandidate> c, TuneOptions o, Runtime& r)
+    : program(std::move(p)), candidates(std::move(c)), options(std::move(o)),
+      runtime(&r),
+      mode(options.mode ? *options.mode : tune_mode_from_environment()),
+      print(options.print ? *options.print : base::env_flag(base::Env::print_tuning)),
+      loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
+  if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
+}
 
-  // Candidates' kernels: loaded once each (compile errors kept, so a failed one fails once).
-  std::vector<std::once_flag> loaded;
-  std::vector<KernelHandle> kernels;
-  std::vector<std::string> load_errors;
+TunerEngine::Impl::Impl(std::string name, std::string key, std::vector<TuneCandidate> c, std::vector<KernelHandle> k,
+                        TuneOptions o, Runtime& r)
+    : Impl(Program(std::move(name), ""), std::move(c), std::move(o), r) {
+  if (k.size() != candidates.size()) {
+    throw UsageError(fmt::format("tuning {}: {} kernels for {} candidates", program.name(), k.size(),
+                                 candidates.size()));
+  }
+  source_key = std::move(key);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    std::call_once(loaded[i], [&] { kernels[i] = std::move(k[i]); });
+  }
+}
 
-  mutable std::mutex mutex;  // decisions, last
-  std::map<std::string, std::unique_ptr<TuneDecision>> decisions;  // by tuning key text (stable addresses)
-  std::map<std::string, std::unique_ptr<TuneDecision>> provisional;  // Source::capture, by tuning key text
-  // A spec's last decided call: a repeat of its shape launches with no key text and no grid evaluation.
-  struct LastCall {
-    std::vector<std::string> names;
-    std::vector<long long> values;
-    const TuneDecision* decision = nullptr;
-    const KernelHandle* kernel = nullptr;
-    LaunchConfig config;  // without the stream
-    bool matches(std::span<const TuneValue> shape) const {
-      if (decision == nullptr || shape.size() != names.size()) return false;
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        if (shape[i].value != values[i] || shape[i].name != names[i]) return false;
-      }
-      return true;
+TunerEngine::Impl::Impl(Program p, TuneSpec s, TuneOptions o, Runtime& r)
+    : Impl(std::move(p), s.candidates, std::move(o), r) {
+  spec.emplace(std::move(s));
+}
+
+const tune::CompiledSpec& TunerEngine::Impl::require_spec(std::string_view what) const {
+  if (!spec) throw UsageError(fmt::format("tuning {}: {} needs a tuner made from a spec", program.name(), what));
+  return *spec;
+}
+
+std::string TunerEngine::Impl::name() const {
+  return spec ? fmt::format("{}: {}", program.name(), spec->spec().name) : program.name();
+}
+
+CompileOptions TunerEngine::Impl::options_for(std::size_t i) const {
+  CompileOptions o = options.compile;
+  for (const auto& d : candidates[i].defines) o.defines.push_back(d);
+  return o;
+}
+
+bool TunerEngine::Impl::load(std::size_t i) {
+  std::call_once(loaded[i], [&] {
+    try {
+      Program p = program;
+      p.instantiate(candidates[i].kernel);  // a C++ name (template or not) by its expression
+      Module m = runtime->load(p, options_for(i));
+      KernelHandle k = m.kernel_handle(candidates[i].kernel);
+      if (spec && !spec->spec().arguments.empty()) tune::check_against_spec(k, spec->spec());
+      kernels[i] = std::move(k);
+    } catch (const std::exception& e) {
+      load_errors[i] = first_line(e.what());
     }
-  } last;
-  std::atomic<std::uint64_t> timed{0}, from_cache{0};
-  mutable std::atomic<std::uint64_t> in_memory{0};
+  });
+  return static_cast<bool>(kernels[i]);
+}
 
-  Impl(Program p, std::vector<TuneCandidate> c, TuneOptions o, Runtime& r)
-      : program(std::move(p)), candidates(std::move(c)), options(std::move(o)),
-        runtime(&r),
-        mode(options.mode ? *options.mode : tune_mode_from_environment()),
-        print(options.print ? *options.print : base::env_flag(base::Env::print_tuning)),
-        loaded(candidates.size()), kernels(candidates.size()), load_errors(candidates.size()) {
-    if (candidates.empty()) throw UsageError(fmt::format("tuning {}: no candidates", program.name()));
+std::string TunerEngine::Impl::label(std::size_t i) const {
+  return candidates[i].label.empty() ? candidates[i].text() : candidates[i].label;
+}
+
+cache::Key TunerEngine::Impl::decision_key(const TuneKey& key) {
+  const Device device = Device::current();
+  tune::DecisionKeyFields f;
+  f.source_key = source_key.empty() ? runtime->explain(program, options.compile).key : source_key;
+  for (const auto& c : candidates) f.candidates.push_back(c.text());
+  f.device_name = device.name();
+  f.compute_capability = device.compute_capability();
+  f.driver_version = driver::get().driver_version;
+  f.kjit_version = std::string(version());
+  f.tuning_key = key.text();
+  if (spec) f.launch = spec->launch_text();
+  return tune::decision_key(f);
+}
+
+TuneDecision TunerEngine::Impl::from(const tune::Decision& d, TuneDecision::Source source,
+                                     const cache::Key& key) const {
+  TuneDecision out;
+  out.source = source;
+  out.chosen = d.chosen;
+  out.labels = d.labels;
+  out.label = d.labels[d.chosen];
+  out.median_us = d.median_us;
+  out.why_not = d.why_not;
+  out.noise = d.noise;
+  out.key = key.hex();
+  return out;
+}
+
+void TunerEngine::Impl::report(const TuneDecision& d, const TuneKey& key) const {
+  if (print) RuntimeAccess::report(*runtime, format_decision(name(), key.text(), Device::current().name(), d));
+}
+
+TuneDecision TunerEngine::Impl::tune(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
+                                   const cache::Key& dkey, const std::vector<bool>& allowed) {
+  // Compile every candidate at once (NVRTC runs in parallel; the cache makes repeats free).
+  std::vector<std::future<bool>> loads;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (allowed.empty() || allowed[i]) loads.push_back(std::async(std::launch::async, [this, i] { return load(i); }));
   }
+  for (auto& f : loads) f.get();
 
-  Impl(std::string name, std::string key, std::vector<TuneCandidate> c, std::vector<KernelHandle> k, TuneOptions o,
-       Runtime& r)
-      : Impl(Program(std::move(name), ""), std::move(c), std::move(o), r) {
-    if (k.size() != candidates.size()) {
-      throw UsageError(fmt::format("tuning {}: {} kernels for {} candidates", program.name(), k.size(),
-                                   candidates.size()));
+  tune::SavedBuffers saved(buffers, stream);
+  const auto time = [&](std::size_t i, int round, std::string* why) -> std::optional<double> {
+    if (!allowed.empty() && !allowed[i]) {
+      *why = "not for this call";
+      return std::nullopt;
     }
-    source_key = std::move(key);
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      std::call_once(loaded[i], [&] { kernels[i] = std::move(k[i]); });
+    if (!kernels[i]) {
+      *why = fmt::format("does not compile or load: {}", load_errors[i]);
+      return std::nullopt;
     }
-  }
-
-  Impl(Program p, TuneSpec s, TuneOptions o, Runtime& r) : Impl(std::move(p), s.candidates, std::move(o), r) {
-    spec.emplace(std::move(s));
-  }
-
-  const tune::CompiledSpec& require_spec(std::string_view what) const {
-    if (!spec) throw UsageError(fmt::format("tuning {}: {} needs a tuner made from a spec", program.name(), what));
-    return *spec;
-  }
-
-  // The tuner's name in reports and decisions: the program's, and the spec's after a colon.
-  std::string name() const { return spec ? fmt::format("{}: {}", program.name(), spec->spec().name) : program.name(); }
-
-  CompileOptions options_for(std::size_t i) const {
-    CompileOptions o = options.compile;
-    for (const auto& d : candidates[i].defines) o.defines.push_back(d);
-    return o;
-  }
-
-  // Loads candidate i once; false (and its error kept) when it does not compile or load.
-  bool load(std::size_t i) {
-    std::call_once(loaded[i], [&] {
-      try {
-        Program p = program;
-        p.instantiate(candidates[i].kernel);  // a C++ name (template or not) by its expression
-        Module m = runtime->load(p, options_for(i));
-        KernelHandle k = m.kernel_handle(candidates[i].kernel);
-        if (spec && !spec->spec().arguments.empty()) check_against_spec(k, spec->spec());
-        kernels[i] = std::move(k);
-      } catch (const std::exception& e) {
-        load_errors[i] = first_line(e.what());
-      }
-    });
-    return static_cast<bool>(kernels[i]);
-  }
-
-  std::string label(std::size_t i) const {
-    return candidates[i].label.empty() ? candidates[i].text() : candidates[i].label;
-  }
-
-  cache::Key decision_key(const TuneKey& key) {
-    const Device device = Device::current();
-    tune::DecisionKeyFields f;
-    f.source_key = source_key.empty() ? runtime->explain(program, options.compile).key : source_key;
-    for (const auto& c : candidates) f.candidates.push_back(c.text());
-    f.device_name = device.name();
-    f.compute_capability = device.compute_capability();
-    f.driver_version = driver::get().driver_version;
-    f.kjit_version = std::string(version());
-    f.tuning_key = key.text();
-    if (spec) f.launch = spec->launch_text();
-    return tune::decision_key(f);
-  }
-
-  TuneDecision from(const tune::Decision& d, TuneDecision::Source source, const cache::Key& key) const {
-    TuneDecision out;
-    out.source = source;
-    out.chosen = d.chosen;
-    out.labels = d.labels;
-    out.label = d.labels[d.chosen];
-    out.median_us = d.median_us;
-    out.why_not = d.why_not;
-    out.noise = d.noise;
-    out.key = key.hex();
-    return out;
-  }
-
-  void report(const TuneDecision& d, const TuneKey& key) const {
-    if (print) RuntimeAccess::report(*runtime, format_decision(name(), key.text(), Device::current().name(), d));
-  }
-
-  LaunchConfig config(std::size_t i, Dim3 grid, CUstream_st* stream) const {
-    LaunchConfig c;
-    c.grid = grid;
-    c.block = candidates[i].block;
-    c.shared_mem = candidates[i].shared_mem;
-    c.cluster = candidates[i].cluster;
-    c.stream = stream;
-    return c;
-  }
-
-  TuneDecision tune(const TuneKey& key, const Run& run, const TuneBuffers& buffers, CUstream_st* stream,
-                    const cache::Key& dkey, const std::vector<bool>& allowed) {
-    // Compile every candidate at once (NVRTC runs in parallel; the cache makes repeats free).
-    std::vector<std::future<bool>> loads;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (allowed.empty() || allowed[i]) loads.push_back(std::async(std::launch::async, [this, i] { return load(i); }));
+    BenchOptions b;
+    b.warmup_ms = round == 0 ? options.round_ms / 2 : 1;
+    b.repeat_ms = options.round_ms * std::ldexp(1.0, round);
+    b.min_repetitions = 3;
+    b.flush_l2 = options.flush_l2;
+    b.quantiles = {};
+    b.stream = stream;
+    try {
+      const BenchResult r = bench([&](CUstream_st* s) {
+        saved.put_back();
+        run(i, s);
+      }, b);
+      return r.median_ms * 1e3;
+    } catch (const std::exception& e) {
+      *why = fmt::format("does not launch: {}", first_line(e.what()));
+      return std::nullopt;
     }
-    for (auto& f : loads) f.get();
+  };
+  tune::HalvingOptions h;
+  h.rounds = options.rounds;
+  h.drop_above = options.drop_above;
+  const tune::HalvingResult halving = tune::successive_halving(candidates.size(), time, h);
+  saved.put_back();  // the caller's launch of the winner comes next, on the same stream
 
-    SavedBuffers saved(buffers, stream);
-    const auto time = [&](std::size_t i, int round, std::string* why) -> std::optional<double> {
-      if (!allowed.empty() && !allowed[i]) {
-        *why = "not for this call";
-        return std::nullopt;
-      }
-      if (!kernels[i]) {
-        *why = fmt::format("does not compile or load: {}", load_errors[i]);
-        return std::nullopt;
-      }
-      BenchOptions b;
-      b.warmup_ms = round == 0 ? options.round_ms / 2 : 1;
-      b.repeat_ms = options.round_ms * std::ldexp(1.0, round);
-      b.min_repetitions = 3;
-      b.flush_l2 = options.flush_l2;
-      b.quantiles = {};
-      b.stream = stream;
-      try {
-        const BenchResult r = bench([&](CUstream_st* s) {
-          saved.put_back();
-          run(i, s);
-        }, b);
-        return r.median_ms * 1e3;
-      } catch (const std::exception& e) {
-        *why = fmt::format("does not launch: {}", first_line(e.what()));
-        return std::nullopt;
-      }
-    };
-    tune::HalvingOptions h;
-    h.rounds = options.rounds;
-    h.drop_above = options.drop_above;
-    const tune::HalvingResult halving = tune::successive_halving(candidates.size(), time, h);
-    saved.put_back();  // the caller's launch of the winner comes next, on the same stream
-
-    std::vector<std::optional<double>> finalists(candidates.size());
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (halving.finalists[i]) finalists[i] = halving.times[i];
-    }
-    const auto chosen = tune::choose(finalists, options.noise);
-    if (!chosen) {
-      std::vector<std::string> whys;
-      for (std::size_t i = 0; i < candidates.size(); ++i) whys.push_back(fmt::format("{}: {}", label(i), halving.why_not[i]));
-      throw Error(fmt::format("tuning {} for {}: every candidate failed ({})", name(), key.text(),
-                              fmt::join(whys, "; ")));
-    }
-    tune::Decision d;
-    d.chosen = *chosen;
-    d.noise = options.noise;
-    d.tuning_key = key.text();
-    d.device = Device::current().name();
-    d.name = name();
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      d.labels.push_back(label(i));
-      d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
-      d.why_not.push_back(halving.why_not[i]);
-    }
-    RuntimeAccess::entries(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
-    ++timed;
-    return from(d, TuneDecision::Source::timed, dkey);
+  std::vector<std::optional<double>> finalists(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (halving.finalists[i]) finalists[i] = halving.times[i];
   }
-};
+  const auto chosen = tune::choose(finalists, options.noise);
+  if (!chosen) {
+    std::vector<std::string> whys;
+    for (std::size_t i = 0; i < candidates.size(); ++i) whys.push_back(fmt::format("{}: {}", label(i), halving.why_not[i]));
+    throw Error(fmt::format("tuning {} for {}: every candidate failed ({})", name(), key.text(),
+                            fmt::join(whys, "; ")));
+  }
+  tune::Decision d;
+  d.chosen = *chosen;
+  d.noise = options.noise;
+  d.tuning_key = key.text();
+  d.device = Device::current().name();
+  d.name = name();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    d.labels.push_back(label(i));
+    d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
+    d.why_not.push_back(halving.why_not[i]);
+  }
+  RuntimeAccess::entries(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
+  ++timed;
+  return from(d, TuneDecision::Source::timed, dkey);
+}
 
 TunerEngine::TunerEngine(Program program, std::vector<TuneCandidate> candidates, TuneOptions options,
                          Runtime& runtime)
@@ -444,71 +341,6 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
 
 TunerStats TunerEngine::stats() const {
   return {m_impl->timed.load(), m_impl->from_cache.load(), m_impl->in_memory.load()};
-}
-
-const TuneSpec* TunerEngine::spec() const { return m_impl->spec ? &m_impl->spec->spec() : nullptr; }
-
-TuneKey TunerEngine::key_for(std::span<const TuneValue> shape) const {
-  return m_impl->require_spec("a key for a shape").key(shape);
-}
-
-const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, StreamRef stream, void** args) {
-  Impl& im = *m_impl;
-  {
-    std::unique_lock lock(im.mutex);
-    if (im.last.matches(shape)) {
-      LaunchConfig c = im.last.config;
-      const KernelHandle* k = im.last.kernel;
-      const TuneDecision* d = im.last.decision;
-      lock.unlock();
-      im.in_memory.fetch_add(1, std::memory_order_relaxed);
-      c.stream = stream;
-      k->launch_raw(c, args);
-      return *d;
-    }
-  }
-  const tune::CompiledSpec& spec = im.require_spec("a launch for a shape");
-  const long long sms = spec.uses_sm_count() ? Device::current().multiprocessor_count() : 0;
-  const TuneKey key = spec.key(shape);
-  const TuneDecision* d = find(key);
-  if (d == nullptr) {
-    d = &decide(
-        key,
-        [&](std::size_t i, CUstream_st* s) {
-          im.kernels[i].launch_raw(im.config(i, spec.grid(im.candidates[i], shape, sms), s), args);
-        },
-        spec.buffers(shape, args, sms), stream);
-  }
-  const KernelHandle& chosen = kernel(d->chosen);
-  const LaunchConfig c = im.config(d->chosen, spec.grid(im.candidates[d->chosen], shape, sms), stream);
-  chosen.launch_raw(c, args);
-  if (d->source == TuneDecision::Source::capture) return *d;  // decided at the first call outside a capture
-  std::lock_guard lock(im.mutex);
-  im.last.names.clear();
-  for (const auto& v : shape) im.last.names.emplace_back(v.name);
-  im.last.values.clear();
-  for (const auto& v : shape) im.last.values.push_back(v.value);
-  im.last.decision = d;
-  im.last.kernel = &chosen;
-  im.last.config = c;
-  im.last.config.stream = nullptr;
-  return *d;
-}
-
-void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count) {
-  if (spec.arguments.empty()) return;
-  bool same = spec.arguments.size() == count;
-  for (std::size_t i = 0; same && i < count; ++i) same = tune::parse_argument_type(spec.arguments[i].type).size() == sizes[i];
-  if (same) return;
-  std::vector<std::string> declared, listed;
-  for (std::size_t i = 0; i < count; ++i) declared.push_back(fmt::format("{} B", sizes[i]));
-  for (const auto& a : spec.arguments) {
-    listed.push_back(fmt::format("{} {} [{} B]", a.type, a.name, tune::parse_argument_type(a.type).size()));
-  }
-  throw UsageError(fmt::format("making a tuner for \"{}\": the signature has {} parameter{} ({}) but the spec lists "
-                               "{} argument{} ({})",
-                               spec.name, count, count == 1 ? "" : "s", fmt::join(declared, ", "),
-                               spec.arguments.size(), spec.arguments.size() == 1 ? "" : "s", fmt::join(listed, ", ")));
 }
 
 std::string format_decision(std::string_view name, std::string_view key, std::string_view device,

@@ -1,9 +1,11 @@
-// base::read_file, read_text_file and check_no_nul: the one whole-file reader, and NUL bytes
+// base::read_source_file, read_text_file and check_no_nul: sources read through the one reader
+// (cache::read_file, tests/unit/test_cache_file_io.cpp) under KJIT_MAX_SOURCE_SIZE, and NUL bytes
 // refused wherever a text would reach NVRTC (a file, a header, an in-memory source or header).
 #include <kjit/tools.hpp>
 
 #include "runtime/base/source_file.hpp"
 #include "support/helpers.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -41,17 +43,21 @@ std::string error_of(F&& f) {
 }  // namespace
 
 TEST_SUITE("SourceFile") {
-  TEST_CASE("read_file reads every byte of a file larger than its first guess and reports errno") {
+  TEST_CASE("read_source_file reads every byte and refuses a file over KJIT_MAX_SOURCE_SIZE naming it") {
     kjit::test::TempDir dir;
     std::mt19937 gen(7);
     std::string bytes(100'003, '\0');
     for (auto& c : bytes) c = static_cast<char>(gen());
     kjit::test::write_file(dir / "blob", bytes);
-    auto f = kjit::base::read_file(dir / "blob");
+    auto f = kjit::base::read_source_file(dir / "blob");
     REQUIRE(f.ok());
     CHECK(f.bytes == bytes);
-    CHECK(kjit::base::read_file(dir / "missing").error == ENOENT);
-    CHECK(kjit::base::read_file(dir.path()).error == EISDIR);
+    kjit::test::ScopedEnv cap("KJIT_MAX_SOURCE_SIZE", "4k");
+    auto big = kjit::base::read_source_file(dir / "blob");
+    CHECK(big.error == EFBIG);
+    CHECK(big.bytes.empty());
+    CHECK(big.why().find("larger than 4096 bytes (KJIT_MAX_SOURCE_SIZE)") != std::string::npos);
+    CHECK(big.message().find((dir / "blob").string()) != std::string::npos);
   }
 
   TEST_CASE("read_text_file names the file and why and refuses a NUL byte with its offset") {
@@ -104,23 +110,6 @@ TEST_SUITE("SourceFile") {
                                      " compile --arch sm_90 " + (dir / "nul.cu").string() + " 2>&1");
     CHECK(r.code == 1);  // an input that cannot be used, as a missing one
     CHECK(r.out.find("NUL byte at offset " + std::to_string(offset)) != std::string::npos);
-  }
-
-  // #30 item 8: /dev/zero as a source was read until memory ran out ("internal: std::bad_alloc").
-  TEST_CASE("read_file refuses a device and a FIFO and reads no more than the cap") {
-    kjit::test::TempDir dir;
-    auto zero = kjit::base::read_file("/dev/zero", 1 << 20);
-    CHECK(zero.error == EINVAL);
-    CHECK(zero.why().find("not a regular file") != std::string::npos);
-    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
-    auto fifo = kjit::base::read_file(dir / "fifo", 1 << 20);  // no writer: must not wait for one
-    CHECK(fifo.error == EINVAL);
-    kjit::test::write_file(dir / "big.cu", std::string(5000, ' ') + k_kernel);
-    auto big = kjit::base::read_file(dir / "big.cu", 4096);
-    CHECK(big.error == EFBIG);
-    CHECK(big.bytes.empty());
-    CHECK(big.why().find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
-    CHECK(kjit::base::read_file(dir / "big.cu", 1 << 20).ok());
   }
 
   TEST_CASE("KJIT_MAX_SOURCE_SIZE caps sources and headers with an IoError and a bad value is a UsageError") {

@@ -371,6 +371,10 @@ TEST_SUITE("Store") {
     kjit::test::write_file(shard / ".tmp.old.kjit.abcdefgh", "left by a killed writer");
     set_mtime(shard / ".tmp.old.kjit.abcdefgh", std::chrono::system_clock::now() - 1h);
     kjit::test::write_file(shard / ".tmp.new.kjit.abcdefgh", "being written right now");
+    // The stats file's and CACHEDIR.TAG's temporaries lie in the cache folder itself.
+    kjit::test::write_file(tmp / "cache" / ".tmp.stats.abcdefgh", "left by a killed writer");
+    set_mtime(tmp / "cache" / ".tmp.stats.abcdefgh", std::chrono::system_clock::now() - 1h);
+    kjit::test::write_file(tmp / "cache" / ".tmp.stats.ijklmnop", "being written right now");
     std::filesystem::create_directories(tmp / "cache" / "locks");
     kjit::test::write_file(tmp / "cache" / "locks" / "stale.lock", "");
     auto held = store.lock(test_key(2), 1s);
@@ -378,6 +382,8 @@ TEST_SUITE("Store") {
     store.prune(0);
     CHECK_FALSE(std::filesystem::exists(shard / ".tmp.old.kjit.abcdefgh"));
     CHECK(std::filesystem::exists(shard / ".tmp.new.kjit.abcdefgh"));
+    CHECK_FALSE(std::filesystem::exists(tmp / "cache" / ".tmp.stats.abcdefgh"));
+    CHECK(std::filesystem::exists(tmp / "cache" / ".tmp.stats.ijklmnop"));
     CHECK_FALSE(std::filesystem::exists(tmp / "cache" / "locks" / "stale.lock"));
     CHECK(std::filesystem::exists(store.lock_path(test_key(2))));
     CHECK_FALSE(store.lock(test_key(2), 0ms));  // still held, still excludes
@@ -391,6 +397,7 @@ TEST_SUITE("Store") {
     store.stats().hits.fetch_add(1);  // as the compile service counts a request's hit
     REQUIRE(store.flush_stats());
     kjit::test::write_file(store.entry_path(test_key(0)).parent_path() / ".tmp.x.kjit.12345678", "x");
+    kjit::test::write_file(tmp / "cache" / ".tmp.stats.12345678", "x");
     kjit::test::write_file(store.entry_path(test_key(5)), "");  // a zero-length (damaged) entry goes too
     const PruneResult r = store.clear();
     CHECK(r.removed_entries == 30);

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <sys/wait.h>
@@ -137,6 +139,25 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
   ::waitpid(pid, &status, 0);
   if (out.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) out = "child failed without a message";
   return out;
+}
+
+// Version `n` of a file of about `size` bytes: a header naming n and the size, one of four bodies
+// (by n % 4, made once each), a trailer naming n again. A torn file (the head of one version and
+// the tail of another, or one cut short) fails version_of.
+inline std::string versioned_content(std::uint64_t n, std::size_t size) {
+  static std::map<std::pair<std::uint64_t, std::size_t>, std::string> bodies;  // one thread per process here
+  std::string& body = bodies[{n % 4, size}];
+  if (body.size() != size) body = key_bytes(test_key(n % 4), size);
+  return "kjit-version " + std::to_string(n) + " " + std::to_string(size) + "\n" + body + "\nend " +
+         std::to_string(n) + "\n";
+}
+
+// The version `text` is whole content of, or nullopt.
+inline std::optional<std::uint64_t> version_of(const std::string& text) {
+  unsigned long long n = 0, size = 0;
+  if (std::sscanf(text.c_str(), "kjit-version %llu %llu\n", &n, &size) != 2) return std::nullopt;
+  if (text != versioned_content(n, static_cast<std::size_t>(size))) return std::nullopt;
+  return n;
 }
 
 }  // namespace kjit::test

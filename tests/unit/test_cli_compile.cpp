@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -137,5 +138,35 @@ TEST_SUITE("cli") {
       CHECK_FALSE(e.path().filename().string().ends_with(".lock"));
       CHECK_FALSE(e.path().filename().string().ends_with(".kjit"));
     }
+  }
+
+  // -o replaces its files whole (kjit::write_file_atomically): a folder the user may not write to
+  // fails the write, names the file and why, and leaves the old file and no temporary.
+  TEST_CASE("compile -o into a folder the user may not write to fails naming the file and leaves it whole") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "a.cu", kernel_source(3));
+    std::filesystem::create_directory(dir / "out");
+    kjit::test::write_file(dir / "out" / "a.ptx", "old");
+    ::chmod(dir.path().c_str(), 0777);  // the unprivileged user makes its cache here
+    ::chmod((dir / "out").c_str(), 0755);
+    ::chmod((dir / "out" / "a.ptx").c_str(), 0666);
+    ::chmod((dir / "a.cu").c_str(), 0644);
+    Run r = kjit::test::run_command("setpriv --reuid=54321 --regid=54321 --clear-groups " + k_kjit + " --cache-dir " +
+                                    (dir / "cache").string() + " compile --arch sm_90 --emit ptx -o " +
+                                    (dir / "out").string() + " " + (dir / "a.cu").string() + " 2>&1");
+    CHECK(r.code == 1);
+    CHECK_MESSAGE(r.out.find((dir / "out" / "a.ptx").string()) != std::string::npos, r.out);
+    CHECK_MESSAGE(r.out.find("Permission denied") != std::string::npos, r.out);
+    CHECK(kjit::test::read_file(dir / "out" / "a.ptx") == "old");
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "out")) names.push_back(e.path().filename().string());
+    CHECK(names == std::vector<std::string>{"a.ptx"});
+    // Writable, the same command replaces the file whole.
+    ::chmod((dir / "out").c_str(), 0777);
+    r = kjit::test::run_command("setpriv --reuid=54321 --regid=54321 --clear-groups " + k_kjit + " --cache-dir " +
+                                (dir / "cache").string() + " compile --arch sm_90 --emit ptx -o " +
+                                (dir / "out").string() + " " + (dir / "a.cu").string() + " 2>&1");
+    CHECK_MESSAGE(r.code == 0, r.out);
+    CHECK(kjit::test::read_file(dir / "out" / "a.ptx").find(".visible .entry k3") != std::string::npos);
   }
 }
