@@ -9,7 +9,8 @@
 //   ├── kjit::LinkError          nvJitLink refused a link (its log, the inputs named), or is missing
 //   ├── kjit::UsageError         bad input: unknown kernel, wrong argument list, bad option,
 //   │                            launch configuration over the device limit, unsupported arch
-//   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump)
+//   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump),
+//   │                            or a cache folder it must use cannot be used
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
 
