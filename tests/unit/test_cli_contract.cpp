@@ -295,7 +295,7 @@ TEST_SUITE("cli contract") {
     }
   }
 
-  TEST_CASE("the default cache folder unusable: compile warns and goes on without it; cache says it is not in use") {
+  TEST_CASE("the default cache folder unusable: compile warns and goes on without it and cache says it is not in use") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "good.cu", k_good);
     const std::string good = (dir / "good.cu").string();

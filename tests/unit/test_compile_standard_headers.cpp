@@ -203,7 +203,7 @@ extern "C" __global__ void k(float* y, double* d) {{
   }
 
   // #34 item 18: kjit's std was only a using-directive onto cuda::std, which cannot be specialized through.
-  TEST_CASE("std::numeric_limits specialized for a user type in namespace std, as jitify2's test does") {
+  TEST_CASE("std::numeric_limits specialized for a user type in namespace std as jitify2's test does") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     kjit::Program p("limits_specialized.cu", k_limits_specialized);
@@ -218,7 +218,7 @@ extern "C" __global__ void k(float* y, double* d) {{
     CHECK(r.ptx.find("st.global.u64") != std::string::npos);
   }
 
-  TEST_CASE("numeric_limits of namespace std: specialized as under nvcc, and std's own still work") {
+  TEST_CASE("numeric_limits of namespace std: specialized as under nvcc and std's own still work") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     const std::string src = R"(#include <limits>
@@ -286,7 +286,7 @@ extern "C" __global__ void k(cudaTextureObject_t t, float* y, cudaError_t* e, cu
     }
   }
 
-  TEST_CASE("the headers users reach for most, that NVRTC can compile: docs/headers.md's probe") {
+  TEST_CASE("the headers users reach for most that NVRTC can compile: docs/headers.md's probe") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     const std::vector<std::pair<std::string, std::string>> probes = {

@@ -125,7 +125,7 @@ TEST_SUITE("Runtime cache") {
   }
 
   // #34 item 14: whether an unusable folder stops the Runtime is the config's to say.
-  TEST_CASE("cache_required: a named folder that cannot be used throws UnavailableError; the default one warns") {
+  TEST_CASE("cache_required: a named folder that cannot be used throws UnavailableError and the default one warns") {
     kjit::test::TempDir dir;
     const auto open = dir / "open";  // writable by everyone: refused
     std::filesystem::create_directory(open);
