@@ -101,11 +101,12 @@ void add_remote(CLI::App& cache, Context& ctx) {
   remote->fallthrough();
   remote->add_subcommand("ping", "One round trip to the remote cache: what answers and how fast (exit 1 if none)")
       ->callback([&ctx] {
-        const std::string url = ctx.remote.empty() ? ctx.runtime().config().remote_cache : ctx.remote;
+        const RuntimeConfig config = ctx.runtime_config();  // the remote only: no disk cache is opened
+        const std::string url = config.remote_cache;
         if (url.empty()) {
           throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
         }
-        RemotePing p = ping_remote_cache(url, ctx.runtime().config().remote_timeout);
+        RemotePing p = ping_remote_cache(url, config.remote_timeout);
         if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
         if (ctx.json) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};

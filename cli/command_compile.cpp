@@ -120,6 +120,14 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
     }
     const CompileOptions options = ctx.options(args->arch, args->flags);
+    try {
+      ctx.runtime();  // a named cache that cannot be used stops every file: said once, exit 3
+    } catch (const std::exception& e) {
+      if (!ctx.json) throw;
+      ctx.exit_code = exit_code_for(e);
+      print_json(nlohmann::json::array({error_json(e, "")}));
+      return;
+    }
     // Every file is tried; a failed one is reported (in the JSON array: {"file", "error"}) and
     // the rest go on.
     nlohmann::json results = nlohmann::json::array();

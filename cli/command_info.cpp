@@ -18,6 +18,7 @@ void add_info_command(CLI::App& app, Context& ctx) {
       devices.push_back({{"ordinal", i}, {"name", d.name()}, {"arch", fmt::format("sm_{}", d.compute_capability())},
                          {"memory_bytes", d.total_memory()}, {"multiprocessors", d.multiprocessor_count()}});
     }
+    ctx.cache_required = CacheRequired::never;  // info names the folder, usable or not
     std::string cache_dir = ctx.runtime().cache_dir().string();
     if (ctx.json) {
       nlohmann::json j{{"kjit_version", std::string(version())}, {"nvrtc_version", nvrtc_version()},

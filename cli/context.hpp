@@ -41,6 +41,9 @@ struct Context {
   std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"
   std::vector<std::string> name_expressions;  // --instantiate (compile, ptx, sass, resources, diff, cache explain)
+  // A cache folder named (--cache-dir, KJIT_CACHE_DIR) that cannot be used stops the command with
+  // exit 3; `info` reports the folder whatever its state.
+  CacheRequired cache_required = CacheRequired::when_named;
 
 
   // The environment's configuration, then the global options over it.

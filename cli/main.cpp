@@ -17,6 +17,7 @@ namespace kjit::cli {
 RuntimeConfig Context::runtime_config() const {
   RuntimeConfig config = RuntimeConfig::from_environment();
   if (!cache_dir.empty()) config.cache_dir = cache_dir;
+  config.cache_required = cache_required;
   if (verbose == 1) config.log_level = LogLevel::info;
   if (verbose >= 2) config.log_level = LogLevel::debug;
   if (quiet) config.log_level = LogLevel::error;
@@ -103,7 +104,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kjit::version()));
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
-                                               "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit)");
+                                               "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit). A folder named here or "
+                                               "in KJIT_CACHE_DIR that cannot be used (another user's, writable by "
+                                               "others, cannot be made) stops the command (exit 3); the default "
+                                               "one gives a warning, and compiles are not kept");
   app.add_flag("--json", ctx.json, "Machine-readable output (JSON)");
   app.add_flag("-v,--verbose", ctx.verbose,
                "More log output on stderr: the cache folder, and each compile's key, outcome, phases (hash, lookup, "

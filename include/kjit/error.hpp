@@ -11,7 +11,8 @@
 //   │   │                        launch configuration over the device limit, unsupported arch
 //   │   └── kjit::ArgumentError  an argument that does not fit its kernel parameter (run-time
 //   │                            typed launches: KernelSignature, the Python package)
-//   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump)
+//   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump),
+//   │                            or a cache folder it must use cannot be used
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
 

@@ -34,6 +34,8 @@ public:
   static Runtime& global();
   // RuntimeConfig::from_environment().
   Runtime();
+  // Throws UnavailableError for a cache folder it cannot use when config.cache_required asks for
+  // it, UsageError for a remote cache address or secret file it cannot use.
   explicit Runtime(RuntimeConfig config);
   ~Runtime();
   Runtime(const Runtime&) = delete;

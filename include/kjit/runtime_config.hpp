@@ -14,8 +14,17 @@
 
 namespace kjit {
 
+// Whether a cache folder that cannot be used (it cannot be made, it is another user's, others may
+// write into it) stops a Runtime. never: one warning, and kernels are compiled in memory, not kept.
+// when_named: as always when the folder was named (RuntimeConfig::cache_dir, or KJIT_CACHE_DIR set),
+// as never for the default folder (kjit's CLI: --cache-dir or KJIT_CACHE_DIR). always: the Runtime's
+// constructor throws UnavailableError saying which folder, why and how to fix it. A folder in use
+// that refuses a write (a read-only cache, a full disk) is a warning in every case.
+enum class CacheRequired { never, when_named, always };
+
 struct KJIT_API RuntimeConfig {
   std::filesystem::path cache_dir;              // empty: KJIT_CACHE_DIR, else the default cache dir
+  CacheRequired cache_required = CacheRequired::never;
   std::uint64_t cache_max_size = 2ull << 30;    // bytes; 0: unlimited
   bool cache_disabled = false;                  // no reads, no writes
   bool always_compile = false;                  // compile, then write

@@ -19,9 +19,11 @@ namespace kjit {
 
 struct Cache::Impl {
   explicit Impl(cache::StoreConfig config) : store(std::move(config)) {}
-  // The store, once its folder passed the trust check (cache/dir_trust); IoError otherwise.
+  // The store, once its folder passed the trust check (cache/dir_trust); UnavailableError otherwise.
   cache::Store& trusted() {
-    if (auto ok = store.trusted(); !ok) throw IoError(ok.error().message);
+    if (auto ok = store.trusted(); !ok) {
+      throw UnavailableError(fmt::format("the cache folder {} is not in use: {}", store.config().dir, ok.error().message));
+    }
     return store;
   }
   cache::Store store;

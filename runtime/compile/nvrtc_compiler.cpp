@@ -109,15 +109,24 @@ PchUse strip_pch_messages(std::string& log) {
   return use;
 }
 
-// kjit's standard headers (<cstdint>, <cmath>, ...), each unless the program has an in-memory
-// header of that name or a user include dir (the user's -I, the program's folder and include path,
-// all in `arguments` by now) holds a file of that name: the user's header wins.
+// kjit's standard headers (<cstdint>, <cmath>, <cuda.h>, ...), each unless the program has an
+// in-memory header of that name or a user include dir (the user's -I, the program's folder and
+// include path, all in `arguments` by now) holds a file of that name: the user's header wins. The
+// toolkit's own include folders, named with -I as kernels for nvcc often do, are not the user's:
+// their cuda.h is the one kjit's stands for.
 void add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
                           std::vector<const char*>& names, std::vector<const char*>& sources) {
   std::vector<std::filesystem::path> dirs;
+  auto add_user_dir = [&dirs](std::string_view dir) {
+    std::error_code ec;
+    for (const auto& toolkit : NvrtcCompiler::toolkit_include_dirs()) {
+      if (std::filesystem::equivalent(dir, toolkit, ec)) return;
+    }
+    dirs.emplace_back(dir);
+  };
   for (std::string_view a : arguments) {
-    if (a.starts_with("--include-path=")) dirs.emplace_back(a.substr(15));
-    else if (a.starts_with("-I") && a.size() > 2) dirs.emplace_back(a.substr(2));
+    if (a.starts_with("--include-path=")) add_user_dir(a.substr(15));
+    else if (a.starts_with("-I") && a.size() > 2) add_user_dir(a.substr(2));
   }
   for (const auto& standard : standard_headers()) {
     const std::string_view header = standard.first, content = standard.second;

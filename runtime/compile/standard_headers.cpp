@@ -1,9 +1,32 @@
 #include "runtime/compile/standard_headers.hpp"
 
+#include "runtime/base/source_file.hpp"
+#include "runtime/compile/driver_header.hpp"
+#include "runtime/compile/nvrtc_compiler.hpp"
+
+#include <string>
+
 namespace kjit::compile {
+namespace {
+
+// The toolkit's cuda.h (the one NVRTC would find) without its host functions; empty when the
+// toolkit has none.
+const std::string& toolkit_driver_header() {
+  static const std::string header = [] {
+    for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) {
+      base::FileContent f = base::read_file(dir / "cuda.h");
+      if (f.ok()) return driver_header_types(f.bytes);
+    }
+    return std::string();
+  }();
+  return header;
+}
+
+}  // namespace
 
 const std::vector<std::pair<std::string_view, std::string_view>>& standard_headers() {
-  static const std::vector<std::pair<std::string_view, std::string_view>> headers = {
+  static const std::vector<std::pair<std::string_view, std::string_view>> headers = [] {
+  std::vector<std::pair<std::string_view, std::string_view>> list = {
       {"__kjit_std.h", R"kjit(#pragma once
 namespace cuda { namespace std {} }
 namespace std { using namespace ::cuda::std; }
@@ -136,6 +159,15 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
       {"limits", R"kjit(#pragma once
 #include <cuda/std/limits>
 #include "__kjit_std.h"
+// A template of namespace std of its own (cuda::std's behind it), as under nvcc: a kernel may
+// specialize it for its own types (namespace std { template <> class numeric_limits<T> {...}; }).
+// cv-qualified types take the unqualified type's, a user's specialization included.
+namespace std {
+template <class _Tp> class numeric_limits : public ::cuda::std::numeric_limits<_Tp> {};
+template <class _Tp> class numeric_limits<const _Tp> : public numeric_limits<_Tp> {};
+template <class _Tp> class numeric_limits<volatile _Tp> : public numeric_limits<_Tp> {};
+template <class _Tp> class numeric_limits<const volatile _Tp> : public numeric_limits<_Tp> {};
+}
 )kjit"},
       {"tuple", R"kjit(#pragma once
 #include <cuda/std/tuple>
@@ -147,6 +179,22 @@ using ::cuda::std::intptr_t; using ::cuda::std::uintptr_t; using ::cuda::std::in
 )kjit"},
       {"functional", R"kjit(#pragma once
 #include <cuda/std/functional>
+#include "__kjit_std.h"
+)kjit"},
+      {"algorithm", R"kjit(#pragma once
+#if __has_include(<cuda/std/algorithm>)
+#include <cuda/std/algorithm>
+#else
+#include <cuda/std/__algorithm_>
+#endif
+#include "__kjit_std.h"
+)kjit"},
+      {"numeric", R"kjit(#pragma once
+#include <cuda/std/numeric>
+#include "__kjit_std.h"
+)kjit"},
+      {"complex", R"kjit(#pragma once
+#include <cuda/std/complex>
 #include "__kjit_std.h"
 )kjit"},
       {"ctime", R"kjit(#pragma once
@@ -189,6 +237,9 @@ namespace std { using ::clock_t; using ::time_t; }
 #include <ctime>
 )kjit"},
   };
+  if (!toolkit_driver_header().empty()) list.emplace_back("cuda.h", toolkit_driver_header());
+  return list;
+  }();
   return headers;
 }
 

@@ -39,6 +39,16 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
     m_store = std::move(store);
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
+    // A folder the user named and kjit cannot use is an error where the config asks for it: the
+    // user would otherwise compile every time without knowing why.
+    const bool named = !config.cache_dir.empty() || base::env_text(base::Env::cache_dir).has_value();
+    if (config.cache_required == CacheRequired::always || (config.cache_required == CacheRequired::when_named && named)) {
+      throw UnavailableError(fmt::format(
+          "the cache folder {} is not in use: {}. The cache is required here, so nothing is compiled without it: "
+          "name a folder this user owns or may create, writable by no one else, or turn the cache off "
+          "(KJIT_CACHE_DISABLE=1)",
+          m_cache_dir, trusted.error().message));
+    }
     m_warned_store = true;
     m_log(LogLevel::warn, fmt::format("{}; kernels are compiled in memory and not kept", trusted.error().message));
   }

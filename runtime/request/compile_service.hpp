@@ -59,7 +59,8 @@ public:
   // unless the producer clears `keep` (a result its key does not describe is not cached).
   using Producer = std::function<CompileResult(bool& keep)>;
 
-  // Throws UsageError for a remote cache address or secret file it cannot use.
+  // Throws UsageError for a remote cache address or secret file it cannot use, UnavailableError
+  // for a cache folder it cannot use when config.cache_required asks for it.
   CompileService(const RuntimeConfig& config, Counters& counters, Log log);
   // Finishes the background work (at most Background::Limits::exit_bound), then writes the counters.
   ~CompileService();

@@ -11,6 +11,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <set>
 #include <string>
@@ -34,6 +37,54 @@ Run run(const kjit::test::TempDir& dir, const std::string& args, const std::stri
   Run out{r.code, r.out, kjit::test::read_file(err_file)};
   INFO("kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
   return out;
+}
+
+// `ENV kjit ARGS` (no --cache-dir of its own), stdout and stderr apart.
+Run run_plain(const kjit::test::TempDir& dir, const std::string& env, const std::string& args) {
+  const auto err_file = dir / "stderr.txt";
+  auto r = kjit::test::run_command(env + " " + k_kjit + " " + args + " 2>" + err_file.string());
+  Run out{r.code, r.out, kjit::test::read_file(err_file)};
+  INFO(env, " kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
+  return out;
+}
+
+// What kjit must say of a named cache folder it cannot use, from compile and from the cache
+// commands: exit 3 ("could not run"), the folder named, "not in use", and in JSON kind
+// "unavailable" (compile: in its array).
+void check_named_cache_refused(const kjit::test::TempDir& dir, const std::string& env, const std::string& cache_args,
+                               const std::string& folder, const std::string& file) {
+  INFO("cache folder ", folder);
+  Run compile = run_plain(dir, env, cache_args + " compile --arch sm_90 -o " + (dir / "out").string() + " " + file);
+  CHECK(compile.code == 3);
+  CHECK(compile.err.find(folder) != std::string::npos);
+  CHECK(compile.err.find("not in use") != std::string::npos);
+  CHECK(compile.err.find("KJIT_CACHE_DISABLE") != std::string::npos);  // how to go on without it
+  CHECK(compile.out.empty());
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "good.ptx"));  // nothing compiled in memory
+  Run json = run_plain(dir, env, cache_args + " --json compile --arch sm_90 " + file);
+  CHECK(json.code == 3);
+  auto doc = nlohmann::json::parse(json.out, nullptr, false);
+  REQUIRE(doc.is_array());
+  REQUIRE(doc.size() == 1);
+  CHECK(doc[0]["error"]["kind"] == "unavailable");
+  CHECK(doc[0]["error"]["message"].get<std::string>().find(folder) != std::string::npos);
+  for (const std::string command : {"cache stats", "cache ls", "cache verify", "cache clear"}) {
+    INFO(command);
+    Run cache = run_plain(dir, env, cache_args + " " + command);
+    CHECK(cache.code == 3);
+    CHECK(cache.out.empty());  // no table of zeros
+    CHECK(cache.err.find(folder) != std::string::npos);
+    CHECK(cache.err.find("not in use") != std::string::npos);
+  }
+  Run stats = run_plain(dir, env, cache_args + " --json cache stats");
+  CHECK(stats.code == 3);
+  auto s = nlohmann::json::parse(stats.out, nullptr, false);
+  REQUIRE_FALSE(s.is_discarded());
+  CHECK(s["error"]["kind"] == "unavailable");
+  // info still names the folder.
+  Run info = run_plain(dir, env, cache_args + " info");
+  CHECK(info.code == 0);
+  CHECK(info.out.find(folder) != std::string::npos);
 }
 
 const char* k_good = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n";
@@ -201,5 +252,72 @@ TEST_SUITE("cli contract") {
     Run logged = run(dir, "compile --arch sm_90 " + good, "KJIT_LOG=info");
     CHECK(logged.err.find("hit, key " + key + " (lookup") != std::string::npos);
     CHECK(logged.err.find("entry " + cache + "/") != std::string::npos);
+  }
+
+  // #34 item 14: a cache named with --cache-dir or KJIT_CACHE_DIR that kjit cannot use gave one
+  // warning and exit 0 on compile, and `cache stats` printed a table of zeros.
+  TEST_CASE("a cache folder the user named and kjit cannot use stops compile and cache with exit 3") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    // Where no folder can be made: under /proc, and under a regular file.
+    kjit::test::write_file(dir / "a-file", "not a folder\n");
+    for (const std::string& folder : {std::string("/proc/kjit-nope"), (dir / "a-file" / "cache").string()}) {
+      check_named_cache_refused(dir, "", "--cache-dir " + folder, folder, good);
+      check_named_cache_refused(dir, "KJIT_CACHE_DIR=" + folder, "", folder, good);
+    }
+    // A folder everyone may write into: anyone could plant a kernel there.
+    const auto open = dir / "open";
+    std::filesystem::create_directory(open);
+    ::chmod(open.c_str(), 0777);
+    check_named_cache_refused(dir, "", "--cache-dir " + open.string(), open.string(), good);
+    check_named_cache_refused(dir, "KJIT_CACHE_DIR=" + open.string(), "", open.string(), good);
+    // A folder of another user's, and one this user may not create (root may create anywhere: an
+    // unprivileged user meets it).
+    if (::geteuid() == 0) {
+      const auto theirs = dir / "theirs";
+      std::filesystem::create_directory(theirs);
+      REQUIRE(::chown(theirs.c_str(), 54322, 54322) == 0);
+      ::chmod(theirs.c_str(), 0755);
+      check_named_cache_refused(dir, "", "--cache-dir " + theirs.string(), theirs.string(), good);
+
+      ::chmod(dir.path().c_str(), 0777);  // the unprivileged user writes its stderr and outputs here
+      const auto closed = dir / "closed";
+      std::filesystem::create_directory(closed);
+      ::chmod(closed.c_str(), 0755);  // root's: the user may not make a folder inside
+      const std::string as_user = "setpriv --reuid=54321 --regid=54321 --clear-groups";
+      check_named_cache_refused(dir, as_user, "--cache-dir " + (closed / "cache").string(),
+                                (closed / "cache").string(), good);
+      check_named_cache_refused(dir, as_user + " env KJIT_CACHE_DIR=" + (closed / "cache").string(), "",
+                                (closed / "cache").string(), good);
+    } else {
+      MESSAGE("not root: another user's folder and the unprivileged user's case need setuid");
+    }
+  }
+
+  TEST_CASE("the default cache folder unusable: compile warns and goes on without it and cache says it is not in use") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "good.cu", k_good);
+    const std::string good = (dir / "good.cu").string();
+    const auto folder = dir / "xdg" / "kjit";  // the default: $XDG_CACHE_HOME/kjit
+    std::filesystem::create_directories(folder);
+    ::chmod(folder.c_str(), 0777);
+    const std::string env = "env -u KJIT_CACHE_DIR XDG_CACHE_HOME=" + (dir / "xdg").string();
+    Run compile = run_plain(dir, env, "compile --arch sm_90 -o " + (dir / "out").string() + " " + good);
+    CHECK(compile.code == 0);
+    CHECK(compile.err.find("kjit: warn") != std::string::npos);
+    CHECK(compile.err.find(folder.string()) != std::string::npos);
+    CHECK(compile.err.find("compiled in memory") != std::string::npos);
+    CHECK(kjit::test::read_file(dir / "out" / "good.ptx").find(".entry k") != std::string::npos);
+    CHECK(std::filesystem::is_empty(folder));  // nothing kept there
+    Run json = run_plain(dir, env, "--json compile --arch sm_90 " + good);
+    CHECK(json.code == 0);
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE(doc.is_array());
+    CHECK(doc[0]["outcome"] == "compiled");
+    Run stats = run_plain(dir, env, "cache stats");
+    CHECK(stats.code == 3);
+    CHECK(stats.out.empty());
+    CHECK(stats.err.find(folder.string() + " is not in use") != std::string::npos);
   }
 }

@@ -3,6 +3,7 @@
 // user header of the same name shadows kjit's.
 #include <kjit/tools.hpp>
 
+#include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/standard_headers.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
@@ -42,6 +43,9 @@ const std::vector<std::pair<std::string, std::string>> k_uses = {
     {"tuple", "auto t = std::make_tuple(1, 2.0f); y[0] = std::get<1>(t) + float(std::tuple_size<decltype(t)>::value);"},
     {"array", "std::array<float, 3> a{1, 2, 3}; y[0] = a[2] + float(a.size());"},
     {"functional", "y[0] = std::plus<float>{}(y[1], y[2]);"},
+    {"algorithm", "y[0] = std::min(y[1], y[2]) + std::max(1.0f, y[3]) + std::clamp(y[4], 0.0f, 1.0f); std::swap(y[5], y[6]);"},
+    {"numeric", "y[0] = float(std::gcd(12, n) + std::lcm(4, 6)); y[1] = std::midpoint(y[2], y[3]);"},
+    {"complex", "std::complex<float> z(y[1], y[2]); z = std::exp(z) * std::abs(z); y[0] = z.real();"},
     {"ctime", "clock_t t0 = clock(); std::clock_t t1 = clock(); y[0] = float(t1 - t0) / CLOCKS_PER_SEC;"},
     {"time.h", "clock_t t0 = clock(); time_t t = 0; y[0] = float(clock() - t0 + t);"},
 };
@@ -62,6 +66,54 @@ kjit::CompileResult compile(kjit::Runtime& rt, kjit::Program p) {
   return rt.compile(p, {.arch = kjit::Arch::sm(90)});
 }
 
+// jitify2's test of its <limits> (BuiltinNumericLimitsHeader), in its shape: a user type, std's
+// numeric_limits specialized for it in namespace std (class key, static members unannotated as
+// jitify2 writes them: it compiles with -default-device), a template kernel that reads min() and
+// max(), instantiated for every arithmetic type and the user's.
+const char* k_limits_specialized = R"(#include <limits>
+struct Money { long long cents; };
+namespace std {
+template <> class numeric_limits<Money> {
+ public:
+  static Money min() { return {-1}; }
+  static Money max() { return {1}; }
+};
+}  // namespace std
+template <typename T>
+__global__ void extremes(T* out) {
+  out[0] = std::numeric_limits<T>::min();
+  out[1] = std::numeric_limits<T>::max();
+}
+)";
+const char* k_limits_types[] = {"float", "double", "char", "signed char", "unsigned char", "short", "unsigned short",
+                                "int", "unsigned int", "long", "unsigned long", "long long", "unsigned long long",
+                                "Money"};
+
+// The driver-API texture sample's kernel file, in its shape: <cuda.h> for CUtexObject, a 2D
+// texture read at rotated coordinates; and the types and values a kernel takes from <cuda.h>.
+const char* k_driver_texture = R"(#ifndef ROTATE_KERNEL_CU
+#define ROTATE_KERNEL_CU
+#include <cuda.h>
+
+extern "C" __global__ void rotate(float* out, int width, int height, float angle, CUtexObject image) {
+  unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
+  float u = ((float)x - width / 2.0f) * cosf(angle) - ((float)y - height / 2.0f) * sinf(angle);
+  float v = ((float)y - height / 2.0f) * cosf(angle) + ((float)x - width / 2.0f) * sinf(angle);
+  out[y * width + x] = tex2D<float>(image, u / width + 0.5f, v / height + 0.5f);
+}
+
+static_assert(sizeof(CUdeviceptr) == 8 && CUDA_SUCCESS == 0 && CUDA_VERSION >= 12000, "cuda.h's types");
+extern "C" __global__ void scatter(CUdeviceptr base, CUresult* status, CUarray_format* format, CUsurfObject s) {
+  float* p = reinterpret_cast<float*>(base);
+  p[threadIdx.x] = 1.0f;
+  status[0] = threadIdx.x ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  format[0] = CU_AD_FORMAT_FLOAT;
+  surf2Dwrite(1.0f, s, 0, 0);
+}
+#endif
+)";
+
 }  // namespace
 
 TEST_SUITE("standard_headers") {
@@ -75,8 +127,11 @@ TEST_SUITE("standard_headers") {
       CHECK_NOTHROW(r = compile(rt, kjit::Program(header + ".cu", src)));
       CHECK(r.ptx.find(".entry k") != std::string::npos);
     }
-    // Every header kjit lists is one that the test uses (and the bridge).
-    CHECK(kjit::compile::standard_headers().size() == k_uses.size() + 1);
+    // Every header kjit lists is one that the test uses (and the bridge, and cuda.h: its own case).
+    const auto& listed = kjit::compile::standard_headers();
+    CHECK(listed.size() == k_uses.size() + 2);
+    CHECK(listed.front().first == "__kjit_std.h");
+    CHECK(listed.back().first == "cuda.h");
   }
 
   TEST_CASE("all of them together, as a kernel written for nvcc includes them") {
@@ -144,6 +199,151 @@ extern "C" __global__ void k(float* y, double* d) {{
 }}
 )", header);
       CHECK_NOTHROW(rt.compile(kjit::Program("macros.cu", src), {.arch = kjit::Arch::sm(90)}));
+    }
+  }
+
+  // #34 item 18: kjit's std was only a using-directive onto cuda::std, which cannot be specialized through.
+  TEST_CASE("std::numeric_limits specialized for a user type in namespace std as jitify2's test does") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::Program p("limits_specialized.cu", k_limits_specialized);
+    for (const char* type : k_limits_types) p.instantiate(fmt::format("extremes<{}>", type));
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = rt.compile(p, {.arch = kjit::Arch::sm(90), .flags = {"-default-device"}}));
+    for (const char* type : k_limits_types) {
+      INFO(type);
+      CHECK(r.lowered_name(fmt::format("extremes<{}>", type)).has_value());
+    }
+    // Money's max() is its own: 1, stored as the 64-bit cents.
+    CHECK(r.ptx.find("st.global.u64") != std::string::npos);
+  }
+
+  TEST_CASE("numeric_limits of namespace std: specialized as under nvcc and std's own still work") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = R"(#include <limits>
+#include <cstdint>
+struct Fixed { int raw; };
+namespace std {
+template <> struct numeric_limits<Fixed> {
+  static constexpr bool is_specialized = true;
+  __host__ __device__ static constexpr Fixed max() { return {0x7fffffff}; }
+  __host__ __device__ static constexpr Fixed lowest() { return {-0x7fffffff - 1}; }
+};
+}  // namespace std
+static_assert(std::numeric_limits<Fixed>::is_specialized && std::numeric_limits<Fixed>::max().raw == 0x7fffffff);
+static_assert(std::numeric_limits<const Fixed>::max().raw == 0x7fffffff);  // cv: the type's own
+static_assert(!std::numeric_limits<int*>::is_specialized);
+static_assert(std::numeric_limits<float>::max() > 3.4e38f && std::numeric_limits<const volatile int>::max() == 2147483647);
+static_assert(std::numeric_limits<std::uint8_t>::digits == 8 && std::numeric_limits<double>::is_iec559);
+static_assert(::cuda::std::numeric_limits<int>::max() == 2147483647);
+extern "C" __global__ void k(float* y, Fixed* f) {
+  y[0] = std::numeric_limits<float>::infinity() + std::numeric_limits<float>::lowest();
+  f[0] = std::numeric_limits<Fixed>::lowest();
+}
+)";
+    CHECK_NOTHROW(compile(rt, kjit::Program("specialized.cu", src)));
+  }
+
+  TEST_CASE("a kernel file that includes <cuda.h>: the driver-API texture sample's shape") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, kjit::Program("rotate_kernel.cu", k_driver_texture)));
+    CHECK(r.ptx.find(".entry rotate") != std::string::npos);
+    CHECK(r.ptx.find("tex.2d") != std::string::npos);
+    CHECK(r.ptx.find(".entry scatter") != std::string::npos);
+    // With the toolkit's folder named, as a kernel built with nvcc -I$CUDA_HOME/include has it, and
+    // with the macros that switch cuda.h's declarations (per-thread stream, deprecated calls).
+    std::vector<std::string> flags;
+    for (const auto& toolkit : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) flags.push_back("-I" + toolkit.string());
+    flags.push_back("-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1");
+    flags.push_back("-DCUDA_ENABLE_DEPRECATED");
+    CHECK_NOTHROW(rt.compile(kjit::Program("rotate_kernel.cu", k_driver_texture), {.arch = kjit::Arch::sm(90), .flags = flags}));
+    // A user's own cuda.h still wins.
+    CHECK_THROWS_AS(compile(rt, kjit::Program("mine.cu", k_driver_texture).header("cuda.h", "#define MINE 1\n")),
+                    kjit::CompileError);
+  }
+
+  TEST_CASE("a kernel file that includes <cuda_runtime_api.h> or <cuda_runtime.h> for the runtime's types") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    for (const char* header : {"cuda_runtime_api.h", "cuda_runtime.h"}) {
+      INFO(header);
+      const std::string src = fmt::format(R"(#include <{}>
+static_assert(cudaSuccess == 0 && sizeof(cudaTextureObject_t) == 8);
+extern "C" __global__ void k(cudaTextureObject_t t, float* y, cudaError_t* e, cudaChannelFormatKind* kind) {{
+  y[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);
+  e[0] = threadIdx.x ? cudaErrorInvalidValue : cudaSuccess;
+  kind[0] = cudaChannelFormatKindFloat;
+  dim3 b = blockDim;
+  y[0] += float(b.x);
+}}
+)", header);
+      CHECK_NOTHROW(compile(rt, kjit::Program("runtime_types.cu", src)));
+      // Relocatable device code: the header also declares the device runtime's calls.
+      CHECK_NOTHROW(rt.compile(kjit::Program("runtime_rdc.cu", src), {.arch = kjit::Arch::sm(90), .flags = {"-rdc=true"}}));
+    }
+  }
+
+  TEST_CASE("the headers users reach for most that NVRTC can compile: docs/headers.md's probe") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::vector<std::pair<std::string, std::string>> probes = {
+        {"algorithm", R"(#include <algorithm>
+extern "C" __global__ void k(float* y, int* v) {
+  y[0] = std::min({y[1], y[2], y[3]}) + std::max(y[4], 0.0f) + std::clamp(y[5], -1.0f, 1.0f);
+  auto mm = std::minmax(v[0], v[1]);
+  v[2] = mm.second - mm.first + int(std::count(v, v + 8, 0)) + int(std::find(v, v + 8, 3) - v);
+  std::make_heap(v, v + 8);
+  std::sort_heap(v, v + 8);
+  std::reverse(v, v + 8);
+  v[9] = int(std::lower_bound(v, v + 8, 4) - v);
+}
+)"},
+        {"cub/block/block_reduce.cuh", R"(#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+extern "C" __global__ void k(const float* x, float* y) {
+  using Block = cub::BlockReduce<float, 128>;
+  __shared__ typename Block::TempStorage block;
+  using Warp = cub::WarpReduce<float>;
+  __shared__ typename Warp::TempStorage warp[4];
+  float s = Block(block).Sum(x[threadIdx.x]);
+  float w = Warp(warp[threadIdx.x / 32]).Reduce(x[threadIdx.x], cuda::maximum<>{});
+  if (threadIdx.x == 0) y[blockIdx.x] = s + w;
+}
+)"},
+        {"cooperative_groups.h", R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(float* y) {
+  auto block = cg::this_thread_block();
+  auto tile = cg::tiled_partition<32>(block);
+  y[threadIdx.x] = cg::reduce(tile, y[threadIdx.x], cg::plus<float>());
+  block.sync();
+}
+)"},
+        {"cuda_fp16.h", R"(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void k(__half* h, __nv_bfloat16* b) { h[0] = __hadd(h[1], h[2]); b[0] = __float2bfloat16(b[1] * b[2]); }
+)"},
+        {"thrust/tuple.h", R"(#include <thrust/tuple.h>
+#include <thrust/pair.h>
+extern "C" __global__ void k(float* y) {
+  auto t = thrust::make_tuple(1.0f, 2);
+  auto p = thrust::make_pair(3, 4.0f);
+  y[0] = thrust::get<0>(t) + p.second;
+}
+)"},
+        {"cuda/std/complex", R"(#include <cuda/std/complex>
+extern "C" __global__ void k(cuda::std::complex<float>* z) { z[0] = cuda::std::exp(z[1]) * cuda::std::abs(z[2]); }
+)"},
+    };
+    for (const auto& [header, src] : probes) {
+      INFO("#include <", header, ">");
+      kjit::CompileResult r;
+      CHECK_NOTHROW(r = compile(rt, kjit::Program("probe.cu", src)));
+      CHECK(r.ptx.find(".entry k") != std::string::npos);
     }
   }
 }

@@ -4,12 +4,14 @@
 #include "cache/file_lock.hpp"
 #include "cache/background.hpp"
 #include "cache/store.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <mutex>
@@ -120,6 +122,49 @@ TEST_SUITE("Runtime cache") {
     }
     CHECK(logged.count(kjit::LogLevel::warn) == 1);
     CHECK(rt.stats().store_failures == 3);
+  }
+
+  // #34 item 14: whether an unusable folder stops the Runtime is the config's to say.
+  TEST_CASE("cache_required: a named folder that cannot be used throws UnavailableError and the default one warns") {
+    kjit::test::TempDir dir;
+    const auto open = dir / "open";  // writable by everyone: refused
+    std::filesystem::create_directory(open);
+    ::chmod(open.c_str(), 0777);
+    Logged logged;
+    auto c = logging_config(open, logged);
+    CHECK_NOTHROW(kjit::Runtime{c});  // never (the default): one warning, compiles in memory
+    CHECK(logged.count(kjit::LogLevel::warn) == 1);
+    for (auto required : {kjit::CacheRequired::when_named, kjit::CacheRequired::always}) {
+      c.cache_required = required;
+      CHECK_THROWS_WITH_AS(kjit::Runtime{c}, doctest::Contains((open.string() + " is not in use").c_str()), kjit::UnavailableError);
+    }
+    c.cache_disabled = true;  // no cache asked for: nothing to require
+    CHECK_NOTHROW(kjit::Runtime{c});
+    c.cache_disabled = false;
+    {
+      // Named by KJIT_CACHE_DIR, the config's own folder empty.
+      kjit::test::ScopedEnv env("KJIT_CACHE_DIR", open.string());
+      c.cache_dir.clear();
+      c.cache_required = kjit::CacheRequired::when_named;
+      CHECK_THROWS_AS(kjit::Runtime{c}, kjit::UnavailableError);
+    }
+    {
+      // The default folder ($XDG_CACHE_HOME/kjit), unusable: when_named goes on, always does not.
+      kjit::test::ScopedEnv env("KJIT_CACHE_DIR", nullptr);
+      const auto xdg = dir / "xdg";
+      std::filesystem::create_directories(xdg / "kjit");
+      ::chmod((xdg / "kjit").c_str(), 0777);
+      kjit::test::ScopedEnv home("XDG_CACHE_HOME", xdg.string());
+      c.cache_dir.clear();
+      c.cache_required = kjit::CacheRequired::when_named;
+      kjit::Runtime rt(c);
+      CHECK(rt.compile(kjit::Program("twice.cu", k_src), {.arch = kjit::Arch::sm(90)}).has_cubin());
+      c.cache_required = kjit::CacheRequired::always;
+      CHECK_THROWS_AS(kjit::Runtime{c}, kjit::UnavailableError);
+    }
+    // A folder it can use is required without a word.
+    c.cache_dir = dir / "mine";
+    CHECK_NOTHROW(kjit::Runtime{c});
   }
 
   TEST_CASE("a lock held by someone else is waited for with progress and then compiled without") {

@@ -85,8 +85,8 @@ class KJIT_API Cache {
 public:
   // `dir` empty: the default cache dir (KJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/kjit).
   // `shared`: a team cache (KJIT_CACHE_SHARED). The folder is checked as a Runtime checks it;
-  // one that is not trusted (another user's, writable by others) makes every call below throw
-  // IoError saying why.
+  // one that cannot be used (it cannot be made, another user's, writable by others) makes every
+  // call below throw UnavailableError saying which folder is not in use and why.
   explicit Cache(std::filesystem::path dir = {}, std::uint64_t max_size = 2ull << 30, bool shared = false);
   ~Cache();
   Cache(Cache&&) noexcept;
