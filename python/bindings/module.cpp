@@ -209,7 +209,16 @@ RuntimeConfig runtime_config(const py::kwargs& kw) {
   for (auto [key, value] : kw) {
     std::string k = key.cast<std::string>();
     if (value.is_none()) continue;
-    if (k == "cache_dir") c.cache_dir = value.cast<std::filesystem::path>();
+    if (k == "cache_dir") {
+      c.cache_dir = value.cast<std::filesystem::path>();
+      if (!kw.contains("cache_required")) c.cache_required = CacheRequired::when_named;  // as --cache-dir
+    } else if (k == "cache_required") {
+      auto v = value.cast<std::string>();
+      if (v == "never") c.cache_required = CacheRequired::never;
+      else if (v == "when_named") c.cache_required = CacheRequired::when_named;
+      else if (v == "always") c.cache_required = CacheRequired::always;
+      else throw UsageError("making a kjit.Runtime: cache_required is never, when_named or always; given " + v);
+    }
     else if (k == "cache_max_size") c.cache_max_size = value.cast<std::uint64_t>();
     else if (k == "cache_disabled") c.cache_disabled = value.cast<bool>();
     else if (k == "always_compile") c.always_compile = value.cast<bool>();
@@ -220,7 +229,7 @@ RuntimeConfig runtime_config(const py::kwargs& kw) {
     else if (k == "remote_secret_file") c.remote_secret_file = value.cast<std::filesystem::path>();
     else if (k == "cache_shared") c.cache_shared = value.cast<bool>();
     else {
-      throw UsageError("making a kjit.Runtime: unknown option " + k + " (cache_dir, cache_max_size, cache_disabled, "
+      throw UsageError("making a kjit.Runtime: unknown option " + k + " (cache_dir, cache_required, cache_max_size, cache_disabled, "
                        "always_compile, dump_dir, precompiled_headers, remote_cache, remote_read_only, "
                        "remote_secret_file, cache_shared)");
     }

@@ -158,3 +158,15 @@ def test_examples_run(example, repo, tmp_path):
     else:
         assert "compiled" in out.stdout and "not " in out.stdout
 
+
+
+def test_a_named_cache_folder_kjit_cannot_use_is_an_error(tmp_path):
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)  # writable by anyone: never used for executable code
+    with pytest.raises(kjit.UnavailableError, match=str(open_folder)):
+        kjit.Runtime(cache_dir=str(open_folder))
+    rt = kjit.Runtime(cache_dir=str(open_folder), cache_required="never")  # compiles without the cache
+    assert rt.compile(kjit.Program("s.cu", SQUARE), arch="sm_90").outcome == "compiled"
+    with pytest.raises(kjit.UsageError, match="cache_required is never, when_named or always"):
+        kjit.Runtime(cache_required="sometimes")

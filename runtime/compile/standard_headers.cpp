@@ -14,7 +14,7 @@ namespace {
 const std::string& toolkit_driver_header() {
   static const std::string header = [] {
     for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) {
-      base::FileContent f = base::read_file(dir / "cuda.h");
+      cache::FileContent f = base::read_source_file(dir / "cuda.h");
       if (f.ok()) return driver_header_types(f.bytes);
     }
     return std::string();
