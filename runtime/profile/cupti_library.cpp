@@ -96,6 +96,18 @@ std::string CuptiApi::describe(CUptiResult result) const {
   return text;
 }
 
+CUptiResult initialize_profiler(const CuptiApi& api) {
+  static std::mutex mutex;
+  static bool done = false;
+  std::lock_guard lock(mutex);
+  if (done) return CUPTI_SUCCESS;
+  if (api.profiler_initialize == nullptr) return CUPTI_ERROR_NOT_SUPPORTED;
+  CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  const CUptiResult r = api.profiler_initialize(&p);
+  done = r == CUPTI_SUCCESS;
+  return r;
+}
+
 std::string cupti_result_name(CUptiResult result) {
   switch (result) {
 #define KJIT_CUPTI_NAME(x) \

@@ -62,6 +62,10 @@ struct CuptiApi {
   std::string describe(CUptiResult result) const;
 };
 
+// cuptiProfilerInitialize, once per process (the range profiler and cuptiDeviceGetChipName need
+// it first; without it the latter crashes): CUPTI_SUCCESS, or what it returned.
+CUptiResult initialize_profiler(const CuptiApi& api);
+
 // "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES": a result's enumerator name, with no library loaded.
 std::string cupti_result_name(CUptiResult result);
 

@@ -29,9 +29,13 @@ MetricPlan plan_metrics(const std::vector<std::string>& metrics, const std::stri
       throw UnavailableError(fmt::format("hardware counters need CUPTI's range profiler (CUDA 12.6 or newer); CUPTI {} "
                                          "lacks {}", api->library, api->metrics_missing));
     }
+    CUptiResult r = profile::initialize_profiler(*api);
+    if (r != CUPTI_SUCCESS) {
+      throw UnavailableError(fmt::format("checking metrics: cuptiProfilerInitialize failed: {}", api->describe(r)));
+    }
     CUpti_Device_GetChipName_Params p{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     p.deviceIndex = 0;
-    const CUptiResult r = api->chip_name(&p);
+    r = api->chip_name(&p);
     if (r != CUPTI_SUCCESS || p.pChipName == nullptr) {
       throw UnavailableError(fmt::format("checking metrics: cuptiDeviceGetChipName(0) failed: {}", api->describe(r)));
     }

@@ -101,13 +101,9 @@ MetricSession::Context* MetricSession::context_for(CUcontext context) {
   }
   Context& c = m_contexts[context];  // a failure below leaves it without a profiler
   CUptiResult r = CUPTI_SUCCESS;
-  if (!m_initialized) {
-    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    if ((r = m_api.profiler_initialize(&init)) != CUPTI_SUCCESS) {
-      fail(counters_refused(r, "cuptiProfilerInitialize", m_api.describe(r)));
-      return nullptr;
-    }
-    m_initialized = true;
+  if ((r = initialize_profiler(m_api)) != CUPTI_SUCCESS) {
+    fail(counters_refused(r, "cuptiProfilerInitialize", m_api.describe(r)));
+    return nullptr;
   }
   std::uint32_t device = 0;
   if ((r = m_api.device_id(context, &device)) != CUPTI_SUCCESS) {

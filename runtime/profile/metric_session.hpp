@@ -78,7 +78,6 @@ private:
   LaunchFilter m_filter;
   std::mutex m_mutex;  // held from a measured launch's entry to its exit (serializes measured launches)
   bool m_off = false;
-  bool m_initialized = false;
   std::map<CUcontext, Context> m_contexts;
   MetricRecording m_out;
 };
