@@ -96,7 +96,8 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
   if (!options.metrics.empty()) {
     // Names and the kernel regex checked before anything runs: against device 0's chip where
     // there is one (an unknown name is a UsageError listing the closest valid ones).
-    for (const auto& name : profile::expand_metrics(options.metrics).names) metrics += (metrics.empty() ? "" : ",") + name;
+    (void)profile::expand_metrics(options.metrics);
+    for (const auto& item : options.metrics) metrics += (metrics.empty() ? "" : ",") + item;  // as asked: "sol" stays the set
     (void)profile::LaunchFilter(options.metric_filter);
     if (driver_available() && device_count() > 0) {
       try {

@@ -380,7 +380,7 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
       d.why_not.push_back(halving.why_not[i]);
     }
     if (const auto metrics = base::env_text(base::Env::tune_metrics)) {
-      d.sol = measure_figures(*metrics, finalists, d.chosen, run, saved, stream);
+      d.sol = measure_figures(*metrics, halving.times, d.chosen, run, saved, stream);  // runners-up dropped early too
     }
     RuntimeAccess::entries(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
     ++timed;

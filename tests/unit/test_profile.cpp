@@ -546,5 +546,10 @@ TEST_SUITE("profile") {
                                       "-- /bin/sh -c 'touch " + ran + "; exit 3' 2>&1");
     CHECK(ok.code == 3);
     CHECK(std::filesystem::exists(ran));
+    // What the injection is told: the names as asked ("sol" stays the set) and the filter.
+    auto told = kjit::test::run_command(kjit_cli + " profile --metrics sol,dram__bytes.sum -k soft -c 2 -s 1 -- /bin/sh -c "
+                                        "'echo $KJIT_PROFILE_METRICS/$KJIT_PROFILE_KERNEL/$KJIT_PROFILE_LAUNCH_COUNT/"
+                                        "$KJIT_PROFILE_LAUNCH_SKIP' 2>/dev/null");
+    CHECK(told.out.rfind("sol,dram__bytes.sum/soft/2/1\n", 0) == 0);
   }
 }
