@@ -129,7 +129,7 @@ void print_tuning_decisions(Context& ctx) {
     for (const auto& d : decisions) {
       j.push_back({{"key", d.key}, {"path", json_name(d.path.string())}, {"last_use", epoch_seconds(d.last_use)},
                    {"device", d.device}, {"name", d.name}, {"tuning_key", d.tuning_key}, {"chosen", d.chosen},
-                   {"labels", d.labels}, {"median_us", d.median_us}});
+                   {"labels", d.labels}, {"median_us", d.median_us}, {"why", d.why}});
     }
     print_json(j, 2);
     return;
@@ -142,6 +142,7 @@ void print_tuning_decisions(Context& ctx) {
       fmt::print("  {} {:<44} {}\n", i == d.chosen ? "*" : " ", d.labels[i],
                  d.median_us[i] >= 0 ? fmt::format("{:.3f} us", d.median_us[i]) : std::string("-"));
     }
+    if (!d.why.empty()) fmt::print("  why: {}\n", d.why);
   }
   fmt::print("{} decision{}\n", decisions.size(), decisions.size() == 1 ? "" : "s");
 }

@@ -22,6 +22,10 @@ struct ProfileArgs {
   bool no_phases = false;
   std::size_t name_width = 70;
   std::size_t max_events = 2'000'000;
+  std::vector<std::string> metrics;
+  std::string kernel;
+  std::uint64_t launch_count = 0;
+  std::uint64_t launch_skip = 0;
 };
 
 std::string report(const ProfiledRun& run, const TableOptions& table, bool json) {
@@ -46,9 +50,14 @@ std::string report(const ProfiledRun& run, const TableOptions& table, bool json)
   return out;
 }
 
-// Why there is no profile, and where the traces went: diagnostics, on stderr.
+// Why there is no profile (or no counters), and where the traces went: diagnostics, on stderr.
 void print_notices(const ProfiledRun& run) {
   if (!run.message.empty()) fmt::print(stderr, "kjit profile: {}\n", run.message);
+  for (std::size_t i = 0; i < run.summaries.size(); ++i) {
+    if (!run.summaries[i].metric_message.empty()) {
+      fmt::print(stderr, "kjit profile: process {}: {}\n", run.pids[i], run.summaries[i].metric_message);
+    }
+  }
   for (const auto& t : run.traces) {
     fmt::print(stderr, "kjit profile: Chrome trace in {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                t.string());
@@ -77,6 +86,19 @@ void add_profile_command(CLI::App& app, Context& ctx) {
   profile->add_option("--max-events", args->max_events,
                       "Records kept per kind; past it the oldest are dropped and counted")
       ->capture_default_str();
+  profile->add_option("--metrics", args->metrics,
+                      "Read hardware counters of the launches picked: sol (Nsight Compute's speed of light: "
+                      "duration, compute, memory and DRAM throughput, occupancy, registers, grid, block) or metric "
+                      "names in ncu's spelling, comma-separated; each picked launch is serialized and replayed")
+      ->delimiter(',');
+  profile->add_option("-k,--kernel", args->kernel,
+                      "With --metrics: measure only kernels whose name matches this regex (ncu -k regex:)");
+  profile->add_option("-c,--launch-count", args->launch_count,
+                      "With --metrics: measure at most this many matching launches (0: all)")
+      ->capture_default_str();
+  profile->add_option("-s,--launch-skip", args->launch_skip,
+                      "With --metrics: skip this many matching launches first")
+      ->capture_default_str();
   profile->footer("The program's output and exit code pass through (128+N when signal N ended it); the report "
                   "follows its output on stdout, kjit's notices (no profile and why, where a trace went) go to "
                   "stderr. Exit code 2 when the program cannot be started.");
@@ -90,6 +112,13 @@ void add_profile_command(CLI::App& app, Context& ctx) {
     options.table.phases = !args->no_phases;
     options.table.name_width = args->name_width;
     options.max_events = args->max_events;
+    if (args->metrics.empty() && (!args->kernel.empty() || args->launch_count != 0 || args->launch_skip != 0)) {
+      throw UsageError("--kernel, --launch-count and --launch-skip pick launches to measure: give --metrics too");
+    }
+    options.metrics = args->metrics;
+    options.metric_filter.kernel = args->kernel;
+    options.metric_filter.launch_count = args->launch_count;
+    options.metric_filter.launch_skip = args->launch_skip;
     const ProfiledRun run = profile_program(ctx.nvrtc_flags, options);
     const std::string text = report(run, options.table, ctx.json);
     if (!ctx.json) print_notices(run);  // with --json the message is in the document

@@ -1,7 +1,8 @@
 // libkjit_inject: CUDA's injection library for `kjit profile -- PROGRAM`. CUDA loads it when
 // CUDA_INJECTION64_PATH names it and calls InitializeInjection from the program's cuInit; it
 // opens a kjit::Profiler for the rest of the process and, at exit, writes the summary (and the
-// Chrome trace when asked) into $KJIT_PROFILE_OUT as <pid>.summary.json and <pid>.trace.json
+// Chrome trace when asked; hardware counters per $KJIT_PROFILE_METRICS, _KERNEL, _LAUNCH_COUNT,
+// _LAUNCH_SKIP) into $KJIT_PROFILE_OUT as <pid>.summary.json and <pid>.trace.json
 // for kjit::profile_program to read. A program that links kjit shares this libkjit, so its
 // phases show too. Nothing is printed here.
 #include <kjit/tools/profile.hpp>
@@ -59,7 +60,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   kjit::ProfileOptions options;
   options.max_events = std::strtoull(env("KJIT_PROFILE_MAX_EVENTS", "2000000").c_str(), nullptr, 10);
   options.log = [](kjit::LogLevel, std::string_view) {};  // `kjit profile` reports the reason itself
-  g_profiler = new kjit::Profiler(options);  // never destroyed: it lives until the process ends
+  // Hardware counters: names checked by `kjit profile` already, and against the device at the
+  // first measured launch (the driver cannot be asked from inside cuInit).
+  const std::string metrics = env("KJIT_PROFILE_METRICS", "");
+  if (!metrics.empty()) {
+    options.metrics = {metrics};
+    options.metric_filter.kernel = env("KJIT_PROFILE_KERNEL", "");
+    options.metric_filter.launch_count = std::strtoull(env("KJIT_PROFILE_LAUNCH_COUNT", "0").c_str(), nullptr, 10);
+    options.metric_filter.launch_skip = std::strtoull(env("KJIT_PROFILE_LAUNCH_SKIP", "0").c_str(), nullptr, 10);
+    options.check_metrics_at_start = false;
+  }
+  try {
+    g_profiler = new kjit::Profiler(options);  // never destroyed: it lives until the process ends
+  } catch (const std::exception&) {             // metrics it cannot take: timings alone
+    options.metrics.clear();
+    g_profiler = new kjit::Profiler(options);
+  }
   std::atexit(write_profile);
   return 1;
 }

@@ -1,7 +1,9 @@
 // The lecture's profiling walk-through, with kjit: compile a kernel (through the cache), time
 // it with kjit::bench the way the lecture teaches (warm-up, CUDA events, median), see where a
 // run's GPU time goes with kjit::Profiler (the key_averages()-style table and a Chrome trace),
-// dump its PTX, and print the exact Nsight Compute command line that profiles it.
+// see why with Nsight Compute's speed-of-light figures read in process (the Profiler's "sol"
+// metrics, next to the bandwidth kjit::bench measured), dump its PTX, and print the exact
+// Nsight Compute command line that profiles it.
 //
 //   profiling [--rows 4096] [--cols 4096] [--dump-dir kjit_profiling] [--once]
 //
@@ -115,6 +117,22 @@ int main(int argc, char** argv) {
         profiler.export_chrome_trace(trace);
         std::printf("   its Chrome trace is in %s (open it in https://ui.perfetto.dev)\n", trace.string().c_str());
       }
+    }
+
+    // 3b. Why: Nsight Compute's speed-of-light figures for softmax and mean, read in process from
+    // the GPU's counters (each measured launch is serialized and replayed once per pass), next
+    // to the bandwidth kjit::bench measures for each.
+    {
+      kjit::DeviceBuffer<float> mean_out(1);
+      kernels.mean(x.data(), n, mean_out.data());  // its first call picks its shape
+      auto rm = kjit::bench([&](CUstream_st* s) { kernels.mean(x.data(), n, mean_out.data(), s); }, options);
+      kjit::Profiler sol({.metrics = {"sol"}});
+      kernels.softmax(x.data(), y.data(), rows, cols);
+      kernels.mean(x.data(), n, mean_out.data());
+      kjit::Device::current().synchronize();
+      sol.stop();
+      std::printf("3b. speed of light (kjit::bench: softmax %.0f GB/s read + written, mean %.0f GB/s read):\n%s",
+                  gb / (r.median_ms * 1e-3), gb / 2 / (rm.median_ms * 1e-3), sol.table({.phases = false}).c_str());
     }
 
     // 4. Its PTX, alone, in a file.

@@ -125,7 +125,8 @@ std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
     if (!f.ok()) continue;  // removed meanwhile
     auto d = tune::decode_decision(e.key, f.bytes);
     if (!d) continue;  // a compile result, or not readable now
-    out.push_back({e.key.hex(), e.path, e.last_use, d->device, d->tuning_key, d->name, d->chosen, d->labels, d->median_us});
+    out.push_back({e.key.hex(), e.path, e.last_use, d->device, d->tuning_key, d->name, d->chosen, d->labels, d->median_us,
+                   tune::explain_sol(*d)});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.last_use > b.last_use; });
   return out;

@@ -4,9 +4,9 @@
 // rows with these defaults (a unit test compares them). Boolean values go through
 // cache::parse_flag (strict): unset, empty, 0, false, no and off are false; 1, true, yes and on
 // are true, in any case. A value a parser refuses is a UsageError naming the variable and value.
-// Not here: KJIT_PROFILE_OUT/_TRACE/_MAX_EVENTS/_SORT/_LIMIT/_BY_SHAPE/_PHASES, which
-// profile_program sets for inject/'s libkjit_inject (a private channel, read there with the
-// public API only, as inject/ links nothing else).
+// Not here: KJIT_PROFILE_OUT/_TRACE/_MAX_EVENTS/_SORT/_LIMIT/_BY_SHAPE/_PHASES/_METRICS/_KERNEL/
+// _LAUNCH_COUNT/_LAUNCH_SKIP, which profile_program sets for inject/'s libkjit_inject (a private
+// channel, read there with the public API only, as inject/ links nothing else).
 #pragma once
 
 #include <kjit/log.hpp>
@@ -40,7 +40,7 @@ enum class Env : std::size_t {
   cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, dump_dir, log, lock_timeout,
   lock_stale_after, remote_cache, remote_secret_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
   kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
-  count_
+  tune_metrics, count_
 };
 
 struct EnvVariable {
@@ -82,6 +82,8 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
      "the libkjit_inject kjit profile injects"},
     {Env::tune, "KJIT_TUNE", "on", EnvParser::flag_or_force, "off: the first candidate; force: time again"},
     {Env::print_tuning, "KJIT_PRINT_TUNING", "off", EnvParser::flag, "tuning decisions and times to the log"},
+    {Env::tune_metrics, "KJIT_TUNE_METRICS", "unset", EnvParser::text,
+     "sol: a decision records its candidates' speed-of-light figures"},
 }};
 
 constexpr const EnvVariable& env_variable(Env id) { return k_environment[static_cast<std::size_t>(id)]; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iterator>
 #include <set>
 #include <unordered_map>
@@ -137,6 +138,23 @@ std::string chrome_trace(const Recording& rec) {
                    "\"args\":{{{}}}}}",
                    esc(name), user ? "user" : "kjit", us(r.start), dur(r.start, r.end), host_pid, r.thread, args);
   }
+  // Measured launches: their counters as the kernel event's arguments.
+  std::unordered_map<std::uint32_t, std::string> measured;
+  measured.reserve(rec.metrics.samples.size());
+  for (const auto& sample : rec.metrics.samples) {
+    std::string args = ",\"hardware counters\":{";
+    for (std::size_t i = 0; i < sample.values.size() && i < rec.metrics.counters.size(); ++i) {
+      const double v = sample.values[i];
+      args += fmt::format("{}{}:{}", i == 0 ? "" : ",", esc(rec.metrics.counters[i]),
+                          std::isfinite(v) ? fmt::format("{}", v) : std::string("null"));
+    }
+    args += fmt::format("}},\"serialized and replayed\":{}", rec.metrics.passes);
+    measured.emplace(sample.correlation, std::move(args));
+  }
+  auto metrics_of = [&](std::uint32_t correlation) -> std::string_view {
+    auto it = measured.find(correlation);
+    return it == measured.end() ? std::string_view() : std::string_view(it->second);
+  };
   std::unordered_set<std::uint32_t> flowed;
   flowed.reserve(rec.kernels.size());
   for (const auto& k : rec.kernels) {
@@ -147,10 +165,10 @@ std::string chrome_trace(const Recording& rec) {
                    "{{\"name\":{},\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":{},\"tid\":{},"
                    "\"args\":{{\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers per thread\":{},"
                    "\"static shared memory\":{},\"dynamic shared memory\":{},\"device\":{},\"stream\":{},"
-                   "\"correlation\":{},{}}}}}",
+                   "\"correlation\":{},{}{}}}}}",
                    esc(display[k.name]), us(k.start), dur(k.start, k.end), pid, k.stream, k.grid[0], k.grid[1],
                    k.grid[2], k.block[0], k.block[1], k.block[2], k.registers, k.static_shared, k.dynamic_shared,
-                   k.device, k.stream, k.correlation, name_args[k.name]);
+                   k.device, k.stream, k.correlation, name_args[k.name], metrics_of(k.correlation));
     if (flowed.insert(k.correlation).second) {
       fmt::format_to(to(w.next()),
                      "{{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"ts\":{:.3f},"

@@ -1,6 +1,9 @@
 #include "runtime/profile/collector.hpp"
 
 #include "runtime/profile/cupti_library.hpp"
+#include "runtime/profile/metric_session.hpp"
+
+#include <kjit/error.hpp>
 
 #include <fmt/format.h>
 
@@ -89,6 +92,7 @@ struct ThreadLaunches {
   std::uint64_t session = 0;
   std::uint32_t thread = 0;
   std::uint64_t pending_start = 0;
+  int depth = 0;  // launch calls in flight on this thread (a runtime launch calls the driver's inside)
   Ring<LaunchCall> calls;
 };
 
@@ -110,6 +114,8 @@ struct Session {
   std::uint32_t api_names[k_launch_api_count] = {};
   std::vector<ThreadLaunches*> threads;  // every thread buffer ever made; under `threads_mutex`
   std::mutex threads_mutex;
+  // Hardware counters, when asked: set before the subscription, taken after it ends.
+  std::unique_ptr<MetricSession> metrics;
 };
 
 Session& session() {
@@ -146,6 +152,7 @@ ThreadLaunches& thread_launches() {
   }
   if (mine->session != number) {
     mine->session = number;
+    mine->depth = 0;
     mine->calls = Ring<LaunchCall>{};
     mine->calls.items.reserve(4096);
   }
@@ -153,15 +160,24 @@ ThreadLaunches& thread_launches() {
 }
 
 void CUPTIAPI on_launch_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   Session& s = session();
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // only with metrics: a context about to go
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && s.metrics) {
+      s.metrics->context_destroyed(static_cast<const CUpti_ResourceData*>(data)->context);
+    }
+    return;
+  }
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   ThreadLaunches& t = thread_launches();
   std::uint64_t stamp = 0;
-  s.cupti->timestamp(&stamp);
   if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (++t.depth == 1 && s.metrics) s.metrics->enter(*cb);  // the outermost call: measured or not
+    s.cupti->timestamp(&stamp);
     t.pending_start = stamp;
     return;
   }
+  s.cupti->timestamp(&stamp);
+  if (t.depth > 0 && --t.depth == 0 && s.metrics) s.metrics->exit(*cb);
   std::uint32_t api = 0;
   for (std::size_t i = 0; i < k_launch_api_count; ++i) {
     if (k_launch_apis[i].cbid == cbid && k_launch_apis[i].domain == domain) {
@@ -298,6 +314,15 @@ std::optional<std::string> start_session(const ProfileOptions& options) {
   if (auto problem = driver_problem()) return fail(*problem);
 
   Session& s = session();
+  s.metrics.reset();
+  if (!options.metrics.empty()) {
+    try {
+      s.metrics = std::make_unique<MetricSession>(*api, expand_metrics(options.metrics), options.metric_filter);
+    } catch (...) {  // a name or regex the caller must fix
+      g_open.store(false);
+      throw;
+    }
+  }
   {
     std::lock_guard lock(s.mutex);
     s.cupti = api;
@@ -325,11 +350,18 @@ std::optional<std::string> start_session(const ProfileOptions& options) {
   auto undo = [&](const char* call, CUptiResult result) {
     api->unsubscribe(s.subscriber);
     s.subscriber = nullptr;
+    s.metrics.reset();
     return fail(fmt::format("{} failed: {}", call, api->describe(result)));
   };
   for (const auto& launch : k_launch_apis) {
     if ((r = api->enable_callback(1, s.subscriber, launch.domain, launch.cbid)) != CUPTI_SUCCESS) {
       return undo("cuptiEnableCallback", r);
+    }
+  }
+  if (s.metrics) {
+    if ((r = api->enable_callback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)) != CUPTI_SUCCESS) {
+      return undo("cuptiEnableCallback(CONTEXT_DESTROY_STARTING)", r);
     }
   }
   if ((r = api->register_callbacks(on_buffer_requested, on_buffer_completed)) != CUPTI_SUCCESS) {
@@ -360,6 +392,10 @@ Recording stop_session() {
   api->timestamp(&stop);
   // Callbacks off first, so that no thread writes its launch buffer while it is read below.
   for (const auto& launch : k_launch_apis) api->enable_callback(0, s.subscriber, launch.domain, launch.cbid);
+  if (s.metrics) {
+    api->enable_callback(0, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  }
+  MetricRecording metrics = s.metrics ? s.metrics->finish() : MetricRecording{};
   api->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   api->activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (s.memory) {
@@ -369,6 +405,7 @@ Recording stop_session() {
   api->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   api->unsubscribe(s.subscriber);
   s.subscriber = nullptr;
+  s.metrics.reset();
 
   Recording out;
   {
@@ -395,6 +432,8 @@ Recording stop_session() {
   std::sort(out.launches.begin(), out.launches.end(),
             [](const LaunchCall& a, const LaunchCall& b) { return a.start < b.start; });
   out.known = trace::known_kernels();
+  out.metrics = std::move(metrics);
+  apply_measured_durations(out);
   g_open.store(false);
   return out;
 }

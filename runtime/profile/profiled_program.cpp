@@ -9,6 +9,8 @@
 #include "cache/file_io.hpp"
 #include "runtime/base/environment.hpp"
 #include "runtime/profile/cupti_library.hpp"
+#include "runtime/profile/metric_names.hpp"
+#include "runtime/profile/metric_session.hpp"
 #include "runtime/profile/summary.hpp"
 
 #include <fmt/format.h>
@@ -89,6 +91,21 @@ private:
 ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileRunOptions& options) {
   if (argv.empty() || argv.front().empty()) throw UsageError("profiling a program: no program given");
   (void)profile::summarize(profile::Recording{}, options.table);  // a wrong sort key, before anything runs
+  std::string metrics;  // the names, comma-separated, for the injection
+  if (!options.metrics.empty()) {
+    // Names and the kernel regex checked before anything runs: against device 0's chip where
+    // there is one (an unknown name is a UsageError listing the closest valid ones).
+    (void)profile::expand_metrics(options.metrics);
+    for (const auto& item : options.metrics) metrics += (metrics.empty() ? "" : ",") + item;  // as asked: "sol" stays the set
+    (void)profile::LaunchFilter(options.metric_filter);
+    if (driver_available() && device_count() > 0) {
+      try {
+        (void)plan_metrics(options.metrics);
+      } catch (const UnavailableError&) {
+        // CUPTI cannot check them here; the program's profile says why it read no counters.
+      }
+    }
+  }
   const fs::path injection = injection_library();
   std::string folder_template = (fs::temp_directory_path() / "kjit-profile-XXXXXX").string();
   if (mkdtemp(folder_template.data()) == nullptr) {
@@ -105,6 +122,8 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
   } cleanup{folder};
 
   const std::string max_events = std::to_string(options.max_events);
+  const std::string launch_count = std::to_string(options.metric_filter.launch_count);
+  const std::string launch_skip = std::to_string(options.metric_filter.launch_skip);
   const std::string limit = std::to_string(options.table.limit);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -133,6 +152,10 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
     setenv("KJIT_PROFILE_LIMIT", limit.c_str(), 1);
     setenv("KJIT_PROFILE_BY_SHAPE", options.table.by_shape ? "1" : "0", 1);
     setenv("KJIT_PROFILE_PHASES", options.table.phases ? "1" : "0", 1);
+    setenv("KJIT_PROFILE_METRICS", metrics.c_str(), 1);
+    setenv("KJIT_PROFILE_KERNEL", options.metric_filter.kernel.c_str(), 1);
+    setenv("KJIT_PROFILE_LAUNCH_COUNT", launch_count.c_str(), 1);
+    setenv("KJIT_PROFILE_LAUNCH_SKIP", launch_skip.c_str(), 1);
     execvp(args[0], args.data());
     const int e = errno;
     (void)!write(report[1], &e, sizeof e);

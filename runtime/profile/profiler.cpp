@@ -1,5 +1,6 @@
 // kjit::Profiler: the public scope over the session (profile/collector), the summary
 // (profile/summary) and the trace (profile/chrome_trace).
+#include <kjit/device.hpp>
 #include <kjit/error.hpp>
 #include <kjit/tools/profile.hpp>
 
@@ -48,6 +49,13 @@ void say_once(const ProfileOptions& options, const std::string& message) {
 Profiler::Profiler() : Profiler(ProfileOptions{}) {}
 
 Profiler::Profiler(ProfileOptions options) : m_impl(std::make_unique<Impl>()) {
+  if (!options.metrics.empty() && options.check_metrics_at_start && driver_available()) {
+    try {
+      (void)plan_metrics(options.metrics);  // an unknown name is the caller's to fix: UsageError
+    } catch (const UnavailableError&) {
+      // No GPU, or a CUPTI without the host API: the session says why (or records no counters).
+    }
+  }
   if (auto why = profile::start_session(options)) {
     m_impl->message = *why;
     say_once(options, *why);

@@ -42,6 +42,23 @@ struct LaunchCall {
   std::uint32_t api = 0;     // index into Recording::names: the call's name
 };
 
+// One launch measured with hardware counters: the counters' values, in MetricRecording::counters
+// order, keyed by the launch's correlation id (its kernel record's).
+struct MetricSample {
+  std::uint32_t correlation = 0;
+  std::vector<double> values;
+};
+
+// What a session with metrics measured (profile/metric_session).
+struct MetricRecording {
+  std::vector<std::string> names;     // asked, "sol" expanded (counters and launch__ figures), in order
+  std::vector<std::string> counters;  // read from hardware counters: the samples' values
+  bool sol = false;                   // the set "sol" was asked
+  std::size_t passes = 0;             // replays of each measured launch
+  std::vector<MetricSample> samples;  // in the order measured
+  std::string message;                // why counters were not (all) read; empty when they were
+};
+
 using trace::HostRange;
 using trace::KnownKernel;
 using trace::Phase;
@@ -57,6 +74,7 @@ struct Recording {
   std::vector<HostRange> ranges;
   std::vector<KnownKernel> known;    // kjit's loaded kernels
   std::uint64_t dropped = 0;         // records dropped: the oldest past the bound, and CUPTI's own
+  MetricRecording metrics;           // empty names: no metrics asked
 };
 
 // "softmax<float, 256>" from "_Z7softmaxIfLi256EEvPKfPfii": demangled, without the return type

@@ -1,11 +1,14 @@
 #include "runtime/profile/summary.hpp"
 
+#include "runtime/profile/metric_names.hpp"
+
 #include <kjit/error.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cxxabi.h>
 #include <cstdlib>
 #include <functional>
@@ -63,9 +66,14 @@ std::string short_kernel_name(const std::string& mangled) {
 
 namespace {
 
+struct MetricAccumulator {
+  double sum = 0, min = 0, max = 0;
+};
+
 struct KernelGroup {
   ProfileKernelRow row;
   bool seen = false;
+  std::vector<MetricAccumulator> metrics;  // per Recording::metrics.names
 };
 
 std::string shape_of(const KernelEvent& k) {
@@ -129,6 +137,21 @@ ProfileSummary summarize(const Recording& rec, const TableOptions& options) {
   enqueue.reserve(rec.launches.size());
   for (const auto& l : rec.launches) enqueue[l.correlation] = l.end - l.start;
 
+  // Hardware counters: each measured launch's sample by correlation; each asked name's source.
+  const MetricRecording& m = rec.metrics;
+  s.metric_names = m.names;
+  s.metric_sol = m.sol;
+  s.metric_passes = m.passes;
+  s.metric_message = m.message;
+  std::unordered_map<std::uint32_t, const MetricSample*> samples;
+  samples.reserve(m.samples.size());
+  for (const auto& sample : m.samples) samples.emplace(sample.correlation, &sample);
+  std::vector<std::ptrdiff_t> counter_of(m.names.size(), -1);  // -1: a launch__ figure
+  for (std::size_t i = 0; i < m.names.size(); ++i) {
+    auto it = std::find(m.counters.begin(), m.counters.end(), m.names[i]);
+    if (it != m.counters.end()) counter_of[i] = it - m.counters.begin();
+  }
+
   std::map<std::pair<std::string, std::string>, KernelGroup> groups;
   for (const auto& k : rec.kernels) {
     const std::string& name = name_of(k.name);
@@ -151,8 +174,28 @@ ProfileSummary summarize(const Recording& rec, const TableOptions& options) {
     }
     s.gpu_kernel_total_us += us;
     ++s.kernel_count;
+    if (auto it = samples.find(k.correlation); it != samples.end()) {
+      const MetricSample& sample = *it->second;
+      g.metrics.resize(m.names.size());
+      for (std::size_t i = 0; i < m.names.size(); ++i) {
+        const std::ptrdiff_t c = counter_of[i];
+        const double v = c < 0 ? launch_value(m.names[i], k)
+                               : static_cast<std::size_t>(c) < sample.values.size() ? sample.values[static_cast<std::size_t>(c)]
+                                                                                    : 0.0;
+        auto& a = g.metrics[i];
+        a.sum += v;
+        a.min = g.row.measured == 0 ? v : std::min(a.min, v);
+        a.max = g.row.measured == 0 ? v : std::max(a.max, v);
+      }
+      ++g.row.measured;
+      ++s.measured_launches;
+    }
   }
   for (auto& [_, g] : groups) {
+    for (std::size_t i = 0; i < g.metrics.size() && g.row.measured > 0; ++i) {
+      const auto& a = g.metrics[i];
+      g.row.metrics.push_back({m.names[i], a.sum / static_cast<double>(g.row.measured), a.min, a.max});
+    }
     g.row.gpu_mean_us = g.row.gpu_total_us / static_cast<double>(g.row.calls);
     g.row.gpu_percent = s.gpu_kernel_total_us > 0 ? 100.0 * g.row.gpu_total_us / s.gpu_kernel_total_us : 0.0;
     s.kernels.push_back(std::move(g.row));
@@ -238,6 +281,61 @@ std::string columns(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+bool is_percent(std::string_view name) { return name.find(".pct") != std::string_view::npos; }
+
+std::string metric_text(std::string_view name, double v) {
+  if (name == profile::k_duration_metric) return duration(v / 1e3);
+  if (is_percent(name)) return fmt::format("{:.1f}", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  if (std::fabs(v) >= 1e6) return fmt::format("{:.4g}", v);
+  return fmt::format("{:.3f}", v);
+}
+
+// "85.6", or "85.1 (84.0-86.3)" where the measured launches differ.
+std::string metric_cell(const ProfileMetric& m) {
+  const std::string low = metric_text(m.name, m.min), high = metric_text(m.name, m.max);
+  if (low == high) return metric_text(m.name, m.mean);
+  return fmt::format("{} ({}-{})", metric_text(m.name, m.mean), low, high);
+}
+
+// The metrics table below the kernels: one row per kernel row with measured launches.
+std::string metric_table(const ProfileSummary& s, const TableOptions& options,
+                         const std::function<std::string(const std::string&)>& shown) {
+  std::string out = fmt::format("\nHardware counters: {} launch{} measured", s.measured_launches,
+                                s.measured_launches == 1 ? "" : "es");
+  if (s.metric_passes != 0) {
+    out += fmt::format(", {} pass{} each (measured launches were serialized and replayed)", s.metric_passes,
+                       s.metric_passes == 1 ? "" : "es");
+  }
+  out += s.metric_sol ? "; Nsight Compute's speed of light: mean, (min-max) where launches differ\n"
+                      : "; mean, (min-max) where launches differ\n";
+  if (!s.metric_message.empty()) out += fmt::format("{}\n", s.metric_message);
+  // Columns: with "sol", its titled figures (as ncu names them) and any other name asked; else every name.
+  std::vector<std::size_t> shown_metrics;
+  std::vector<std::string> header{"Name"};
+  if (options.by_shape) header.push_back("Shape");
+  header.push_back("Measured");
+  for (std::size_t i = 0; i < s.metric_names.size(); ++i) {
+    const auto title = profile::sol_title(s.metric_names[i]);
+    const bool in_sol = std::find(profile::sol_metrics().begin(), profile::sol_metrics().end(), s.metric_names[i]) !=
+                        profile::sol_metrics().end();
+    if (s.metric_sol && in_sol && title.empty()) continue;  // in the summary and JSON, not in the table
+    shown_metrics.push_back(i);
+    header.emplace_back(s.metric_sol && !title.empty() ? std::string(title) : s.metric_names[i]);
+  }
+  std::vector<std::vector<std::string>> rows{header};
+  for (const auto& k : s.kernels) {
+    if (k.measured == 0) continue;
+    std::vector<std::string> r{shown(k.name)};
+    if (options.by_shape) r.push_back(k.shape);
+    r.push_back(std::to_string(k.measured));
+    for (std::size_t i : shown_metrics) r.push_back(i < k.metrics.size() ? metric_cell(k.metrics[i]) : "-");
+    rows.push_back(std::move(r));
+  }
+  if (rows.size() > 1) out += columns(rows);
+  return out;
+}
+
 }  // namespace
 
 std::string format_table(const ProfileSummary& s, const TableOptions& options) {
@@ -263,6 +361,7 @@ std::string format_table(const ProfileSummary& s, const TableOptions& options) {
                      duration(s.gpu_kernel_total_us), duration(s.wall_us));
   if (s.dropped != 0) out += fmt::format("; {} records dropped (the oldest)", s.dropped);
   out += "\n";
+  if (!s.metric_names.empty()) out += metric_table(s, options, shown);
   if (!s.transfers.empty()) {
     rows.clear();
     rows.push_back({"Transfer", "Calls", "Bytes", "GPU total"});
@@ -291,12 +390,24 @@ std::string to_json(const ProfileSummary& s) {
   j["gpu_kernel_total_us"] = s.gpu_kernel_total_us;
   j["wall_us"] = s.wall_us;
   j["dropped"] = s.dropped;
+  if (!s.metric_names.empty()) {
+    j["metrics"] = {{"names", s.metric_names}, {"sol", s.metric_sol}, {"passes", s.metric_passes},
+                    {"measured_launches", s.measured_launches}, {"message", s.metric_message}};
+  }
   j["kernels"] = nlohmann::ordered_json::array();
   for (const auto& k : s.kernels) {
-    j["kernels"].push_back({{"name", k.name}, {"shape", k.shape}, {"program", k.program}, {"calls", k.calls},
-                            {"gpu_total_us", k.gpu_total_us}, {"gpu_mean_us", k.gpu_mean_us},
-                            {"gpu_min_us", k.gpu_min_us}, {"gpu_max_us", k.gpu_max_us},
-                            {"gpu_percent", k.gpu_percent}, {"host_enqueue_total_us", k.host_enqueue_total_us}});
+    nlohmann::ordered_json row{{"name", k.name}, {"shape", k.shape}, {"program", k.program}, {"calls", k.calls},
+                               {"gpu_total_us", k.gpu_total_us}, {"gpu_mean_us", k.gpu_mean_us},
+                               {"gpu_min_us", k.gpu_min_us}, {"gpu_max_us", k.gpu_max_us},
+                               {"gpu_percent", k.gpu_percent}, {"host_enqueue_total_us", k.host_enqueue_total_us}};
+    if (!s.metric_names.empty()) {
+      row["measured"] = k.measured;
+      row["metrics"] = nlohmann::ordered_json::array();
+      for (const auto& m : k.metrics) {
+        row["metrics"].push_back({{"name", m.name}, {"mean", m.mean}, {"min", m.min}, {"max", m.max}});
+      }
+    }
+    j["kernels"].push_back(std::move(row));
   }
   j["transfers"] = nlohmann::ordered_json::array();
   for (const auto& t : s.transfers) {
@@ -321,6 +432,14 @@ ProfileSummary profile_summary_from_json(std::string_view text) {
     s.gpu_kernel_total_us = j.at("gpu_kernel_total_us").get<double>();
     s.wall_us = j.at("wall_us").get<double>();
     s.dropped = j.at("dropped").get<std::uint64_t>();
+    if (j.contains("metrics")) {
+      const auto& m = j.at("metrics");
+      s.metric_names = m.at("names").get<std::vector<std::string>>();
+      s.metric_sol = m.at("sol").get<bool>();
+      s.metric_passes = m.at("passes").get<std::size_t>();
+      s.measured_launches = m.at("measured_launches").get<std::uint64_t>();
+      s.metric_message = m.at("message").get<std::string>();
+    }
     for (const auto& k : j.at("kernels")) {
       ProfileKernelRow r;
       r.name = k.at("name");
@@ -333,6 +452,10 @@ ProfileSummary profile_summary_from_json(std::string_view text) {
       r.gpu_max_us = k.at("gpu_max_us");
       r.gpu_percent = k.at("gpu_percent");
       r.host_enqueue_total_us = k.at("host_enqueue_total_us");
+      if (k.contains("measured")) r.measured = k.at("measured");
+      if (k.contains("metrics")) {
+        for (const auto& m : k.at("metrics")) r.metrics.push_back({m.at("name"), m.at("mean"), m.at("min"), m.at("max")});
+      }
       s.kernels.push_back(std::move(r));
     }
     for (const auto& t : j.at("transfers")) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace kjit::tune {
 namespace {
@@ -13,6 +14,41 @@ namespace {
 constexpr std::uint32_t k_decision_key_version = 0x7475'0001;  // "tu", 1
 
 }  // namespace
+
+std::string explain_sol(const Decision& d) {
+  if (d.sol.size() != d.labels.size() || d.sol[d.chosen].empty()) return {};
+  // The fastest other candidate with figures.
+  std::optional<std::size_t> other;
+  for (std::size_t i = 0; i < d.sol.size(); ++i) {
+    if (i == d.chosen || d.sol[i].empty()) continue;
+    if (!other || (d.median_us[i] >= 0 && (d.median_us[*other] < 0 || d.median_us[i] < d.median_us[*other]))) other = i;
+  }
+  if (!other) return {};
+  auto value = [](const std::vector<std::pair<std::string, double>>& f, std::string_view name) -> std::optional<double> {
+    for (const auto& [n, v] : f) {
+      if (n == name) return v;
+    }
+    return std::nullopt;
+  };
+  struct Shown {
+    std::string_view metric, title;
+    bool duration;
+  };
+  constexpr Shown k_shown[] = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM", false},
+                               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute", false},
+                               {"sm__warps_active.avg.pct_of_peak_sustained_active", "Occupancy", false},
+                               {"gpu__time_duration.sum", "Duration", true}};
+  std::string out;
+  for (const auto& s : k_shown) {
+    const auto a = value(d.sol[d.chosen], s.metric), b = value(d.sol[*other], s.metric);
+    if (!a || !b) continue;
+    out += out.empty() ? "" : ", ";
+    out += s.duration ? fmt::format("{} {:.1f} us vs {:.1f} us", s.title, *a / 1e3, *b / 1e3)
+                      : fmt::format("{} {:.1f}% vs {:.1f}%", s.title, *a, *b);
+  }
+  if (out.empty()) return {};
+  return fmt::format("{} (vs {})", out, d.labels[*other]);
+}
 
 cache::Key decision_key(const DecisionKeyFields& f) {
   cache::Hasher h(k_decision_key_version, cache::Hasher::Fields::drop);
@@ -35,6 +71,14 @@ std::string encode_decision(const cache::Key& key, const Decision& d) {
   j["labels"] = d.labels;
   j["median_us"] = d.median_us;
   j["why_not"] = d.why_not;
+  if (!d.sol.empty()) {
+    j["sol"] = nlohmann::ordered_json::array();
+    for (const auto& figures : d.sol) {
+      nlohmann::ordered_json f = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : figures) f[name] = value;
+      j["sol"].push_back(std::move(f));
+    }
+  }
   j["noise"] = d.noise;
   j["tuning_key"] = d.tuning_key;
   j["device"] = d.device;
@@ -61,12 +105,18 @@ std::optional<Decision> decode_decision(const cache::Key& key, std::string_view 
     d.labels = j.at("labels").get<std::vector<std::string>>();
     d.median_us = j.at("median_us").get<std::vector<double>>();
     d.why_not = j.at("why_not").get<std::vector<std::string>>();
+    if (j.contains("sol")) {
+      for (const auto& figures : j.at("sol")) {
+        auto& out = d.sol.emplace_back();
+        for (const auto& [name, value] : figures.items()) out.emplace_back(name, value.get<double>());
+      }
+    }
     d.noise = j.at("noise").get<double>();
     d.tuning_key = j.at("tuning_key").get<std::string>();
     d.device = j.at("device").get<std::string>();
     d.name = j.value("name", std::string());  // absent in decisions of earlier kjit versions
     if (d.labels.empty() || d.chosen >= d.labels.size() || d.median_us.size() != d.labels.size() ||
-        d.why_not.size() != d.labels.size()) {
+        d.why_not.size() != d.labels.size() || (!d.sol.empty() && d.sol.size() != d.labels.size())) {
       return fail("inconsistent decision");
     }
     return d;

@@ -5,6 +5,7 @@
 // caller's) shows.
 #include <kjit/error.hpp>
 #include <kjit/tools/bench.hpp>
+#include <kjit/tools/profile.hpp>
 #include <kjit/tune.hpp>
 
 #include "runtime/driver/driver_api.hpp"
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -233,6 +235,48 @@ TuneDecision TunerEngine::Impl::tune(const TuneKey& key, const Run& run, const T
     d.labels.push_back(label(i));
     d.median_us.push_back(halving.times[i] ? *halving.times[i] : -1.0);
     d.why_not.push_back(halving.why_not[i]);
+  }
+  // KJIT_TUNE_METRICS: the winner's and the two fastest runners-up's figures (runners-up dropped
+  // early too), each candidate's one launch measured by a Profiler of its own (hardware counters:
+  // the launch is replayed; its outputs are put back after). Empty when none could be measured
+  // (another Profiler records, no counters allowed): the decision stands without them.
+  const auto measure_figures = [&](const std::string& metrics, const std::vector<std::optional<double>>& times) {
+    std::vector<std::size_t> order{d.chosen};
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      if (i != d.chosen && times[i]) others.push_back(i);
+    }
+    std::sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return *times[a] < *times[b]; });
+    for (std::size_t i = 0; i < others.size() && i < 2; ++i) order.push_back(others[i]);
+    std::vector<std::vector<std::pair<std::string, double>>> out(candidates.size());
+    bool any = false;
+    for (std::size_t i : order) {
+      ProfileOptions po;
+      po.metrics = {metrics};
+      po.memory = false;
+      po.log = [](LogLevel, std::string_view) {};
+      Profiler p(po);  // a name it does not know is the user's to fix: UsageError
+      if (!p.active()) break;
+      saved.put_back();
+      run(i, stream);
+      driver::check(driver::get().cuStreamSynchronize(stream), "cuStreamSynchronize", "measuring {}", label(i));
+      p.stop();
+      const ProfileSummary s = p.summary();
+      if (!s.metric_message.empty()) break;
+      const ProfileKernelRow* longest = nullptr;  // the candidate's main kernel, should it launch several
+      for (const auto& r : s.kernels) {
+        if (r.measured > 0 && (longest == nullptr || r.gpu_total_us > longest->gpu_total_us)) longest = &r;
+      }
+      if (longest == nullptr) continue;
+      for (const auto& m : longest->metrics) out[i].emplace_back(m.name, m.mean);
+      any = true;
+    }
+    saved.put_back();
+    if (!any) out.clear();
+    return out;
+  };
+  if (const auto metrics = base::env_text(base::Env::tune_metrics)) {
+    d.sol = measure_figures(*metrics, halving.times);
   }
   RuntimeAccess::entries(*runtime).store_entry(dkey, tune::encode_decision(dkey, d));
   ++timed;

@@ -8,6 +8,7 @@
 
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"
+#include "runtime/profile/metric_names.hpp"
 #include "runtime/profile/recording.hpp"
 #include "runtime/profile/summary.hpp"
 #include "runtime/driver/driver_api.hpp"
@@ -16,6 +17,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -90,9 +92,153 @@ Made make_recording(unsigned seed) {
   return m;
 }
 
+// Hardware counters for every third launch of a recording: "sol" with random figures, the
+// replayed kernels' records without a duration (as CUPTI gives them).
+struct Measured {
+  std::map<std::string, std::vector<std::vector<double>>> values;  // display name -> samples (counters order)
+  std::map<std::string, std::vector<double>> registers;
+};
+
+Measured add_metrics(Made& m, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  Measured out;
+  auto& met = m.rec.metrics;
+  const auto request = kjit::profile::expand_metrics({"sol"});
+  met.names = request.names;
+  met.counters = request.counters;
+  met.sol = true;
+  met.passes = 9;
+  const std::string display[] = {"softmax<float, 256>", "square", "raw_saxpy"};
+  for (std::size_t i = 0; i < m.rec.kernels.size(); i += 3) {
+    auto& k = m.rec.kernels[i];
+    k.registers = static_cast<std::uint16_t>(16 + gen() % 64);
+    kjit::profile::MetricSample sample;
+    sample.correlation = k.correlation;
+    for (const auto& c : met.counters) {
+      sample.values.push_back(c == "gpu__time_duration.sum" ? 1000.0 + static_cast<double>(gen() % 90'000)
+                                                            : static_cast<double>(gen() % 10'000) / 100.0);
+    }
+    // Replayed: the record's own times are meaningless; the measured duration replaces them.
+    const std::string& name = display[k.name];
+    const double old_us = static_cast<double>(k.end - k.start) / 1e3;
+    k.end = k.start;
+    m.total_us[name] += sample.values[0] / 1e3 - old_us;
+    out.values[name].push_back(sample.values);
+    out.registers[name].push_back(k.registers);
+    met.samples.push_back(std::move(sample));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("profile") {
+  TEST_CASE("measured launches carry their counters into the rows and the table names ncu's columns") {
+    for (unsigned seed : {4u, 5u}) {
+      Made m = make_recording(seed);
+      const Measured measured = add_metrics(m, seed);
+      kjit::profile::apply_measured_durations(m.rec);
+      const auto s = kjit::profile::summarize(m.rec, {});
+      CHECK(s.metric_sol);
+      CHECK(s.metric_passes == 9);
+      CHECK(s.metric_names == kjit::profile::sol_metrics());
+      CHECK(s.measured_launches == m.rec.metrics.samples.size());
+      const auto& counters = m.rec.metrics.counters;
+      for (const auto& row : s.kernels) {
+        INFO(row.name);
+        CHECK(row.gpu_total_us == doctest::Approx(m.total_us[row.name]));  // measured durations included
+        const auto& samples = measured.values.at(row.name);
+        CHECK(row.measured == samples.size());
+        REQUIRE(row.metrics.size() == s.metric_names.size());
+        for (std::size_t i = 0; i < row.metrics.size(); ++i) {
+          const auto& metric = row.metrics[i];
+          CHECK(metric.name == s.metric_names[i]);
+          std::vector<double> v;
+          if (kjit::profile::is_launch_metric(metric.name)) {
+            if (metric.name == "launch__registers_per_thread") v = measured.registers.at(row.name);
+            else continue;
+          } else {
+            const auto c = static_cast<std::size_t>(std::find(counters.begin(), counters.end(), metric.name) - counters.begin());
+            for (const auto& sample : samples) v.push_back(sample[c]);
+          }
+          double sum = 0;
+          for (double x : v) sum += x;
+          CHECK(metric.mean == doctest::Approx(sum / static_cast<double>(v.size())));
+          CHECK(metric.min == *std::min_element(v.begin(), v.end()));
+          CHECK(metric.max == *std::max_element(v.begin(), v.end()));
+        }
+      }
+      const std::string text = kjit::format_table(s, {});
+      INFO(text);
+      for (const char* title : {"Duration", "Compute Throughput %", "Memory Throughput %", "DRAM %",
+                                "Achieved Occupancy %", "Registers", "Grid", "Block", "Measured"}) {
+        CHECK(text.find(title) != std::string::npos);
+      }
+      CHECK(text.find(fmt::format("Hardware counters: {} launches measured, 9 passes each", s.measured_launches)) !=
+            std::string::npos);
+      CHECK(text.find("serialized") != std::string::npos);
+      CHECK(text.find("lts__throughput") == std::string::npos);  // sol's table: ncu's columns only
+      CHECK(text.find("4096") != std::string::npos);             // softmax's grid
+      // Its figures: a mean with its range where launches differ.
+      CHECK(text.find(") ") != std::string::npos);
+
+      // JSON carries every metric by its full name, and reads back to the same table.
+      const auto j = nlohmann::json::parse(kjit::to_json(s));
+      CHECK(j["metrics"]["passes"] == 9);
+      CHECK(j["metrics"]["names"].size() == s.metric_names.size());
+      CHECK(j["kernels"][0]["metrics"][5]["name"] == "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+      const auto back = kjit::profile_summary_from_json(kjit::to_json(s));
+      CHECK(back.measured_launches == s.measured_launches);
+      CHECK(kjit::format_table(back, {}) == text);
+    }
+  }
+
+  TEST_CASE("a list of metrics shows each by its full name and a refusal is said under the table") {
+    Made m = make_recording(8);
+    auto& met = m.rec.metrics;
+    met.names = {"dram__bytes_read.sum", "launch__block_size"};
+    met.counters = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+    met.passes = 1;
+    met.samples.push_back({m.rec.kernels[0].correlation, {2.5e9, 4000}});
+    met.samples.push_back({m.rec.kernels[1].correlation, {1.0e9, 3000}});
+    met.message = "hardware counters refused (cuptiRangeProfilerStart: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): ...";
+    kjit::profile::apply_measured_durations(m.rec);
+    CHECK(m.rec.kernels[0].end - m.rec.kernels[0].start == 4000);
+    CHECK(m.rec.kernels[1].end - m.rec.kernels[1].start == 3000);
+    const auto s = kjit::profile::summarize(m.rec, {.by_shape = true});
+    const std::string text = kjit::format_table(s, {.by_shape = true});
+    INFO(text);
+    CHECK(text.find("dram__bytes_read.sum") != std::string::npos);
+    CHECK(text.find("launch__block_size") != std::string::npos);
+    CHECK(text.find("2 launches measured, 1 pass each") != std::string::npos);
+    CHECK(text.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != std::string::npos);
+    CHECK(text.find("Compute Throughput") == std::string::npos);
+    // Without metrics the table is as it was: no counters section.
+    Made plain = make_recording(8);
+    CHECK(kjit::format_table(kjit::profile::summarize(plain.rec, {}), {}).find("Hardware counters") == std::string::npos);
+  }
+
+  TEST_CASE("the Chrome trace carries a measured launch's counters as its kernel event's arguments") {
+    Made m = make_recording(9);
+    add_metrics(m, 9);
+    const auto j = nlohmann::json::parse(kjit::profile::chrome_trace(m.rec));
+    std::set<std::uint32_t> measured;
+    for (const auto& sample : m.rec.metrics.samples) measured.insert(sample.correlation);
+    std::size_t with = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e.value("cat", "") != "kernel") continue;
+      const auto corr = e["args"]["correlation"].get<std::uint32_t>();
+      CHECK(e["args"].contains("hardware counters") == (measured.count(corr) == 1));
+      if (e["args"].contains("hardware counters")) {
+        ++with;
+        CHECK(e["args"]["hardware counters"].size() == m.rec.metrics.counters.size());
+        CHECK(e["args"]["hardware counters"].contains("dram__throughput.avg.pct_of_peak_sustained_elapsed"));
+        CHECK(e["args"]["serialized and replayed"] == 9);
+      }
+    }
+    CHECK(with == measured.size());
+  }
+
   TEST_CASE("the table groups kernels by name and counts every call and nanosecond") {
     for (unsigned seed : {1u, 2u, 3u}) {
       Made m = make_recording(seed);
@@ -377,5 +523,33 @@ TEST_SUITE("profile") {
     CHECK(file.code == 0);
     CHECK(file.out == "x\n");  // stdout: the program's output alone (kjit's notices are on stderr)
     CHECK(std::filesystem::exists(dir.path() / "report.txt"));
+  }
+
+  TEST_CASE("kjit profile checks --metrics and the launch filter before the program runs") {
+    const std::string kjit_cli = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+    kjit::test::TempDir dir;
+    const std::string ran = (dir.path() / "ran").string();
+    auto refused = [&](const std::string& options) {
+      auto r = kjit::test::run_command(kjit_cli + " profile " + options + " -- /bin/sh -c 'touch " + ran + "' 2>&1");
+      INFO(options << ": " << r.out);
+      CHECK(r.code == 2);
+      CHECK_FALSE(std::filesystem::exists(ran));  // refused before the program ran
+      return r.out;
+    };
+    CHECK(refused("--metrics launch__registers").find("launch__registers_per_thread") != std::string::npos);
+    CHECK(refused("--metrics 'sol, '").find("empty name") != std::string::npos);
+    CHECK(refused("--metrics sol --kernel '(softmax'").find("regular expression") != std::string::npos);
+    CHECK(refused("--kernel softmax").find("--metrics") != std::string::npos);
+    CHECK(refused("--launch-count 3").find("--metrics") != std::string::npos);
+    // Accepted: the program runs (without a GPU it writes no profile, and says why).
+    auto ok = kjit::test::run_command(kjit_cli + " profile --metrics sol,launch__shared_mem_per_block -k soft -c 2 -s 1 "
+                                      "-- /bin/sh -c 'touch " + ran + "; exit 3' 2>&1");
+    CHECK(ok.code == 3);
+    CHECK(std::filesystem::exists(ran));
+    // What the injection is told: the names as asked ("sol" stays the set) and the filter.
+    auto told = kjit::test::run_command(kjit_cli + " profile --metrics sol,dram__bytes.sum -k soft -c 2 -s 1 -- /bin/sh -c "
+                                        "'echo $KJIT_PROFILE_METRICS/$KJIT_PROFILE_KERNEL/$KJIT_PROFILE_LAUNCH_COUNT/"
+                                        "$KJIT_PROFILE_LAUNCH_SKIP' 2>/dev/null");
+    CHECK(told.out.rfind("sol,dram__bytes.sum/soft/2/1\n", 0) == 0);
   }
 }

@@ -14,8 +14,10 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <set>
@@ -219,5 +221,42 @@ TEST_SUITE("tune") {
     CHECK(text.out.find("* b") != std::string::npos);
     CHECK(text.out.find("10.250 us") != std::string::npos);
     CHECK(text.out.find("1 decision") != std::string::npos);
+  }
+
+  TEST_CASE("a decision with speed-of-light figures keeps them and says why the winner won") {
+    kjit::test::TempDir dir;
+    std::mt19937 gen(12);
+    auto d = decision();
+    const double dram_b = 60 + static_cast<double>(gen() % 300) / 10, dram_a = 20 + static_cast<double>(gen() % 300) / 10;
+    d.sol = {{{"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram_a},
+              {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 31.5},
+              {"gpu__time_duration.sum", 12400}},
+             {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram_b},
+              {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12.3},
+              {"gpu__time_duration.sum", 10100}},
+             {}};
+    const auto key = kjit::tune::decision_key(fields());
+    const auto back = kjit::tune::decode_decision(key, kjit::tune::encode_decision(key, d));
+    REQUIRE(back.has_value());
+    REQUIRE(back->sol.size() == 3);
+    auto sorted = [](std::vector<std::pair<std::string, double>> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    CHECK(sorted(back->sol[1]) == sorted(d.sol[1]));
+    CHECK(back->sol[2].empty());
+    const std::string why = kjit::tune::explain_sol(*back);
+    CHECK(why == fmt::format("DRAM {:.1f}% vs {:.1f}%, Compute 12.3% vs 31.5%, Duration 10.1 us vs 12.4 us (vs a)",
+                             dram_b, dram_a));
+    CHECK(kjit::tune::explain_sol(decision()).empty());  // none recorded: nothing to say
+    {
+      kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+      kjit::RuntimeAccess::entries(rt).store_entry(key, kjit::tune::encode_decision(key, d));
+    }
+    const std::string kjit_cli = std::string(KJIT_BINARY_DIR) + "/cli/kjit --cache-dir " + dir.path().string();
+    auto text = kjit::test::run_command(kjit_cli + " cache ls --tuning");
+    CHECK(text.out.find("why: " + why) != std::string::npos);
+    auto json = nlohmann::json::parse(kjit::test::run_command(kjit_cli + " cache ls --tuning --json").out);
+    CHECK(json[0]["why"] == why);
   }
 }

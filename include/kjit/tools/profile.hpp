@@ -14,6 +14,16 @@
 // Where it cannot record (no libcupti, no GPU, another profiler such as Nsight already attached)
 // it says so once through ProfileOptions::log, active() is false and the program runs unprofiled.
 // One Profiler records at a time in a process. Without an open Profiler, launches pay nothing.
+//
+// With ProfileOptions::metrics ("sol", or metric names in Nsight Compute's spelling) it also reads
+// the GPU's hardware counters for the launches MetricFilter picks, through CUPTI's range profiler:
+// each such launch is serialized and replayed once per pass (CUPTI saves and restores the device
+// memory it writes), the others run as usual. The table then shows Nsight Compute's
+// speed-of-light figures per kernel:
+//
+//   kjit::Profiler p({.metrics = {"sol"}});        // or {"dram__bytes_read.sum", ...}
+//   ... launches ...
+//   std::cout << p.table();                        // Duration, Compute Throughput %, DRAM %, ...
 #pragma once
 
 #include <kjit/export.hpp>
@@ -29,6 +39,14 @@
 
 namespace kjit {
 
+// Which launches a Profiler with metrics measures, as Nsight Compute's -k, -s and -c: those whose
+// kernel name matches `kernel`, past the first `launch_skip` of them, at most `launch_count`.
+struct MetricFilter {
+  std::string kernel;             // an ECMAScript regex searched in the kernel's name (demangled or not); empty: all
+  std::uint64_t launch_count = 0;  // 0: every matching launch
+  std::uint64_t launch_skip = 0;
+};
+
 struct ProfileOptions {
   // GPU records (kernels, copies, sets) and launch calls kept; past it the oldest are dropped
   // and counted (ProfileSummary::dropped), so a long run never grows without end.
@@ -36,6 +54,17 @@ struct ProfileOptions {
   bool memory = true;  // memcpy and memset records besides kernels
   // Where the one message about a profiler that cannot record goes; empty: stderr.
   LogCallback log;
+  // Hardware counters: "sol" (Nsight Compute's speed-of-light set) and/or metric names such as
+  // "dram__throughput.avg.pct_of_peak_sustained_elapsed" (an entry may list several, comma-separated);
+  // launch__* names (launch__registers_per_thread, launch__grid_size, launch__block_size,
+  // launch__shared_mem_per_block_static, ...) come from the launch itself. Empty: no counters.
+  // An unknown name is a UsageError from the constructor when a GPU is there to check it against.
+  std::vector<std::string> metrics;
+  MetricFilter metric_filter;
+  // Check the metric names against device 0 in the constructor (a UsageError there). false: at the
+  // first measured launch, as a message (CUDA's injection opens its Profiler inside cuInit, where
+  // the driver cannot be asked yet).
+  bool check_metrics_at_start = true;
 };
 
 struct TableOptions {
@@ -47,6 +76,12 @@ struct TableOptions {
   std::size_t name_width = 70;  // longer names end in "..." in the text table (0: whole); data keeps them whole
 };
 
+// One metric of a kernel row: over its measured launches.
+struct ProfileMetric {
+  std::string name;  // the full name ("dram__throughput.avg.pct_of_peak_sustained_elapsed")
+  double mean = 0, min = 0, max = 0;
+};
+
 struct ProfileKernelRow {
   std::string name;     // the name expression kjit compiled it by, else the demangled name without parameters
   std::string shape;    // "grid (x,y,z) block (x,y,z) smem N" with by_shape; empty otherwise
@@ -55,6 +90,8 @@ struct ProfileKernelRow {
   double gpu_total_us = 0, gpu_mean_us = 0, gpu_min_us = 0, gpu_max_us = 0;
   double gpu_percent = 0;         // of all kernels' GPU time
   double host_enqueue_total_us = 0;  // the launch calls' time on the host
+  std::uint64_t measured = 0;        // launches measured with hardware counters
+  std::vector<ProfileMetric> metrics;  // ProfileSummary::metric_names order; empty when none was measured
 };
 
 struct ProfileTransferRow {
@@ -81,7 +118,25 @@ struct ProfileSummary {
   double gpu_kernel_total_us = 0;
   double wall_us = 0;                        // from the profiler's start to its stop
   std::uint64_t dropped = 0;                 // records dropped (oldest first, or by CUPTI)
+  // Hardware counters (ProfileOptions::metrics); empty names: none asked.
+  std::vector<std::string> metric_names;     // "sol" expanded
+  bool metric_sol = false;                   // the set "sol" was asked: the table titles its columns as ncu does
+  std::size_t metric_passes = 0;             // replays of each measured launch
+  std::uint64_t measured_launches = 0;
+  std::string metric_message;                // why counters were not (all) read; empty when they were
 };
+
+// Metric names checked for a chip through CUPTI's profiler host API: its config image and pass
+// count (what each measured launch costs), with no GPU needed for a named chip.
+struct MetricPlan {
+  std::string chip;                   // "GH100"
+  std::vector<std::string> names;     // "sol" expanded, each once, in order
+  std::vector<std::string> counters;  // read from hardware counters (the others are launch__ figures)
+  std::size_t passes = 0;
+};
+// `chip` empty: device 0's (needs the driver). Throws UsageError for an unknown name (listing the
+// closest valid ones) or chip, UnavailableError when CUPTI or its host API is not there.
+KJIT_API MetricPlan plan_metrics(const std::vector<std::string>& metrics, const std::string& chip = "");
 
 // The table as text, the same one Profiler::table gives (for a summary read back as JSON).
 KJIT_API std::string format_table(const ProfileSummary& summary, const TableOptions& options = {});
@@ -139,6 +194,8 @@ struct ProfileRunOptions {
   std::filesystem::path trace;  // a Chrome trace here when not empty (other processes: <stem>.<pid>.json)
   TableOptions table;           // applied to the summaries
   std::size_t max_events = 2'000'000;
+  std::vector<std::string> metrics;  // as ProfileOptions::metrics; checked against device 0 before the program runs
+  MetricFilter metric_filter;
 };
 
 struct ProfiledRun {
