@@ -395,20 +395,6 @@ void bind(py::module_& m) {
       .def_property_readonly("name", [](const PyKernel& k) { return k.handle.name(); })
       .def_property_readonly("signature", [](const PyKernel& k) { return k.signature; })
       .def_property_readonly("parameters", [](const PyKernel& k) { return parameters_list(k.signature); })
-      .def("configure", [](const std::shared_ptr<PyKernel>& k, const py::handle& grid, const py::handle& block, std::size_t shared_mem,
-                           const py::handle& stream, const py::handle& cluster, bool cooperative, bool strict) {
-             Launch l;
-             l.kernel = k;
-             l.config.grid = to_dim3(grid, "grid");
-             l.config.block = to_dim3(block, "block");
-             l.config.shared_mem = shared_mem;
-             l.config.cluster = cluster.is_none() ? Dim3(0, 0, 0) : to_dim3(cluster, "cluster");
-             l.config.cooperative = cooperative;
-             l.stream = stream_handle(stream);
-             l.strict = strict;
-             return l;
-           }, "grid"_a, "block"_a, "shared_mem"_a = 0, "stream"_a = py::none(), "cluster"_a = py::none(),
-           "cooperative"_a = false, "strict"_a = false)
       .def("attributes", [](const PyKernel& k) {
         KernelAttributes a = k.handle.attributes();
         return py::dict("registers"_a = a.registers, "static_shared_bytes"_a = a.static_shared_bytes,
