@@ -88,13 +88,15 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                     "prebuilt .cubin .ptx .ltoir .fatbin .o .a (libcudadevrt.a for device-side launches)");
   compile->add_flag("--lto", args->lto, "Link with link-time optimization (.cu files as LTO-IR; implies --link)");
   ctx.add_instantiate_option(*compile);
-  compile->add_option("flags", args->flags, "NVRTC flags, after --");
+  compile->add_option("flags", args->flags, "NVRTC or nvcc flags, after --");
   compile->positionals_at_end(false);
   compile->footer("Prints one line per file (key, outcome, arch), or with --json an array of one object per file "
                   "with \"key\" and \"outcome\" (hit, remote_hit, compiled or waited), or {\"file\", \"error\"} "
                   "for a file that failed (the others are still compiled). With --link, one line for the link (its "
                   "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
-                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning.");
+                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning. Flags after -- "
+                  "are NVRTC's or nvcc's (translated, host-only ones dropped with a warning): docs/nvcc-flags.md "
+                  "lists what kjit does with each nvcc flag.");
   compile->callback([&ctx, args] {
     if (!args->out_dir.empty()) {
       // A path under a file (-o ok.cu/sub) or a folder that cannot be made is an input that

@@ -45,6 +45,15 @@ struct Runtime::Impl {
     if (level <= config.log_level) deliver(level, message);
   }
 
+  // The one normalization per request that warns: each nvcc host-only flag it drops, once.
+  // (Parts further down normalize again, silently: the flags are gone by then.)
+  CompileOptions normalize(const CompileOptions& options) const {
+    std::vector<std::string> dropped;
+    CompileOptions o = normalized(options, &dropped);
+    for (const auto& message : dropped) log(LogLevel::warn, message);
+    return o;
+  }
+
   void deliver(LogLevel level, std::string_view message) const {
     if (config.log) {
       config.log(level, message);
@@ -56,7 +65,7 @@ struct Runtime::Impl {
 
   // The linked result for options.arch (native: `device`'s, or the current one's).
   CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
-    CompileOptions o = normalized(options);
+    CompileOptions o = normalize(options);
     Arch arch = service.resolve(o.arch, device);
     return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
   }
@@ -85,7 +94,7 @@ Runtime::~Runtime() {
 }
 
 CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
-  CompileOptions o = normalized(options);
+  CompileOptions o = m_impl->normalize(options);
   return m_impl->service.obtain(program, o, m_impl->service.resolve(o.arch, std::nullopt));
 }
 
@@ -100,7 +109,7 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
     lookup.end(trace::Phase::registry_hit, program.name(), m->compile_result().key);
     return driver::ModuleAccess::answered(std::move(*m), Outcome::registry);
   }
-  CompileResult result = im.service.obtain(program, normalized(options), dev);
+  CompileResult result = im.service.obtain(program, im.normalize(options), dev);
   const std::string key = result.key;
   const Outcome outcome = result.outcome;  // this call's answer, whichever thread loaded the module
   return driver::ModuleAccess::answered(
@@ -135,7 +144,7 @@ Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {
 }
 
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
-  CompileOptions o = normalized(options);
+  CompileOptions o = m_impl->normalize(options);
   Arch arch = m_impl->service.resolve(o.arch, std::nullopt);
   auto flags = compile::marshal(o, arch);
   auto key = request::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory(),

@@ -1,6 +1,7 @@
 // kjit::Arch and kjit::CompileOptions: typed compile options. They are marshalled to NVRTC
 // arguments in exactly one place (canonical_flags), and the cache key hashes that marshalled
-// list, so two spellings of one request ("-use_fast_math" and fast_math = true) hit one entry.
+// list, so two spellings of one request ("-use_fast_math" and fast_math = true, or nvcc's
+// "-res-usage" and NVRTC's "--ptxas-options=-v") hit one entry.
 // Arch::parse and canonical_flags throw kjit::UsageError for input they cannot understand.
 #pragma once
 
@@ -53,7 +54,7 @@ struct CompileOptions {
   bool line_info = false;                           // --generate-line-info
   bool device_debug = false;                        // --device-debug (-G)
   int max_registers = 0;                            // --maxrregcount=N when > 0
-  std::vector<std::string> flags;                   // raw NVRTC flags, understood where known
+  std::vector<std::string> flags;                   // raw NVRTC or nvcc flags (docs/nvcc-flags.md)
 
   CompileOptions with_arch(Arch a) const {
     CompileOptions copy = *this;
@@ -70,7 +71,13 @@ struct CompileOptions {
 // The one canonical NVRTC argument list for these options, with the arch resolved to
 // `resolved` (which must not be native). Raw flags with a typed equivalent are folded into it
 // ("-use_fast_math", "-DX", "-I dir", "-std=c++20", "-arch=sm_90", "-maxrregcount=32",
-// "-lineinfo", "-G"); -O1..-O3 are accepted and dropped (NVRTC always optimizes device code).
+// "-lineinfo", "-G"). nvcc's spellings become NVRTC's, so both give one cache key
+// ("--expt-relaxed-constexpr", "--extended-lambda", "-gencode arch=compute_90,code=sm_90",
+// "-res-usage", "-ftz=true", "-dc"); nvcc's host options are dropped ("-O0".."-O3", "-g",
+// "-Xcompiler ...", "-Wall", "-lcublas": Runtime logs one warning for each, except -O1..-O3,
+// which change nothing nvcc does to device code either). NVRTC's other options pass unchanged.
+// Throws UsageError for a flag neither NVRTC nor nvcc has (naming the closest option), a bad
+// value, or flags asking for two archs. The table: docs/nvcc-flags.md.
 // Toolkit include dirs are not part of it: they are added when compiling.
 KJIT_API std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
 

@@ -169,4 +169,33 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(r.code == 0, r.out);
     CHECK(kjit::test::read_file(dir / "out" / "a.ptx").find(".visible .entry k3") != std::string::npos);
   }
+
+  // #38 item 5: nvcc's flags after --, and the help that points to their table.
+  TEST_CASE("compile --help points to docs/nvcc-flags.md and nvcc flags after -- are translated or refused") {
+    CHECK(run("compile --help").out.find("docs/nvcc-flags.md") != std::string::npos);
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", kernel_source(0));
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    const std::string file = (dir / "k.cu").string();
+    // Translated and dropped: exit 0, one warning for the host-only flag, the arch from -gencode.
+    Run ok = kjit::test::run_command(k_kjit + " " + cache + " --json compile " + file +
+                                     " -- -gencode arch=compute_80,code=sm_80 --expt-relaxed-constexpr -res-usage "
+                                     "-Xcompiler -fPIC -O3 2>&1 >/dev/null");
+    CHECK_MESSAGE(ok.code == 0, ok.out);
+    CHECK(ok.out.find("dropping compile flag \"-Xcompiler -fPIC\"") != std::string::npos);
+    CHECK(ok.out.find("dropping compile flag") == ok.out.rfind("dropping compile flag"));
+    Run arch = run(cache + " compile " + file + " -- -gencode=arch=compute_80,code=sm_80");
+    CHECK(arch.out.find("sm_80") != std::string::npos);
+    // Unknown: exit 2, naming the flag and the closest option.
+    Run unknown = kjit::test::run_command(k_kjit + " " + cache + " compile --arch sm_90 " + file +
+                                          " -- --expt-relaxed-constexp 2>&1");
+    CHECK(unknown.code == 2);
+    CHECK(unknown.out.find("\"--expt-relaxed-constexp\"") != std::string::npos);
+    CHECK(unknown.out.find("closest option is --expt-relaxed-constexpr") != std::string::npos);
+    // Two archs: exit 2, saying what to do.
+    Run two = kjit::test::run_command(k_kjit + " " + cache + " compile " + file +
+                                      " -- -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>&1");
+    CHECK(two.code == 2);
+    CHECK(two.out.find("kjit warm --arch sm_80,sm_90") != std::string::npos);
+  }
 }
