@@ -54,6 +54,10 @@ struct CompileOptions {
   bool line_info = false;                           // --generate-line-info
   bool device_debug = false;                        // --device-debug (-G)
   int max_registers = 0;                            // --maxrregcount=N when > 0
+  // What nvcc makes visible without an include (the math functions and their std:: forms, M_PI,
+  // INFINITY, FLT_MAX, uint, ...): pre-included (--pre-include=__kjit_nvcc.h) unless off, or
+  // "--no-nvcc-environment" in flags, for a bare NVRTC environment (docs/headers.md).
+  bool nvcc_environment = true;
   std::vector<std::string> flags;                   // raw NVRTC or nvcc flags (docs/nvcc-flags.md)
 
   CompileOptions with_arch(Arch a) const {

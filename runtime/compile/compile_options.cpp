@@ -6,6 +6,7 @@
 
 #include "runtime/compile/nvcc_flags.hpp"
 #include "runtime/compile/option_marshalling.hpp"
+#include "runtime/compile/standard_headers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -242,6 +243,8 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
     if (f.empty()) continue;
     if (f == "-use_fast_math" || f == "--use_fast_math") {
       out.fast_math = true;
+    } else if (f == "--no-nvcc-environment") {
+      out.nvcc_environment = false;  // kjit's own flag: CompileOptions::nvcc_environment
     } else if (f == "-lineinfo" || f == "--generate-line-info") {
       out.line_info = true;
     } else if (f == "-G" || f == "--device-debug") {
@@ -349,6 +352,7 @@ std::vector<std::string> compile::marshal(const CompileOptions& o, const Arch& r
   if (o.line_info) out.emplace_back("--generate-line-info");
   if (o.device_debug) out.emplace_back("--device-debug");
   if (o.max_registers > 0) out.push_back(fmt::format("--maxrregcount={}", o.max_registers));
+  if (o.nvcc_environment) out.push_back("--pre-include=" + std::string(compile::k_nvcc_environment_header));
   for (const auto& d : o.defines) out.push_back("--define-macro=" + d);
   for (const auto& dir : o.include_dirs) out.push_back("--include-path=" + dir.string());
   for (const auto& f : o.flags) out.push_back(f);

@@ -1,7 +1,10 @@
 #include "runtime/compile/nvrtc_compiler.hpp"
 
 #include "runtime/base/source_file.hpp"
+#include "runtime/compile/host_functions.hpp"
+#include "runtime/compile/include_scanner.hpp"
 #include "runtime/compile/standard_headers.hpp"
+#include "runtime/compile/toolkit_headers.hpp"
 #include "runtime/base/toolkit_location.hpp"
 
 #include <kjit/error.hpp>
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 
@@ -109,11 +113,32 @@ PchUse strip_pch_messages(std::string& log) {
   return use;
 }
 
-// kjit's standard headers (<cstdint>, <cmath>, <cuda.h>, ...), each unless the program has an
-// in-memory header of that name or a user include dir (the user's -I, the program's folder and
-// include path, all in `arguments` by now) holds a file of that name: the user's header wins. The
-// toolkit's own include folders, named with -I as kernels for nvcc often do, are not the user's:
-// their cuda.h is the one kjit's stands for.
+// Every #include spelling the program can reach: its source, its in-memory headers and the user
+// headers found along `dirs` (an over-approximation, as the cache key's scan is).
+std::set<std::string> requested_includes(const Program& program, const std::vector<std::filesystem::path>& dirs) {
+  std::set<std::string> names;
+  auto add_lines = [&names](const std::string& text) {
+    for (auto& [spelling, quoted] : IncludeScanner::include_lines(text)) names.insert(std::move(spelling));
+  };
+  add_lines(program.source());
+  std::vector<std::string> in_memory;
+  for (const auto& [hname, content] : program.headers()) {
+    add_lines(content);
+    in_memory.push_back(hname);
+  }
+  if (!names.empty()) {
+    IncludeScanner scanner(dirs, std::move(in_memory));
+    for (const auto& header : scanner.scan(program.source(), program.directory())) add_lines(header.content);
+  }
+  return names;
+}
+
+// kjit's standard headers (<cstdint>, <cmath>, <vector>, the nvcc environment, ...) and the
+// toolkit's API headers the program includes (<cuda.h>, <cublas_v2.h>, ... without their host
+// functions), each unless the program has an in-memory header of that name or a user include
+// dir (the user's -I, the program's folder and include path, all in `arguments` by now) holds a
+// file of that name: the user's header wins. The toolkit's own include folders, named with -I as
+// kernels for nvcc often do, are not the user's: their cuda.h is the one kjit's stands for.
 void add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
                           std::vector<const char*>& names, std::vector<const char*>& sources) {
   std::vector<std::filesystem::path> dirs;
@@ -128,16 +153,17 @@ void add_standard_headers(const Program& program, const std::vector<std::string>
     if (a.starts_with("--include-path=")) add_user_dir(a.substr(15));
     else if (a.starts_with("-I") && a.size() > 2) add_user_dir(a.substr(2));
   }
-  for (const auto& standard : standard_headers()) {
-    const std::string_view header = standard.first, content = standard.second;
+  auto add = [&](std::string_view header, std::string_view content) {
     bool shadowed = std::any_of(program.headers().begin(), program.headers().end(),
                                 [header](const auto& h) { return h.first == header; });
     std::error_code ec;
     for (std::size_t i = 0; i < dirs.size() && !shadowed; ++i) shadowed = std::filesystem::exists(dirs[i] / header, ec);
-    if (shadowed) continue;
+    if (shadowed) return;
     names.push_back(header.data());
     sources.push_back(content.data());
-  }
+  };
+  for (const auto& [header, content] : standard_header_files()) add(header, content);
+  for (const auto& [header, content] : toolkit_headers(requested_includes(program, dirs))) add(header, content);
 }
 
 // NVRTC takes C strings: a NUL byte would end the text there, silently.
@@ -290,15 +316,33 @@ void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<s
 
 }  // namespace
 
+namespace {
+
+// The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
+std::optional<std::string> source_named(const Program& program, const std::string& file) {
+  if (file == program.name()) return program.source();
+  for (const auto& [hname, content] : program.headers()) {
+    if (hname == file) return content;
+  }
+  cache::FileContent f = base::read_source_file(file);
+  if (f.ok()) return std::string(f.bytes);
+  return std::nullopt;
+}
+
+}  // namespace
+
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir) {
   const std::string& name = program.name();
   check_no_nul_in(program);
-  const NvrtcCall call = prepare_call(program, arguments, pch_dir);
-  for (int attempt = 0;; ++attempt) {
+  NvrtcCall call = prepare_call(program, arguments, pch_dir);
+  bool grown = false;
+  std::string note;  // kjit's word in the log, when it compiled host declarations as device ones
+  for (;;) {
     const UniqueProgram prog = create_program(program, call);
     const CompileRun run = run_compile(*prog, call);
-    if (call.pch && attempt == 0 && run.result == NVRTC_SUCCESS && grew_pch_heap(*prog, name)) {
+    if (call.pch && !grown && run.result == NVRTC_SUCCESS && grew_pch_heap(*prog, name)) {
+      grown = true;
       continue;  // retried once: this time the PCH fits
     }
     NvrtcOutput out;
@@ -311,11 +355,26 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     if (call.pch) result.pch = strip_pch_messages(result.log);
     throw_if_option_rejected(run.result, result.log, name);
     if (run.result == NVRTC_ERROR_COMPILATION) {
+      const HostFunctionErrors host = find_host_functions(
+          result.log, [&program](const std::string& file) { return source_named(program, file); });
+      const bool declarations_only =
+          host.only_these && std::none_of(host.functions.begin(), host.functions.end(),
+                                          [](const HostFunction& f) { return f.definition && !f.is_constexpr; });
+      if (declarations_only && note.empty()) {
+        // What nvcc compiles for the host (declarations device code never calls, constexpr functions
+        // it may call): compiled again as device functions (once; the flag is not part of the key:
+        // the same inputs always take this path).
+        note = explain_host_declarations(host.functions);
+        call.arguments.emplace_back("-default-device");
+        continue;
+      }
+      result.log += explain_host_definitions(host.functions);
       out.succeeded = false;
       return out;
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
     read_outputs(*prog, program, arguments, resolved, result);
+    result.log = note + result.log;
     out.succeeded = true;
     return out;
   }

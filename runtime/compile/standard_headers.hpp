@@ -1,19 +1,14 @@
 // kjit::compile::standard_headers: the C and C++ standard headers a kernel written for nvcc
-// includes (<cstdio>, <cstdint>, <cmath>, <type_traits>, <limits>, <array>, ... and the .h forms
-// of the C ones), which NVRTC does not have. Each maps to libcu++ (<cuda/std/...>, shipped with
-// the toolkit) where it has the header, with namespace std opened onto cuda::std and the C names
-// in the global namespace, and is kjit's own where libcu++ has nothing under NVRTC (<cstdio>:
-// printf is built in; <cfloat>: the FLT_ and DBL_ macros; <ctime>: clock() is built in). <cmath>
-// and <math.h> also define what the host's <math.h> gives nvcc's kernels: M_PI and the other M_
-// constants, INFINITY, NAN, HUGE_VALF. Host-only functions (fopen, exit, time, ...) are left
-// out: a kernel file that includes a C header for its host code compiles. std::numeric_limits
-// (<limits>) is a template of namespace std of its own, cuda::std's behind it, so that a kernel
-// can specialize it for its types as under nvcc; everything else in std is cuda::std's
-// (docs/headers.md). <algorithm>, <numeric> and <complex> are libcu++'s.
-// <cuda.h> is the toolkit's own without its host function declarations (driver_header), made once
-// per process from the toolkit NVRTC uses. NvrtcCompiler hands them to NVRTC as in-memory headers,
-// except those a user header of the same name shadows. They enter the cache key through kjit's
-// version (cuda.h, as every toolkit header, through NVRTC's). Never throws.
+// includes (<cmath>, <cstdint>, <type_traits>, <limits>, <algorithm>, <complex>, ... and the .h
+// forms of the C ones), which NVRTC does not have, and the nvcc environment (__kjit_nvcc.h: what
+// nvcc makes visible without an include, pre-included unless CompileOptions::nvcc_environment is
+// off). They are kjit's own, written for device code (runtime/compile/headers/, embedded at build
+// time), not libcu++'s: libcu++'s headers take NVRTC up to seconds and, under NVRTC, make every
+// static constant they instantiate a module global (docs/headers.md). Host-only headers
+// (<iostream>, <vector>, <string>, <map>, <memory>, <thread>, ...) declare their names so that
+// host code and prototypes compile, and fail in device code naming the header. NvrtcCompiler
+// hands them to NVRTC as in-memory headers, except those a user header of the same name shadows.
+// They enter the cache key through kjit's version. Never throws.
 #pragma once
 
 #include <string_view>
@@ -22,7 +17,11 @@
 
 namespace kjit::compile {
 
-// (name, content), the bridge header "__kjit_std.h" first, "cuda.h" last (when the toolkit has one).
-const std::vector<std::pair<std::string_view, std::string_view>>& standard_headers();
+// (name, content) of every file under runtime/compile/headers/ ("cmath", "sys/time.h",
+// "__kjit_nvcc.h", ...), sorted by name. Generated (cmake/KjitEmbedHeaders.cmake).
+const std::vector<std::pair<std::string_view, std::string_view>>& standard_header_files();
+
+// The header NvrtcCompiler pre-includes for the nvcc environment.
+inline constexpr std::string_view k_nvcc_environment_header = "__kjit_nvcc.h";
 
 }  // namespace kjit::compile

@@ -27,7 +27,9 @@ TEST_SUITE("CompileOptions") {
                      .fast_math = true, .line_info = true, .max_registers = 32};
     auto flags = kjit::canonical_flags(o, Arch::sm(90));
     std::vector<std::string> expected = {"--gpu-architecture=sm_90", "--std=c++20", "--use_fast_math",
-                                         "--generate-line-info", "--maxrregcount=32", "--define-macro=N=4",
+                                         "--generate-line-info", "--maxrregcount=32",
+                                         "--pre-include=__kjit_nvcc.h",  // the nvcc environment
+                                         "--define-macro=N=4",
                                          "--define-macro=FAST", "--include-path=/inc"};
     CHECK(flags == expected);
   }

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,48 @@ const std::vector<std::pair<std::string, std::string>> k_uses = {
     {"complex", "std::complex<float> z(y[1], y[2]); z = std::exp(z) * std::abs(z); y[0] = z.real();"},
     {"ctime", "clock_t t0 = clock(); std::clock_t t1 = clock(); y[0] = float(t1 - t0) / CLOCKS_PER_SEC;"},
     {"time.h", "clock_t t0 = clock(); time_t t = 0; y[0] = float(clock() - t0 + t);"},
+    {"iterator", "float* e = std::next(y, 3); y[0] = float(std::distance(y, e)) + *std::prev(e);"},
+    {"new", "float* p = new (y + 1) float(2.0f); y[0] = *std::launder(p);"},
+    {"initializer_list", "std::initializer_list<int> l = {1, n}; y[0] = float(l.size());"},
+    {"cinttypes", "printf(\"%\" PRId64 \" %\" PRIu32 \"\\n\", int64_t(n), uint32_t(n));"},
+    {"inttypes.h", "printf(\"%\" PRIx64 \"\\n\", uint64_t(n));"},
+};
+
+// Host-only headers: a kernel file includes them for its host code. (header, a prototype that
+// names what it declares, device code that uses it: a compile error naming the header)
+struct HostOnly {
+  std::string header, prototype, device_use;
+};
+const std::vector<HostOnly> k_host_only = {
+    {"iostream", "void print(std::ostream& os);", "std::cout << y[0] << std::endl;"},
+    {"ostream", "void print(std::ostream& os, int n);", "std::cerr << n;"},
+    {"istream", "void read(std::istream& is);", "std::cin >> n;"},
+    {"fstream", "void save(std::ofstream& f);", "std::ofstream f;"},
+    {"sstream", "void format(std::stringstream& s);", "std::ostringstream s;"},
+    {"iomanip", "void table(int width);", "std::cout << std::setw(4);"},
+    {"vector", "void fill(std::vector<float>& v, const std::vector<int>* w);", "std::vector<float> v;"},
+    {"string", "void name(const std::string& s);", "std::string s;"},
+    {"map", "void count(std::map<int, float>& m);", "std::map<int, float> m;"},
+    {"unordered_map", "void index(std::unordered_map<int, int>& m);", "std::unordered_map<int, int> m;"},
+    {"set", "void keys(std::set<int>& s);", "std::set<int> s;"},
+    {"unordered_set", "void keys(std::unordered_set<int>& s);", "std::unordered_set<int> s;"},
+    {"list", "void items(std::list<int>& l);", "std::list<int> l;"},
+    {"forward_list", "void items(std::forward_list<int>& l);", "std::forward_list<int> l;"},
+    {"deque", "void items(std::deque<int>& d);", "std::deque<int> d;"},
+    {"queue", "void work(std::queue<int>& q, std::priority_queue<int>& p);", "std::queue<int> q;"},
+    {"stack", "void work(std::stack<int>& s);", "std::stack<int> s;"},
+    {"memory", "std::unique_ptr<float[]> host_copy(const float* d, std::shared_ptr<int> p);", "auto p = std::make_unique<float>(1.0f);"},
+    {"thread", "void run(std::thread& t);", "std::thread t;"},
+    {"mutex", "void guard(std::mutex& m);", "std::mutex m;"},
+    {"condition_variable", "void wait(std::condition_variable& c);", "std::condition_variable c;"},
+    {"future", "void get(std::future<int>& f);", "std::promise<int> p;"},
+    {"random", "void seed(std::mt19937& g);", "std::mt19937 g;"},
+    {"chrono", "void elapsed(std::chrono::steady_clock* c);", "std::chrono::steady_clock c;"},
+    {"exception", "void fail(const std::exception& e);", "std::exception e;"},
+    {"stdexcept", "void fail(const std::runtime_error& e);", "std::runtime_error e;"},
+    {"cerrno", "int last_error();", "y[0] = float(errno);"},
+    {"sys/time.h", "double seconds(struct timeval t);", "timeval t; gettimeofday(&t, nullptr);"},
+    {"functional", "void call(std::function<void(int)>& f);", "std::function<void(int)> f;"},
 };
 
 // The lecture's GELU (GPU MODE lecture 1), exactly as it is written for torch's load_inline,
@@ -127,11 +170,17 @@ TEST_SUITE("standard_headers") {
       CHECK_NOTHROW(r = compile(rt, kjit::Program(header + ".cu", src)));
       CHECK(r.ptx.find(".entry k") != std::string::npos);
     }
-    // Every header kjit lists is one that the test uses (and the bridge, and cuda.h: its own case).
-    const auto& listed = kjit::compile::standard_headers();
-    CHECK(listed.size() == k_uses.size() + 2);
-    CHECK(listed.front().first == "__kjit_std.h");
-    CHECK(listed.back().first == "cuda.h");
+    // Every header kjit ships is one that a test here uses: the device ones above, the host-only
+    // ones below, kjit's internal ones (__kjit_*) and the few that only forward.
+    for (const auto& [name, content] : kjit::compile::standard_header_files()) {
+      const std::string n(name);
+      const bool known = n.rfind("__kjit_", 0) == 0 ||
+                         std::any_of(k_uses.begin(), k_uses.end(), [&](const auto& u) { return u.first == n; }) ||
+                         std::any_of(k_host_only.begin(), k_host_only.end(), [&](const auto& h) { return h.header == n; }) ||
+                         n == "new" || n == "initializer_list" || n == "iterator" || n == "cinttypes" || n == "inttypes.h" ||
+                         n == "errno.h" || n == "unistd.h";
+      CHECK_MESSAGE(known, n);
+    }
   }
 
   TEST_CASE("all of them together, as a kernel written for nvcc includes them") {
@@ -221,8 +270,10 @@ extern "C" __global__ void k(float* y, double* d) {{
   TEST_CASE("numeric_limits of namespace std: specialized as under nvcc and std's own still work") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    // libcu++'s own header beside kjit's: both in one program, each in its namespace.
     const std::string src = R"(#include <limits>
 #include <cstdint>
+#include <cuda/std/limits>
 struct Fixed { int raw; };
 namespace std {
 template <> struct numeric_limits<Fixed> {
@@ -345,5 +396,132 @@ extern "C" __global__ void k(cuda::std::complex<float>* z) { z[0] = cuda::std::e
       CHECK_NOTHROW(r = compile(rt, kjit::Program("probe.cu", src)));
       CHECK(r.ptx.find(".entry k") != std::string::npos);
     }
+  }
+
+  TEST_CASE("a host-only header compiles for its host code and fails in device code naming itself") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    for (const auto& h : k_host_only) {
+      INFO("#include <", h.header, ">");
+      const std::string host = fmt::format("#include <{}>\n{}\nextern \"C\" __global__ void k(float* y, int n) {{ y[0] = n; }}\n",
+                                           h.header, h.prototype);
+      kjit::CompileResult r;
+      CHECK_NOTHROW(r = compile(rt, kjit::Program("host_only.cu", host)));
+      CHECK(r.ptx.find(".entry k") != std::string::npos);
+      const std::string device = fmt::format("#include <{}>\nextern \"C\" __global__ void k(float* y, int n) {{ {} }}\n",
+                                             h.header, h.device_use);
+      try {
+        compile(rt, kjit::Program("device_use.cu", device));
+        FAIL("compiled: ", h.device_use);
+      } catch (const kjit::CompileError& e) {
+        const std::string what = std::string(e.what()) + e.log();
+        CHECK_MESSAGE(what.find("host-only under NVRTC") != std::string::npos, what);
+        CHECK_MESSAGE(what.find("<" + h.header + ">") != std::string::npos, what);
+      }
+    }
+  }
+
+  TEST_CASE("where device code has the facility, the header gives it: function objects, assert, memcpy") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = R"(#include <functional>
+#include <cassert>
+#include <cstring>
+#include <vector>
+#include <iostream>
+extern "C" __global__ void k(float* y, int n) {
+  assert(n > 0);
+  std::memcpy(y, y + 1, sizeof(float));
+  y[2] = std::multiplies<>{}(y[3], 2.0f) + std::plus<float>{}(y[4], y[5]) + std::invoke(std::negate<float>{}, y[6]);
+  y[7] = std::greater<int>{}(n, 3) ? std::strlen("four") : 0;
+}
+)";
+    kjit::CompileResult r;
+    CHECK_NOTHROW(r = compile(rt, kjit::Program("device_facilities.cu", src)));
+    CHECK(r.ptx.find("__assertfail") != std::string::npos);
+  }
+
+  TEST_CASE("nvcc's implicit environment: math, its std forms, the macros and uint without an include") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = R"(extern "C" __global__ void k(float* y, double* d, int n, long l) {
+  uint u = n; ushort s = 2; ulong w = 3; u_char c = 4;
+  y[0] = M_PI + M_SQRT2 + M_PIf + INFINITY + NAN + HUGE_VALF + FLT_MAX + FLT_EPSILON + DBL_MIN + u + s + w + c;
+  y[1] = std::sqrt(y[2]) + std::exp(y[3]) + std::fabs(y[4]) + std::tanh(y[5]) + std::pow(y[6], 2.0f) + std::floor(y[7]);
+  d[0] = std::sqrt(d[1]) + std::log1p(d[2]) + std::erf(d[3]) + std::abs(d[4]) + std::abs(l) + std::abs(n) + HUGE_VAL;
+  y[8] = std::isnan(y[9]) + std::isinf(y[10]) + std::isfinite(y[11]) + std::signbit(y[12]) + std::isnormal(y[13]) +
+         (std::fpclassify(y[14]) == FP_ZERO) + std::isgreater(y[15], y[16]) + std::min(y[17], y[18]) + std::max(n, 3);
+}
+)";
+    kjit::CompileResult r;
+    CHECK_NOTHROW(r = compile(rt, kjit::Program("implicit.cu", src)));
+    CHECK(r.ptx.find(".entry k") != std::string::npos);
+    // Turned off: a bare NVRTC environment, where none of it is defined.
+    for (const kjit::CompileOptions& bare : {kjit::CompileOptions{.arch = kjit::Arch::sm(90), .nvcc_environment = false},
+                                              kjit::CompileOptions{.arch = kjit::Arch::sm(90), .flags = {"--no-nvcc-environment"}}}) {
+      try {
+        rt.compile(kjit::Program("bare.cu", src), bare);
+        FAIL("compiled without the nvcc environment");
+      } catch (const kjit::CompileError& e) {
+        CHECK_MESSAGE(e.log().find("identifier \"M_PI\" is undefined") != std::string::npos, e.log());
+        CHECK_MESSAGE(e.log().find("identifier \"uint\" is undefined") != std::string::npos, e.log());
+      }
+    }
+    // The two spellings of "off" are one key; on and off are two.
+    auto key_of = [](const kjit::CompileOptions& o) { return kjit::canonical_flags(o, kjit::Arch::sm(90)); };
+    CHECK(key_of({.nvcc_environment = false}) == key_of({.flags = {"--no-nvcc-environment"}}));
+    CHECK(key_of({}) != key_of({.nvcc_environment = false}));
+  }
+
+  TEST_CASE("a kernel that includes a standard header and uses nothing of it: the same PTX, no module global") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    // The lecture's GELU without M_PI (whose value comes from the environment either way).
+    const std::string gelu = R"(__global__ void gelu_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+    }
+}
+)";
+    auto body = [](const std::string& ptx) { return ptx.substr(ptx.find(".visible .entry")); };
+    auto globals = [](const std::string& ptx) {
+      std::size_t n = 0;
+      for (const std::string kind : {"\n.global ", "\n.const ", "\n.visible .global ", "\n.visible .const "}) {
+        for (std::size_t p = ptx.find(kind); p != std::string::npos; p = ptx.find(kind, p + 1)) ++n;
+      }
+      return n;
+    };
+    const kjit::CompileResult plain = compile(rt, kjit::Program("gelu.cu", gelu));
+    const kjit::CompileResult bare = rt.compile(kjit::Program("gelu.cu", gelu), {.arch = kjit::Arch::sm(90), .nvcc_environment = false});
+    CHECK(body(plain.ptx) == body(bare.ptx));  // the environment changes nothing a kernel does not use
+    CHECK(globals(plain.ptx) == 0);
+    for (const char* header : {"math.h", "cmath", "algorithm", "limits", "type_traits", "cstdint", "cfloat", "complex",
+                               "utility", "tuple", "array", "functional", "numeric", "cstdlib", "cstring", "iostream", "vector"}) {
+      INFO("#include <", header, ">");
+      const kjit::CompileResult with = compile(rt, kjit::Program("gelu.cu", fmt::format("#include <{}>\n{}", header, gelu)));
+      CHECK(body(with.ptx) == body(plain.ptx));
+      CHECK(globals(with.ptx) == (std::string(header) == "tuple" ? 1u : 0u));  // std::ignore is an object
+      CHECK(with.cubin.size() <= plain.cubin.size() * 12 / 10);
+    }
+  }
+
+  TEST_CASE("type traits and numeric_limits in use add no module global") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = R"(#include <type_traits>
+#include <limits>
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+__device__ T lowest_or(T x) { return std::is_same<T, float>::value ? std::numeric_limits<T>::lowest() : x; }
+extern "C" __global__ void k(float* y, int* z) {
+  y[0] = lowest_or(y[1]) + std::numeric_limits<float>::digits + std::numeric_limits<double>::max_exponent;
+  z[0] = std::numeric_limits<int>::max() - std::numeric_limits<unsigned char>::digits + std::is_signed<int>::value;
+  static_assert(std::numeric_limits<int>::is_signed && !std::numeric_limits<unsigned>::is_signed);
+  static_assert(std::conditional_t<std::numeric_limits<char>::is_signed, std::true_type, std::false_type>::value);
+}
+)";
+    const kjit::CompileResult r = compile(rt, kjit::Program("traits.cu", src));
+    CHECK_MESSAGE(r.ptx.find("\n.global ") == std::string::npos, r.ptx);
   }
 }

@@ -1,0 +1,129 @@
+// compile::host_functions: NVRTC's "host functions are not allowed in JIT mode" errors, read from
+// real logs, and what the compile does with them: a prototype that device code never calls
+// compiles (as nvcc compiles it for the host); a host function definition is an error that says
+// which function, why, and the two ways out. NVRTC, sm_90, no GPU needed.
+#include <kjit/kjit.hpp>
+
+#include "runtime/compile/host_functions.hpp"
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+namespace {
+
+const char* k_error =
+    "error: A function without execution space annotations (__host__/__device__/__global__) is considered a host "
+    "function, and host functions are not allowed in JIT mode. Consider using -default-device flag to process "
+    "unannotated functions as __device__ functions in JIT mode";
+
+std::string log_of(const std::string& file, int line, const std::string& text, std::size_t column) {
+  return file + "(" + std::to_string(line) + "): " + k_error + "\n  " + text + "\n  " + std::string(column, ' ') + "^\n\n";
+}
+
+std::optional<std::string> no_source(const std::string&) { return std::nullopt; }
+
+kjit::CompileResult compile(kjit::Runtime& rt, const std::string& name, const std::string& src) {
+  return rt.compile(kjit::Program(name, src), {.arch = kjit::Arch::sm(90)});
+}
+
+}  // namespace
+
+TEST_SUITE("host_functions") {
+  TEST_CASE("a log's errors: declarations, definitions, constexpr, names and lines") {
+    const std::string log = log_of("k.cu", 1, "void host_helper(int n);", 5) +
+                            log_of("k.cu", 2, "int twice(int x) { return 2 * x; }", 4) +
+                            log_of("common.cuh", 7, "  struct S { void m(int) const; };", 19) +
+                            log_of("k.cu", 9, "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }", 14) +
+                            "4 errors detected in the compilation of \"k.cu\".\n";
+    const auto found = kjit::compile::find_host_functions(log, no_source);
+    REQUIRE(found.functions.size() == 4);
+    CHECK(found.only_these);
+    CHECK(found.functions[0].name == "host_helper");
+    CHECK(found.functions[0].file == "k.cu");
+    CHECK(found.functions[0].line == 1);
+    CHECK_FALSE(found.functions[0].definition);
+    CHECK(found.functions[1].name == "twice");
+    CHECK(found.functions[1].definition);
+    CHECK(found.functions[2].name == "m");
+    CHECK(found.functions[2].file == "common.cuh");
+    CHECK_FALSE(found.functions[2].definition);
+    CHECK(found.functions[3].name == "ceil_div");
+    CHECK(found.functions[3].is_constexpr);
+    const std::string why = kjit::compile::explain_host_definitions(found.functions);
+    CHECK(why.find("twice (k.cu:2)") != std::string::npos);
+    CHECK(why.find("host_helper") == std::string::npos);
+    CHECK(why.find("ceil_div") == std::string::npos);
+    CHECK(why.find("__device__") != std::string::npos);
+    CHECK(why.find("-default-device") != std::string::npos);
+  }
+
+  TEST_CASE("a definition whose brace is on the next line is read from the source") {
+    const std::string log = log_of("k.cu", 2, "void knr(int n)", 5);
+    const auto found = kjit::compile::find_host_functions(log, [](const std::string& file) -> std::optional<std::string> {
+      if (file == "k.cu") return std::string("// a kernel file\nvoid knr(int n)\n{\n}\n");
+      return std::nullopt;
+    });
+    REQUIRE(found.functions.size() == 1);
+    CHECK(found.functions[0].definition);
+    // Without the source it cannot tell, and takes it for a definition: nothing compiled on a guess.
+    CHECK(kjit::compile::find_host_functions(log, no_source).functions[0].definition);
+  }
+
+  TEST_CASE("another error beside them: not only these") {
+    const std::string log = log_of("k.cu", 1, "void host_helper(int n);", 5) +
+                            "k.cu(3): error: identifier \"undefined_thing\" is undefined\n  x = undefined_thing;\n      ^\n";
+    const auto found = kjit::compile::find_host_functions(log, no_source);
+    CHECK(found.functions.size() == 1);
+    CHECK_FALSE(found.only_these);
+  }
+
+  TEST_CASE("prototypes device code never calls compile, in the file and in a header") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = R"(#include "helpers.cuh"
+void host_helper(int n);
+int launch(const float* x, float* y, int n);
+extern "C" void c_api(int);
+struct Plan { void run(int) const; static Plan make(); };
+constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+extern "C" __global__ void k(float* y, int n) { y[0] = ceil_div(n, 32); }
+)";
+    const kjit::CompileResult r =
+        rt.compile(kjit::Program("protos.cu", src).header("helpers.cuh", "#pragma once\nvoid setup(int device);\n"),
+                   {.arch = kjit::Arch::sm(90)});
+    CHECK(r.ptx.find(".entry k") != std::string::npos);
+    CHECK(r.log.find("host_helper") != std::string::npos);  // kjit's note says what it did
+    CHECK(r.log.find("setup") != std::string::npos);
+    // The options are the request's: the key does not change.
+    CHECK(std::find(r.options.begin(), r.options.end(), "-default-device") == r.options.end());
+  }
+
+  TEST_CASE("a host function definition is an error that names it and the two ways out") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "void host_only(float* p)\n{\n  p[0] = 1;\n}\nextern \"C\" __global__ void k(float* y) { y[0] = 2; }\n";
+    try {
+      compile(rt, "defines_host.cu", src);
+      FAIL("compiled a host function definition");
+    } catch (const kjit::CompileError& e) {
+      const std::string log = e.log();
+      CHECK_MESSAGE(log.find("host_only (defines_host.cu:1)") != std::string::npos, log);
+      CHECK(log.find("annotate each __device__") != std::string::npos);
+      CHECK(log.find("-default-device") != std::string::npos);
+    }
+    // The second way out works.
+    CHECK_NOTHROW(rt.compile(kjit::Program("defines_host.cu", src), {.arch = kjit::Arch::sm(90), .flags = {"-default-device"}}));
+  }
+
+  TEST_CASE("a prototype beside a real error is not compiled again: the error stays") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    CHECK_THROWS_AS(compile(rt, "both.cu", "void host_helper(int n);\nextern \"C\" __global__ void k(float* y) { y[0] = missing; }\n"),
+                    kjit::CompileError);
+  }
+}

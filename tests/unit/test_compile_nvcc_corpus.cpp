@@ -1,0 +1,127 @@
+// Kernel files written for nvcc compile unchanged under kjit (tests/data/nvcc_corpus/: host-only
+// includes, names nvcc makes visible without an include, a kernel header that includes
+// <cublas_v2.h>, host prototypes, templates instantiated by name, nvcc's flags). Each is compiled
+// by kjit and, where the toolkit has nvcc, by `nvcc -cubin` and `nvcc -ptx` with the same flags:
+// the kernels' names (mangled: the parameter types too) and their parameter sizes must match.
+#include <kjit/kjit.hpp>
+
+#include "runtime/driver/cubin_info.hpp"
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+#include "support/toolkit.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::filesystem::path k_corpus = std::filesystem::path(KJIT_SOURCE_DIR) / "tests/data/nvcc_corpus";
+
+struct CorpusFile {
+  std::string file;
+  std::vector<std::string> flags;             // as the user's nvcc build has them
+  std::vector<std::string> name_expressions;  // templates kjit is asked to instantiate
+};
+
+const std::vector<CorpusFile> k_files = {
+    {"gelu_lecture.cu", {"-O3", "-lineinfo"}, {}},
+    {"vector_add_host.cu", {"-O2", "-Xcompiler", "-Wall", "--default-stream", "per-thread"}, {}},
+    {"softmax_llmc.cu", {"--use_fast_math", "-gencode", "arch=compute_90,code=sm_90"}, {}},
+    {"scale_cublas_types.cu", {"-Iinclude", "-lcublas"}, {}},
+    {"templated_reduce.cu", {"--expt-relaxed-constexpr", "-std=c++17"}, {"block_max<float, 128>", "block_max<int, 256>"}},
+    {"sgemm_relaxed_constexpr.cu", {"--expt-relaxed-constexpr", "-res-usage", "-arch=sm_90"}, {}},
+    {"lambda_transform.cu", {"--extended-lambda", "-Xptxas", "-v"}, {}},
+    {"rng_types.cu", {"-g", "-Wextra"}, {}},
+};
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// ".entry NAME(" of each kernel in a PTX text, with its parameters' declarations.
+std::map<std::string, std::vector<std::string>> entries(const std::string& ptx) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (std::size_t p = ptx.find(".entry "); p != std::string::npos; p = ptx.find(".entry ", p + 1)) {
+    const std::size_t open = ptx.find('(', p);
+    const std::string name = ptx.substr(p + 7, open - p - 7);
+    const std::size_t close = ptx.find(')', open);
+    std::vector<std::string> params;
+    std::istringstream lines(ptx.substr(open + 1, close - open - 1));
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t param = line.find(".param ");
+      if (param == std::string::npos) continue;
+      std::string decl = line.substr(param);
+      const std::size_t last_space = decl.rfind(' ');
+      params.push_back(decl.substr(0, last_space));  // ".param .u64 .ptr .align 1", without the name
+    }
+    out[name] = params;
+  }
+  return out;
+}
+
+// nvcc's flags as a shell command line.
+std::string shell_flags(const std::vector<std::string>& flags) {
+  std::string out;
+  for (const auto& f : flags) out += " '" + f + "'";
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("nvcc_corpus") {
+  TEST_CASE("every kernel file written for nvcc compiles unchanged, with the kernels nvcc makes") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::filesystem::path nvcc = kjit::test::toolkit_file("bin/nvcc");
+    const bool have_nvcc = std::filesystem::exists(nvcc);
+    if (!have_nvcc) MESSAGE("no nvcc in this toolkit: kjit's compiles only, nothing compared");
+    for (const auto& c : k_files) {
+      INFO(c.file, shell_flags(c.flags));
+      kjit::Program program(c.file, read(k_corpus / c.file));
+      program.directory(k_corpus).include_path({k_corpus / "include"});
+      for (const auto& e : c.name_expressions) program.instantiate(e);
+      std::vector<std::string> flags;
+      for (const auto& f : c.flags) flags.push_back(f == "-Iinclude" ? "-I" + (k_corpus / "include").string() : f);
+      kjit::CompileResult r;
+      REQUIRE_NOTHROW(r = rt.compile(program, {.arch = kjit::Arch::sm(90), .flags = flags}));
+      const auto ours = entries(r.ptx);
+      REQUIRE_FALSE(ours.empty());
+      for (const auto& e : c.name_expressions) {
+        const auto lowered = std::find_if(r.lowered_names.begin(), r.lowered_names.end(),
+                                          [&](const auto& l) { return l.first == e; });
+        REQUIRE(lowered != r.lowered_names.end());
+        CHECK(ours.count(lowered->second) == 1);
+      }
+      if (!have_nvcc) continue;
+      const auto out = dir / c.file;
+      const std::string common = fmt::format("cd '{}' && '{}' -arch=sm_90{} ", k_corpus.string(), nvcc.string(), shell_flags(c.flags));
+      const auto cubin = kjit::test::run_command(common + fmt::format("-cubin -o '{}.cubin' {} 2>&1", out.string(), c.file));
+      REQUIRE_MESSAGE(cubin.code == 0, cubin.out);
+      const auto ptx = kjit::test::run_command(common + fmt::format("-ptx -o '{}.ptx' {} 2>&1", out.string(), c.file));
+      REQUIRE_MESSAGE(ptx.code == 0, ptx.out);
+      const auto theirs = entries(read(out.string() + ".ptx"));
+      CHECK(ours == theirs);
+      const std::string their_cubin = read(out.string() + ".cubin");
+      for (const auto& [name, params] : theirs) {
+        INFO(name);
+        const auto sizes = kjit::driver::cubin_param_sizes(r.cubin, name);
+        const auto nvcc_sizes = kjit::driver::cubin_param_sizes(their_cubin, name);
+        REQUIRE(sizes.has_value());
+        REQUIRE(nvcc_sizes.has_value());
+        CHECK(*sizes == *nvcc_sizes);
+        CHECK(sizes->size() == params.size());
+      }
+    }
+  }
+}
