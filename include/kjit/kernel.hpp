@@ -3,7 +3,9 @@
 // wrong type does not compile). When a typed kernel is made, the declared list is checked
 // once against the kernel's real one (cuFuncGetParamInfo); a mismatch throws UsageError that
 // shows both. launch() builds the argument array on the stack and calls the driver: no heap
-// allocation, no lock, no system call. It throws CudaError when the driver refuses.
+// allocation, no lock, no system call. It runs on the device of its stream whatever context is
+// current, and leaves the caller's current context as it found it. It throws CudaError when the
+// driver refuses and ArgumentError for a stream of another device than LaunchConfig::device.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -39,6 +41,11 @@ struct LaunchConfig {
   StreamRef stream;                 // a kjit::Stream, a raw CUstream, or {}: the default stream
   Dim3 cluster{0, 0, 0};            // thread block cluster dims (cuLaunchKernelEx) when x > 0
   bool cooperative = false;         // cooperative launch (grid-wide sync)
+  // The device the arguments live on, or -1. A launch runs on its stream's device (a stream of
+  // another device than `device` is an ArgumentError naming both); on the default stream it runs
+  // on `device`, else on the device its module was loaded for. Whatever context was current is
+  // current again when the launch returns (torch's CUDAGuard).
+  int device = -1;
 };
 
 // Per-kernel attributes, read from the driver.

@@ -43,6 +43,12 @@ struct Parameter {
   ParameterKind kind = ParameterKind::bytes;
   std::size_t size = 0;   // bytes
   std::size_t align = 1;  // bytes
+  // A pointer to const ("float const*", a C++ kernel's mangled name says so): the kernel never
+  // writes through it. False for every other parameter and for an extern "C" kernel's pointers,
+  // whose PTX does not say.
+  bool read_only = false;
+  // The parameter's name in the kernel's source ("matrix"), once name_parameters found it; "" before.
+  std::string source_name;
 };
 
 class KJIT_API KernelSignature {
@@ -66,6 +72,13 @@ public:
   // A slot for every parameter, in order, each aligned: the bytes a caller's buffer needs.
   std::size_t buffer_bytes() const noexcept { return m_buffer_bytes; }
   std::size_t offset(std::size_t index) const noexcept { return m_offsets[index]; }
+
+  // Reads the parameters' names from the kernel's declaration in `source` (the CUDA source it was
+  // compiled from: `__global__ void square(const float* matrix, float* result, int n)`), comments
+  // skipped, into Parameter::source_name. The declaration must be a __global__ function of the
+  // kernel's plain name with as many parameters as the PTX has; false (nothing set) when there
+  // is none or several that disagree. Names only: the types stay the PTX's and the mangled name's.
+  bool name_parameters(std::string_view source);
 
   // Throws ArgumentError when `given` is not the number of parameters.
   void check_count(std::size_t given) const;

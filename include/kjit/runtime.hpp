@@ -91,4 +91,13 @@ KJIT_API std::string nvrtc_version();
 KJIT_API std::vector<int> supported_archs();
 KJIT_API std::string_view version();  // kjit's own
 
+// Where kjit found the toolkit it compiles with: the file of the libnvrtc this process loaded
+// (a toolkit's, or a pip package's such as torch's nvidia/cu13), and the include folders NVRTC
+// is given (empty: NVRTC's built-in headers only). Never throws.
+struct ToolkitPaths {
+  std::string nvrtc_library;
+  std::vector<std::string> include_dirs;
+};
+KJIT_API ToolkitPaths toolkit_paths();
+
 }  // namespace kjit

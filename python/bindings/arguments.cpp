@@ -215,14 +215,13 @@ std::uintptr_t as_handle(PyObject* o) {
 
 }  // namespace
 
-Placement pack_arguments(const KernelSignature& s, PyObject* args, unsigned char* buffer, void** pointers,
-                         bool strict) {
-  const auto count = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
+Placement pack_arguments(const KernelSignature& s, PyObject* const* args, std::size_t count, unsigned char* buffer,
+                         void** pointers, bool strict) {
   s.check_count(count);
   Placement where;
   for (std::size_t i = 0; i < count; ++i) {
     void* slot = buffer + s.offset(i);
-    pack_one(s, i, PyTuple_GET_ITEM(args, static_cast<Py_ssize_t>(i)), where, strict, slot);
+    pack_one(s, i, args[i], where, strict, slot);
     pointers[i] = slot;
   }
   return where;
@@ -257,8 +256,8 @@ std::uintptr_t default_stream(const Placement& where) {
     }
   }
   if (where.cupy) {
-    if (PyObject* fn = cupy_current_stream()) {
-      py::object s = py::reinterpret_borrow<py::object>(fn)();
+    if (PyObject* fn = cupy_current_stream()) {  // CuPy's current stream of the arrays' device
+      py::object s = py::reinterpret_borrow<py::object>(fn)(where.device);
       return s.attr(names().ptr).cast<std::uintptr_t>();
     }
   }

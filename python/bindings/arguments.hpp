@@ -22,10 +22,10 @@ struct Placement {
   bool cupy = false;       // a CuPy array was among them
 };
 
-// Packs `args` (a tuple) into `buffer` (signature.buffer_bytes() bytes) and `pointers` (one per
+// Packs `count` arguments into `buffer` (signature.buffer_bytes() bytes) and `pointers` (one per
 // parameter). Throws kjit::ArgumentError (a Python TypeError) for an argument that does not fit.
-Placement pack_arguments(const KernelSignature& signature, PyObject* args, unsigned char* buffer, void** pointers,
-                         bool strict);
+Placement pack_arguments(const KernelSignature& signature, PyObject* const* args, std::size_t count,
+                         unsigned char* buffer, void** pointers, bool strict);
 
 // A stream given as stream= (None, an int handle, a kjit.Stream, a torch.cuda.Stream, a
 // cupy.cuda.Stream): the raw handle; nullopt for None.

@@ -10,6 +10,8 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "arguments.hpp"
+#include "exceptions.hpp"
+#include "launcher.hpp"
 
 #include <array>
 #include <map>
@@ -23,159 +25,6 @@ using namespace py::literals;
 
 namespace kjit::python {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Exceptions: kjit.Error and its subclasses, with the C++ exception's fields as attributes.
-
-struct Exceptions {
-  PyObject* error;
-  PyObject* cuda;
-  PyObject* driver_not_found;
-  PyObject* nvrtc;
-  PyObject* compile;
-  PyObject* link;
-  PyObject* usage;
-  PyObject* argument;
-  PyObject* unavailable;
-  PyObject* io;
-};
-Exceptions g_exceptions{};
-
-PyObject* new_exception(py::module_& m, const char* name, PyObject* bases, const char* doc) {
-  std::string full = std::string("kjit.") + name;
-  PyObject* type = PyErr_NewExceptionWithDoc(full.c_str(), doc, bases, nullptr);
-  if (type == nullptr) throw py::error_already_set();
-  m.add_object(name, py::reinterpret_borrow<py::object>(type));
-  return type;
-}
-
-void raise(PyObject* type, const std::exception& e, std::initializer_list<std::pair<const char*, py::object>> attrs) {
-  py::object instance = py::reinterpret_borrow<py::object>(type)(py::str(e.what()));
-  for (const auto& [name, value] : attrs) instance.attr(name) = value;
-  PyErr_SetObject(type, instance.ptr());
-}
-
-void register_exceptions(py::module_& m) {
-  auto& x = g_exceptions;
-  x.error = new_exception(m, "Error", PyExc_RuntimeError, "Base of every error kjit raises.");
-  x.cuda = new_exception(m, "CudaError", x.error, "A CUDA driver call failed (.result, .result_name, .call).");
-  x.driver_not_found = new_exception(m, "DriverNotFoundError", x.error,
-                                     "No usable CUDA driver: compile-only features still work.");
-  x.nvrtc = new_exception(m, "NvrtcError", x.error, "An NVRTC API call (not the compile itself) failed.");
-  x.compile = new_exception(m, "CompileError", x.error,
-                            "NVRTC rejected the program (.log, .program, .options, .excerpt).");
-  x.link = new_exception(m, "LinkError", x.error, "nvJitLink refused a link (.log, .inputs).");
-  py::tuple usage_bases = py::make_tuple(py::handle(x.error), py::handle(PyExc_ValueError));
-  x.usage = new_exception(m, "UsageError", usage_bases.ptr(),
-                          "Bad input: an unknown kernel, a bad option, a launch over the device's limits (.log).");
-  py::tuple argument_bases = py::make_tuple(py::handle(x.usage), py::handle(PyExc_TypeError));
-  x.argument = new_exception(m, "ArgumentError", argument_bases.ptr(),
-                             "A kernel argument that does not fit its parameter (also a TypeError).");
-  x.unavailable = new_exception(m, "UnavailableError", x.error, "A tool kjit needs is not installed (nvdisasm).");
-  x.io = new_exception(m, "IoError", x.error, "Reading a source or writing an output file failed.");
-
-  py::register_exception_translator([](std::exception_ptr p) {
-    if (!p) return;
-    try {
-      std::rethrow_exception(p);
-    } catch (const CompileError& e) {
-      raise(g_exceptions.compile, e, {{"log", py::str(e.log())}, {"program", py::str(e.program())},
-                                      {"options", py::cast(e.options())}, {"excerpt", py::str(e.excerpt())}});
-    } catch (const LinkError& e) {
-      raise(g_exceptions.link, e, {{"log", py::str(e.log())}, {"inputs", py::cast(e.inputs())}});
-    } catch (const CudaError& e) {
-      raise(g_exceptions.cuda, e, {{"result", py::int_(e.result())}, {"result_name", py::str(e.result_name())},
-                                   {"call", py::str(e.call())}});
-    } catch (const ArgumentError& e) {
-      raise(g_exceptions.argument, e, {{"log", py::str(e.log())}});
-    } catch (const UsageError& e) {
-      raise(g_exceptions.usage, e, {{"log", py::str(e.log())}});
-    } catch (const DriverNotFoundError& e) {
-      raise(g_exceptions.driver_not_found, e, {});
-    } catch (const NvrtcError& e) {
-      raise(g_exceptions.nvrtc, e, {{"result", py::int_(e.result())}});
-    } catch (const UnavailableError& e) {
-      raise(g_exceptions.unavailable, e, {});
-    } catch (const IoError& e) {
-      raise(g_exceptions.io, e, {});
-    } catch (const Error& e) {
-      raise(g_exceptions.error, e, {});
-    }
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Launch: a kernel with its signature, read once; k[grid, block] makes a Launcher.
-
-Dim3 to_dim3(const py::handle& h, const char* what) {
-  PyObject* o = h.ptr();
-  if (PyLong_Check(o)) return Dim3(h.cast<unsigned>());
-  if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) >= 1 && PyTuple_GET_SIZE(o) <= 3) {  // the usual (x, y)
-    unsigned v[3] = {1, 1, 1};
-    bool ints = true;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i) {
-      PyObject* e = PyTuple_GET_ITEM(o, i);
-      unsigned long x = PyLong_Check(e) ? PyLong_AsUnsignedLong(e) : 0;
-      if (!PyLong_Check(e) || PyErr_Occurred() || x > 0xffffffffUL) {
-        PyErr_Clear();
-        ints = false;
-        break;
-      }
-      v[i] = static_cast<unsigned>(x);
-    }
-    if (ints) return Dim3(v[0], v[1], v[2]);
-  }
-  if (py::isinstance<py::sequence>(h)) {
-    try {
-      auto v = h.cast<std::vector<unsigned>>();
-      if (!v.empty() && v.size() <= 3) return Dim3(v[0], v.size() > 1 ? v[1] : 1, v.size() > 2 ? v[2] : 1);
-    } catch (const py::cast_error&) {  // a negative or a non-int: said below
-    }
-  }
-  throw UsageError(std::string("launching a kernel: ") + what + " takes an int or a tuple of 1 to 3 ints; given " +
-                   py::repr(h).cast<std::string>());
-}
-
-struct PyKernel {
-  KernelHandle handle;
-  KernelSignature signature;
-};
-
-struct Launch {
-  std::shared_ptr<const PyKernel> kernel;
-  LaunchConfig config;
-  std::optional<std::uintptr_t> stream;  // stream= given
-  bool strict = false;
-};
-
-// Per-thread: the device this thread last made current for a launch on the default stream.
-thread_local int t_launch_device = -1;
-
-void launch(const PyKernel& k, Launch l, PyObject* args) {  // l by value: its stream is set per call
-  constexpr std::size_t k_inline = 1024;
-  alignas(16) unsigned char inline_buffer[k_inline];
-  void* inline_pointers[128];
-  std::unique_ptr<unsigned char[]> heap_buffer;
-  std::unique_ptr<void*[]> heap_pointers;
-  unsigned char* buffer = inline_buffer;
-  void** pointers = inline_pointers;
-  const auto count = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
-  if (k.signature.buffer_bytes() > k_inline || count > 128) {  // huge structs or lists: rare
-    heap_buffer.reset(new unsigned char[k.signature.buffer_bytes() + 16]);
-    heap_pointers.reset(new void*[std::max<std::size_t>(count, 1)]);
-    buffer = heap_buffer.get();
-    pointers = heap_pointers.get();
-  }
-  Placement where = pack_arguments(k.signature, args, buffer, pointers, l.strict);
-  std::uintptr_t stream = l.stream ? *l.stream : default_stream(where);
-  l.config.stream = StreamRef(reinterpret_cast<CUstream_st*>(stream));
-  if (stream == 0 && where.device >= 0 && where.device != t_launch_device) {
-    Device::get(where.device).make_current();
-    t_launch_device = where.device;
-  }
-  py::gil_scoped_release unlocked;
-  k.handle.launch_raw(l.config, count ? pointers : nullptr);
-}
 
 // One PyKernel per loaded kernel while any is alive: a repeated load (a registry hit) and lookup
 // reads the PTX's parameter table once. Keyed by the kernel's CUfunction; the GIL guards the map.
@@ -196,7 +45,8 @@ py::list parameters_list(const KernelSignature& s) {
   py::list out;
   for (const auto& p : s.parameters()) {
     out.append(py::dict("index"_a = p.index, "name"_a = p.name, "type"_a = p.type, "ptx_type"_a = p.ptx_type,
-                        "kind"_a = std::string(to_string(p.kind)), "size"_a = p.size, "align"_a = p.align));
+                        "kind"_a = std::string(to_string(p.kind)), "size"_a = p.size, "align"_a = p.align,
+                        "read_only"_a = p.read_only, "source_name"_a = p.source_name));
   }
   return out;
 }
@@ -280,6 +130,10 @@ void bind(py::module_& m) {
   m.def("driver_available", &driver_available);
   m.def("driver_unavailable_reason", &driver_unavailable_reason);
   m.def("device_count", &device_count);
+  m.def("toolkit_paths", [] {
+    ToolkitPaths t = toolkit_paths();
+    return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs);
+  }, "Where the loaded libnvrtc is, and the include folders NVRTC is given.");
 
   py::class_<Program>(m, "Program", "What to compile: a name, CUDA source, headers, name expressions.")
       .def(py::init<std::string, std::string>(), "name"_a, "source"_a)
@@ -340,9 +194,12 @@ void bind(py::module_& m) {
       .def("pack", [](const KernelSignature& s, py::args args) {
              std::vector<unsigned char> buffer(s.buffer_bytes() + 16);
              std::vector<void*> pointers(std::max<std::size_t>(args.size(), 1));
-             pack_arguments(s, args.ptr(), buffer.data(), pointers.data(), false);
+             pack_arguments(s, args.size() ? &PyTuple_GET_ITEM(args.ptr(), 0) : nullptr, args.size(), buffer.data(),
+                            pointers.data(), false);
              return py::bytes(reinterpret_cast<const char*>(buffer.data()), s.buffer_bytes());
            }, "Checks and packs arguments as a launch would; returns the parameter buffer's bytes.")
+      .def("name_parameters", &KernelSignature::name_parameters, "source"_a,
+           "Reads the parameters' names from the kernel's declaration in its source; False when not found.")
       .def("__str__", &KernelSignature::to_string)
       .def("__repr__", [](const KernelSignature& s) { return "<kjit.KernelSignature " + s.to_string() + ">"; });
 
@@ -359,39 +216,26 @@ void bind(py::module_& m) {
     Device::get(device).synchronize();
   }, "device"_a = 0);
 
-  py::class_<Launch>(m, "Launcher", "A kernel with its launch configuration: call it with the arguments.")
-      .def("__call__", [](const Launch& l, py::args args) { launch(*l.kernel, l, args.ptr()); });
-
-  py::class_<PyKernel, std::shared_ptr<PyKernel>>(m, "Kernel",
-                                                  "One kernel of a loaded module, its parameters read from its PTX.")
-      // k[grid, block] or k[grid, block, shared_mem] or k[grid, block, shared_mem, stream]
-      .def("__getitem__", [](const std::shared_ptr<PyKernel>& k, const py::tuple& t) {
-        if (t.size() < 2 || t.size() > 4) {
-          throw UsageError("launching kernel " + k->handle.name() + ": k[grid, block] (optionally shared_mem, "
-                           "stream) takes 2 to 4 items; given " + std::to_string(t.size()));
-        }
-        Launch l;
-        l.kernel = k;
-        l.config.grid = to_dim3(t[0], "grid");
-        l.config.block = to_dim3(t[1], "block");
-        if (t.size() > 2) l.config.shared_mem = t[2].cast<std::size_t>();
-        if (t.size() > 3) l.stream = stream_handle(t[3]);
-        return l;
-      })
+  py::class_<PyKernel, std::shared_ptr<PyKernel>> kernel_type(m, "Kernel",
+                                                               "One kernel of a loaded module, its parameters read from its PTX.");
+  register_launcher(m, kernel_type);  // k[grid, block] or k[grid, block, shared_mem] or k[grid, block, shared_mem, stream]
+  kernel_type
       .def("launch", [](const std::shared_ptr<PyKernel>& k, const py::handle& grid, const py::handle& block,
                         const py::tuple& args, std::size_t shared_mem, const py::handle& stream,
                         const py::handle& cluster, bool cooperative, bool strict) {
-             Launch l;
-             l.config.grid = to_dim3(grid, "grid");
-             l.config.block = to_dim3(block, "block");
-             l.config.shared_mem = shared_mem;
-             l.config.cluster = cluster.is_none() ? Dim3(0, 0, 0) : to_dim3(cluster, "cluster");
-             l.config.cooperative = cooperative;
-             l.stream = stream_handle(stream);
-             l.strict = strict;
-             launch(*k, l, args.ptr());
+             LaunchConfig config;
+             config.grid = to_dim3(grid, "grid");
+             config.block = to_dim3(block, "block");
+             config.shared_mem = shared_mem;
+             config.cluster = cluster.is_none() ? Dim3(0, 0, 0) : to_dim3(cluster, "cluster");
+             config.cooperative = cooperative;
+             const auto n = static_cast<std::size_t>(PyTuple_GET_SIZE(args.ptr()));
+             launch(*k, config, stream_handle(stream), strict, n ? &PyTuple_GET_ITEM(args.ptr(), 0) : nullptr, n);
            }, "grid"_a, "block"_a, "args"_a = py::tuple(), "shared_mem"_a = 0, "stream"_a = py::none(),
            "cluster"_a = py::none(), "cooperative"_a = false, "strict"_a = false)
+      .def("_name_parameters", [](PyKernel& k, std::string_view source) {
+             return k.signature.name_parameters(source);
+           }, "source"_a, "Names the parameters from the kernel's declaration in its source (no GPU needed).")
       .def_property_readonly("name", [](const PyKernel& k) { return k.handle.name(); })
       .def_property_readonly("signature", [](const PyKernel& k) { return k.signature; })
       .def_property_readonly("parameters", [](const PyKernel& k) { return parameters_list(k.signature); })

@@ -24,6 +24,10 @@ std::array<std::atomic<CUcontext>, k_max_devices> g_contexts{};
 std::mutex g_context_mutex;
 std::array<std::atomic<int>, k_max_devices> g_compute_capability{};  // 0 until read
 
+}  // namespace
+
+namespace driver {
+
 CUcontext primary_context(int ordinal) {
   if (ordinal < 0 || ordinal >= k_max_devices) {
     throw UsageError(fmt::format("selecting CUDA device {}: kjit supports ordinals 0..{}", ordinal, k_max_devices - 1));
@@ -42,6 +46,12 @@ CUcontext primary_context(int ordinal) {
   return ctx;  // retained for the life of the process
 }
 
+}  // namespace driver
+
+namespace {
+
+using driver::primary_context;
+
 int attribute(int ordinal, CUdevice_attribute attr, const char* what) {
   const auto& api = driver::get();
   CUdevice dev{};
@@ -52,18 +62,16 @@ int attribute(int ordinal, CUdevice_attribute attr, const char* what) {
   return value;
 }
 
-// Makes the device current when it is not already (a thread-local read in the driver).
+// Makes the device current when it is not already (a thread-local read in the driver) and leaves
+// it current: Device::make_current, which the caller asked for.
 void ensure_current(const Device& device) {
-  CUcontext ctx = primary_context(device.ordinal());
-  const auto& api = driver::get();
-  CUcontext current = nullptr;
-  api.cuCtxGetCurrent(&current);
-  if (current != ctx) {
-    check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent",
-          "making CUDA device {} current", device.ordinal());
-  }
-  driver::t_current_context = ctx;
+  driver::make_current(primary_context(device.ordinal()), driver::get());
 }
+
+// The device's primary context current for one kjit call, the caller's restored after it.
+struct OnDevice : driver::ContextGuard {
+  explicit OnDevice(const Device& device) : driver::ContextGuard(primary_context(device.ordinal()), driver::get()) {}
+};
 
 }  // namespace
 
@@ -150,12 +158,12 @@ void Device::make_current() const { ensure_current(*this); }
 CUctx_st* Device::context() const { return primary_context(m_ordinal); }
 
 void Device::synchronize() const {
-  ensure_current(*this);
+  OnDevice on(*this);
   check(driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "synchronizing CUDA device {}", m_ordinal);
 }
 
 Stream::Stream(Device device) : m_device(device) {
-  ensure_current(device);
+  OnDevice on(device);
   check(driver::get().cuStreamCreate(&m_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
         "creating a stream on CUDA device {}", device.ordinal());
 }
@@ -179,7 +187,7 @@ void Stream::synchronize() const {
 }
 
 Event::Event(Device device) {
-  ensure_current(device);
+  OnDevice on(device);
   check(driver::get().cuEventCreate(&m_event, CU_EVENT_DEFAULT), "cuEventCreate",
         "creating an event on CUDA device {}", device.ordinal());
 }
@@ -211,7 +219,7 @@ float Event::elapsed_ms(const Event& start, const Event& stop) {
 
 DeviceMemory::DeviceMemory(std::size_t bytes, Device device) : m_device(device), m_bytes(bytes) {
   if (bytes == 0) return;
-  ensure_current(device);
+  OnDevice on(device);
   CUdeviceptr p = 0;
   check(driver::get().cuMemAlloc(&p, bytes), "cuMemAlloc", "allocating {} bytes on CUDA device {}", bytes, device.ordinal());
   m_ptr = p;
@@ -225,8 +233,9 @@ void DeviceMemory::reset() noexcept {
     CUcontext ctx = g_contexts[ordinal].load(std::memory_order_acquire);
     CUcontext current = nullptr;
     api->cuCtxGetCurrent(&current);
-    if (ctx && current != ctx && api->cuCtxSetCurrent(ctx) == CUDA_SUCCESS) driver::t_current_context = ctx;
+    const bool switched = ctx && current != ctx && api->cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
     api->cuMemFree(m_ptr);
+    if (switched) api->cuCtxSetCurrent(current);
   }
   m_ptr = 0;
 }
@@ -246,7 +255,7 @@ void check_same_size(std::size_t count, std::size_t element_size, std::size_t by
 void DeviceMemory::copy_from_host(const void* source, std::size_t count, std::size_t element_size) {
   check_same_size(count, element_size, m_bytes);
   if (m_bytes == 0) return;
-  ensure_current(m_device);
+  OnDevice on(m_device);
   check(driver::get().cuMemcpyHtoD(m_ptr, source, m_bytes), "cuMemcpyHtoD", "copying {} bytes to CUDA device {}",
         m_bytes, m_device.ordinal());
 }
@@ -254,7 +263,7 @@ void DeviceMemory::copy_from_host(const void* source, std::size_t count, std::si
 void DeviceMemory::copy_to_host(void* destination, std::size_t count, std::size_t element_size) const {
   check_same_size(count, element_size, m_bytes);
   if (m_bytes == 0) return;
-  ensure_current(m_device);
+  OnDevice on(m_device);
   check(driver::get().cuMemcpyDtoH(destination, m_ptr, m_bytes), "cuMemcpyDtoH", "copying {} bytes from CUDA device {}",
         m_bytes, m_device.ordinal());
 }
@@ -262,14 +271,14 @@ void DeviceMemory::copy_to_host(void* destination, std::size_t count, std::size_
 void DeviceMemory::copy_from(const DeviceMemory& source, StreamRef stream) {
   check_same_size(source.m_bytes, 1, m_bytes);
   if (m_bytes == 0) return;
-  ensure_current(m_device);
+  OnDevice on(m_device);
   check(driver::get().cuMemcpyDtoDAsync(m_ptr, source.m_ptr, m_bytes, stream), "cuMemcpyDtoDAsync",
         "copying {} bytes within CUDA device {}", m_bytes, m_device.ordinal());
 }
 
 void DeviceMemory::fill_bytes(unsigned char value) {
   if (m_bytes == 0) return;
-  ensure_current(m_device);
+  OnDevice on(m_device);
   check(driver::get().cuMemsetD8(m_ptr, value, m_bytes), "cuMemsetD8", "setting {} bytes on CUDA device {}", m_bytes,
         m_device.ordinal());
 }

@@ -84,14 +84,13 @@ Loader& loader() {
 
 }  // namespace
 
-thread_local CUcontext t_current_context = nullptr;
-
 void make_current(CUcontext context, const DriverApi& api) {
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
   if (current != context) check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent", "making a kernel's context current");
-  t_current_context = context;
 }
+
+void ContextGuard::check_switch(CUresult r) { check(r, "cuCtxSetCurrent", "switching to a device's context for one call"); }
 
 const DriverApi* try_driver(std::string* reason) noexcept {
   Loader& l = loader();

@@ -57,12 +57,55 @@ struct DriverApi {
   int driver_version = 0;  // from cuDriverGetVersion, e.g. 13000
 };
 
-// The context kjit last made or saw current on this thread (a cache of cuCtxGetCurrent for
-// the launch path; a launch that fails re-checks the real one).
-extern thread_local CUcontext t_current_context;
-// Makes `context` current on this thread (asking the driver which one is) and notes it in
-// t_current_context. Throws CudaError.
+// Makes `context` current on this thread when it is not already (asking the driver which one is:
+// a thread-local read inside libcuda) and leaves it current. For kjit's own calls that need a
+// context use ContextGuard, which restores what it found. Throws CudaError.
 void make_current(CUcontext context, const DriverApi& api);
+
+// The primary context of device `ordinal`, retained on first use and kept for the life of the
+// process (a lock-free read after that). Throws UsageError for an ordinal past kjit's table and
+// CudaError when the driver refuses.
+CUcontext primary_context(int ordinal);
+
+// What a ContextGuard restores: always what it found, even no context (a launch: torch's
+// CUDAGuard), or that only when it found one (kjit's other calls: where none was current, the
+// device's context stays current, as the CUDA runtime's first call on a thread leaves it, so that
+// a C++ program's own driver calls after a kjit call keep working).
+enum class Restore { always, unless_none };
+
+// Like torch's CUDAGuard: makes `context` current for one scope and restores the context it found
+// when the scope ends (see Restore). kjit keeps no idea of "current" of its own: every guard asks
+// the driver, so a caller (torch, CuPy) that changed the device in between is never overruled.
+// Allocates nothing, takes no lock; a failed switch throws CudaError.
+class ContextGuard {
+public:
+  ContextGuard(CUcontext context, const DriverApi& api, Restore restore = Restore::unless_none) : m_api(api) {
+    api.cuCtxGetCurrent(&m_previous);
+    switch_to(context, restore);
+  }
+  // The same when the caller read the current context already.
+  ContextGuard(CUcontext context, CUcontext current, const DriverApi& api, Restore restore)
+      : m_api(api), m_previous(current) {
+    switch_to(context, restore);
+  }
+  ~ContextGuard() {
+    if (m_switched) m_api.cuCtxSetCurrent(m_previous);
+  }
+  ContextGuard(const ContextGuard&) = delete;
+  ContextGuard& operator=(const ContextGuard&) = delete;
+  CUcontext previous() const noexcept { return m_previous; }
+
+private:
+  void switch_to(CUcontext context, Restore restore) {
+    if (context == m_previous || context == nullptr) return;
+    check_switch(m_api.cuCtxSetCurrent(context));
+    m_switched = m_previous != nullptr || restore == Restore::always;
+  }
+  static void check_switch(CUresult r);
+  const DriverApi& m_api;
+  CUcontext m_previous = nullptr;
+  bool m_switched = false;
+};
 
 // The loaded driver; throws DriverNotFoundError (with the compile-only hint) when absent.
 const DriverApi& get();

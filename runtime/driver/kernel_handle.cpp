@@ -52,9 +52,6 @@ std::string declared_type(const char* pretty) {
                                                  c.shared_mem, why));
 }
 
-using driver::make_current;
-using driver::t_current_context;
-
 // The function of a library kernel in `context` (current on this thread) and its shared memory
 // opt-in: found once per context, kept in one of the kernel's slots. No lock: a slot is claimed
 // by compare-and-swap; two threads filling one slot store the same function.
@@ -86,24 +83,59 @@ Target in_context(KernelState& k, CUcontext context, const driver::DriverApi& ap
   return Target{f, &unlisted_allowed};
 }
 
-// A launch trusts t_current_context. In the module's context it launches the module's function;
-// a library kernel in another current context launches there (its function for that context);
-// with nothing current, the module's context is made current. When a launch fails it asks the
-// driver where it should have run (the stream's context for a library kernel, else the current
-// one; the module's for a per-context module), switches there and retries once.
-void launch(KernelState& k, const LaunchConfig& c, void** args, bool may_retry = true) {
+// The default stream by any of its names: 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD.
+bool is_default_stream(CUstream s) {
+  return reinterpret_cast<std::uintptr_t>(s) <= reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD);
+}
+
+// The device of a context, asked of the driver with that context current for the question.
+int device_of_context(CUcontext context, const driver::DriverApi& api) {
+  driver::ContextGuard on(context, api, driver::Restore::always);
+  CUdevice dev{};
+  check(api.cuCtxGetDevice(&dev), "cuCtxGetDevice", "reading the device of a launch's stream");
+  return static_cast<int>(dev);
+}
+
+// A stream of another device than the launch's arguments: refused, naming both.
+void check_stream_device(const KernelState& k, CUcontext of_stream, int device, const driver::DriverApi& api) {
+  const int stream_device = device_of_context(of_stream, api);
+  if (stream_device == device) return;  // a context of the same device other than the primary one
+  throw ArgumentError(fmt::format("launching kernel {} of program {}: the stream is on cuda:{} and the arguments "
+                                  "are on cuda:{}; pass a stream of cuda:{} (or none: its current one)",
+                                  k.name, k.module_name, stream_device, device, device));
+}
+
+// Where a launch runs: its stream's context; on the default stream the context of
+// LaunchConfig::device, else the module's (the device it was loaded for). kjit remembers none of it: the
+// current context is read from the driver on every launch (a thread-local read in libcuda), so a
+// caller that changed the device since (torch.cuda.device, cudaSetDevice) is never overruled. The
+// caller's context (or none) is current again when the launch returns.
+void launch(KernelState& k, const LaunchConfig& c, void** args) {
   trace::nvtx::Range range(static_cast<nvtxStringHandle_t>(k.nvtx_name));
   const driver::DriverApi& api = *driver::loaded_driver();  // loaded: the kernel exists
+  CUcontext current = nullptr;
+  api.cuCtxGetCurrent(&current);
+  CUcontext want;
+  if (!is_default_stream(c.stream) && api.cuStreamGetCtx != nullptr) {
+    want = nullptr;
+    check(api.cuStreamGetCtx(c.stream, &want), "cuStreamGetCtx", "launching kernel {} of program {}: reading the "
+          "context of its stream", k.name, k.module_name);
+    if (c.device >= 0 && want != driver::primary_context(c.device)) [[unlikely]] {
+      check_stream_device(k, want, c.device, api);
+    }
+  } else if (c.device >= 0) {
+    want = driver::primary_context(c.device);
+  } else {
+    want = k.context;  // the module's device: a launch never depends on what happens to be current
+  }
+  if (k.kernel == nullptr) want = k.context;  // a per-context module runs only in its own
+  driver::ContextGuard on(want, current, api, driver::Restore::always);
   CUfunction function = k.function;
   std::atomic<std::size_t>* allowed = &k.dynamic_shared_allowed;
-  if (const CUcontext current = t_current_context; current != k.context) [[unlikely]] {
-    if (current == nullptr || k.kernel == nullptr) {
-      make_current(k.context, api);
-    } else {
-      const Target t = in_context(k, current, api);
-      function = t.function;
-      allowed = t.allowed;
-    }
+  if (want != k.context) [[unlikely]] {
+    const Target t = in_context(k, want, api);
+    function = t.function;
+    allowed = t.allowed;
   }
   if (c.shared_mem > allowed->load(std::memory_order_relaxed)) [[unlikely]] {
     CUresult r = api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -141,27 +173,7 @@ void launch(KernelState& k, const LaunchConfig& c, void** args, bool may_retry =
     call = "cuLaunchKernelEx";
     r = api.cuLaunchKernelEx(&cfg, function, args, nullptr);
   }
-  if (r != CUDA_SUCCESS) [[unlikely]] {
-    if (may_retry) {
-      CUcontext real = nullptr;
-      api.cuCtxGetCurrent(&real);
-      CUcontext want = k.context;
-      if (k.kernel != nullptr) {
-        CUcontext of_stream = nullptr;
-        if (c.stream != nullptr && api.cuStreamGetCtx(c.stream, &of_stream) == CUDA_SUCCESS && of_stream != nullptr) {
-          want = of_stream;
-        } else if (real != nullptr) {
-          want = real;
-        }
-      }
-      if (want != real || want != t_current_context) {  // switched behind kjit's back, or another device's stream
-        make_current(want, api);
-        launch(k, c, args, false);
-        return;
-      }
-    }
-    throw_launch_error(k, c, r, call);
-  }
+  if (r != CUDA_SUCCESS) [[unlikely]] throw_launch_error(k, c, r, call);
 }
 
 }  // namespace
@@ -206,7 +218,7 @@ KernelAttributes KernelHandle::attributes() const {
 int KernelHandle::max_active_blocks_per_sm(int block_size, std::size_t dynamic_shared) const {
   const KernelState& k = *m_state;
   const auto& api = driver::get();
-  make_current(k.context, api);
+  driver::ContextGuard on(k.context, api);
   int n = 0;
   check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, k.function, block_size, dynamic_shared),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor",
@@ -217,7 +229,7 @@ int KernelHandle::max_active_blocks_per_sm(int block_size, std::size_t dynamic_s
 int KernelHandle::suggested_block_size(std::size_t dynamic_shared) const {
   const KernelState& k = *m_state;
   const auto& api = driver::get();
-  make_current(k.context, api);
+  driver::ContextGuard on(k.context, api);
   int min_grid = 0, block = 0;
   check(api.cuOccupancyMaxPotentialBlockSize(&min_grid, &block, k.function, nullptr, dynamic_shared, 0),
         "cuOccupancyMaxPotentialBlockSize", "suggesting a block size for kernel {}", k.name);

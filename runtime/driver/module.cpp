@@ -26,7 +26,6 @@ namespace kjit {
 namespace {
 
 using driver::check;
-using driver::make_current;
 using detail::KernelState;
 
 void unload_module(CUmodule m) noexcept {
@@ -136,7 +135,7 @@ struct ModuleState {
     *k = nullptr;
     if (!library()) return api.cuModuleGetFunction(f, module.get(), symbol.c_str());
     if (CUresult r = api.cuLibraryGetKernel(k, library(), symbol.c_str()); r != CUDA_SUCCESS) return r;
-    make_current(context, api);
+    driver::ContextGuard on(context, api);
     return api.cuKernelGetFunction(f, *k);
   }
 };
@@ -217,7 +216,7 @@ Module::Module(CompileResult compiled, Device device) {
   trace::nvtx::Range range("load", result.program_name);
   trace::PhaseScope phase;
   CUcontext context = device.context();
-  make_current(context, api);
+  driver::ContextGuard on(context, api);  // the caller's context back when the load returns
 
   int cc = device.compute_capability();
   bool use_cubin = result.has_cubin() && result.arch.is_real() && result.arch.number() == cc;
@@ -300,7 +299,7 @@ GlobalHandle Module::global_handle(std::string_view name, std::size_t element_si
   if (!lowered) lowered = result.lowered_name("&" + std::string(name));
   const std::string symbol = lowered.value_or(std::string(name));
   const auto& api = driver::get();
-  make_current(m.context, api);
+  driver::ContextGuard on(m.context, api);
   CUdeviceptr address = 0;
   std::size_t bytes = 0;
   // A library's variable has an address on each device: the one of this module's (current) context.

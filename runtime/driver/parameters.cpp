@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+#include <optional>
+
 #include <cstring>
 #include <limits>
 
@@ -142,6 +145,10 @@ void refine(Parameter& p, const std::string& cpp_type) {
   // type on an integer PTX parameter cannot happen.
   if (!kind || *kind == ParameterKind::floating) return;
   p.kind = *kind;
+  if (p.kind == ParameterKind::pointer) {  // "float const*": const before the outermost '*'
+    std::string_view pointee = std::string_view(cpp_type).substr(0, cpp_type.rfind('*'));
+    for (auto t : tokens(pointee)) p.read_only = p.read_only || t == "const";
+  }
 }
 
 std::string describe(const Parameter& p) {
@@ -223,6 +230,108 @@ KernelSignature KernelSignature::of(const CompileResult& result, std::string_vie
                                result.program_name, shown.empty() ? "none" : "", fmt::join(shown, ", "),
                                name.find('<') != std::string_view::npos
                                    ? " (a template needs Program::instantiate(\"name<args>\"))" : ""));
+}
+
+namespace {
+
+// `source` without its comments (each replaced by a space) and without string literals' contents.
+std::string without_comments(std::string_view source) {
+  std::string out;
+  out.reserve(source.size());
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    if (source.compare(i, 2, "//") == 0) {
+      while (i < source.size() && source[i] != '\n') ++i;
+      out += '\n';
+    } else if (source.compare(i, 2, "/*") == 0) {
+      std::size_t end = source.find("*/", i + 2);
+      i = end == std::string_view::npos ? source.size() : end + 1;
+      out += ' ';
+    } else if (source[i] == '"') {
+      out += '"';
+      for (++i; i < source.size() && source[i] != '"'; ++i) {
+        if (source[i] == '\\') ++i;
+      }
+      out += '"';
+    } else {
+      out += source[i];
+    }
+  }
+  return out;
+}
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The declarator names of a parameter list's text ("const float* matrix, int n = 4" -> matrix, n);
+// nullopt when one has no name.
+std::optional<std::vector<std::string>> declarator_names(std::string_view list) {
+  std::vector<std::string> names;
+  int depth = 0;
+  std::size_t start = 0;
+  auto one = [&](std::string_view piece) -> bool {
+    if (auto eq = piece.find('='); eq != std::string_view::npos) piece = piece.substr(0, eq);
+    if (auto bracket = piece.find('['); bracket != std::string_view::npos) piece = piece.substr(0, bracket);
+    std::size_t end = piece.size();
+    while (end > 0 && !is_identifier_char(piece[end - 1])) --end;
+    std::size_t begin = end;
+    while (begin > 0 && is_identifier_char(piece[begin - 1])) --begin;
+    if (begin == end || std::isdigit(static_cast<unsigned char>(piece[begin]))) return false;
+    std::string_view name = piece.substr(begin, end - begin);
+    std::string_view before = piece.substr(0, begin);
+    // "int" alone or "float*" alone has no name: the last identifier is then a type.
+    bool has_type = before.find_first_not_of(" \t\r\n") != std::string_view::npos;
+    if (!has_type || name == "const" || name == "volatile" || name == "__restrict__") return false;
+    names.emplace_back(name);
+    return true;
+  };
+  auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\r\n") == std::string_view::npos; };
+  if (blank(list) || tokens(list) == std::vector<std::string_view>{"void"}) return names;  // "()", "(void)"
+  for (std::size_t i = 0; i <= list.size(); ++i) {
+    char c = i < list.size() ? list[i] : ',';
+    if (c == '(' || c == '<' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == '>' || c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      if (!one(list.substr(start, i - start))) return std::nullopt;
+      start = i + 1;
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+bool KernelSignature::name_parameters(std::string_view source) {
+  std::string plain = driver::plain_name(driver::demangle(m_symbol));
+  if (auto lt = plain.find('<'); lt != std::string::npos) plain.resize(lt);
+  if (auto colon = plain.rfind("::"); colon != std::string::npos) plain = plain.substr(colon + 2);
+  if (plain.empty()) return false;
+  const std::string text = without_comments(source);
+  std::optional<std::vector<std::string>> chosen;
+  for (std::size_t at = 0; (at = text.find(plain, at)) != std::string::npos; at += plain.size()) {
+    if (at > 0 && is_identifier_char(text[at - 1])) continue;
+    std::size_t open = text.find_first_not_of(" \t\r\n", at + plain.size());
+    if (open == std::string::npos || text[open] != '(') continue;
+    // The declaration starts after the previous ';', '}' or '{' (or a preprocessor line) and says __global__.
+    std::size_t head = text.find_last_of(";{}#", at);
+    std::string_view declaration(text.data() + (head == std::string::npos ? 0 : head + 1),
+                                 at - (head == std::string::npos ? 0 : head + 1));
+    if (declaration.find("__global__") == std::string_view::npos) continue;
+    int depth = 0;
+    std::size_t close = open;
+    for (; close < text.size(); ++close) {
+      if (text[close] == '(') ++depth;
+      else if (text[close] == ')' && --depth == 0) break;
+    }
+    if (close >= text.size()) break;
+    auto names = declarator_names(std::string_view(text).substr(open + 1, close - open - 1));
+    if (!names || names->size() != m_parameters.size()) continue;
+    if (chosen && *chosen != *names) return false;  // overloads of one arity that name them differently
+    chosen = std::move(names);
+  }
+  if (!chosen) return false;
+  for (std::size_t i = 0; i < m_parameters.size(); ++i) m_parameters[i].source_name = (*chosen)[i];
+  return true;
 }
 
 std::string KernelSignature::to_string() const {

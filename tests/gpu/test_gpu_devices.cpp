@@ -3,6 +3,7 @@
 // two devices at once, results checked (random inputs, poisoned outputs). Needs two devices;
 // with one, the single-device parts run and the rest is skipped.
 #include "gpu/gpu_support.hpp"
+#include "runtime/driver/driver_api.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -22,6 +23,20 @@ extern "C" __global__ void affine(const float* x, float* y, float a, float b, in
 )";
 
 using Affine = void(const float*, float*, float, float, int);
+
+CUcontext current_context() {
+  CUcontext c = nullptr;
+  kjit::driver::get().cuCtxGetCurrent(&c);
+  return c;
+}
+
+// Checks y == a * x + b on the host; the number of wrong elements.
+int wrong_elements(const kjit::DeviceBuffer<float>& y, const std::vector<float>& x, float a, float b) {
+  auto out = y.to_host();
+  int wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) wrong += !(std::fabs(out[i] - (a * x[i] + b)) <= 1e-5f * (1 + std::fabs(out[i])));
+  return wrong;
+}
 
 // Runs `k` `rounds` times on a stream of `device` from the calling thread; the number of wrong elements.
 int run_on(const kjit::Kernel<Affine>& k, int device, unsigned seed, int rounds) {
@@ -81,5 +96,74 @@ TEST_SUITE("gpu") {
     int fresh_wrong = -1;
     std::thread([&] { fresh_wrong = run_on(m1.kernel<Affine>("affine"), 1, 60, 2); }).join();
     CHECK(fresh_wrong == 0);
+  }
+
+  TEST_CASE("devices: a launch runs on its stream's device whatever context is current, and restores it") {
+    KJIT_REQUIRE_GPU();
+    if (kjit::device_count() < 2) {
+      std::printf("[kjit-skip] one CUDA device: this test needs two\n");
+      return;
+    }
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    auto k = rt.load(kjit::Program("affine.cu", k_source), {}, kjit::Device::get(0)).kernel<Affine>("affine");
+    const int n = 30011;
+    auto host = kjit::test::random_floats(n, 77);
+    kjit::Device d0 = kjit::Device::get(0), d1 = kjit::Device::get(1);
+    kjit::DeviceBuffer<float> x1(std::span<const float>(host), d1), y1(n, d1);
+    kjit::Stream s1(d1);
+    const CUcontext c0 = d0.context(), c1 = d1.context();
+    for (int round = 0; round < 4; ++round) {
+      // Device 0 current (as torch leaves it), a stream of device 1: runs there, device 0 stays current.
+      d0.make_current();
+      y1.fill_bytes(0xFF);
+      const float a = 1.5f + float(round), b = -0.25f * float(round);
+      k.launch({.grid = kjit::ceil_div(n, 256), .block = 256, .stream = s1}, x1.data(), y1.data(), a, b, n);
+      CHECK(current_context() == c0);
+      s1.synchronize();
+      CHECK(wrong_elements(y1, host, a, b) == 0);
+      CHECK(current_context() == c0);  // DeviceBuffer's copies restore it too
+
+      // The default stream with LaunchConfig::device = 1 while device 0 is current.
+      y1.fill_bytes(0xFF);
+      k.launch({.grid = kjit::ceil_div(n, 256), .block = 256, .device = 1}, x1.data(), y1.data(), a, b + 1, n);
+      CHECK(current_context() == c0);
+      d1.synchronize();
+      CHECK(current_context() == c0);
+      CHECK(wrong_elements(y1, host, a, b + 1) == 0);
+
+      // Nothing current: the launch leaves nothing current (torch's CUDAGuard); kjit's other calls
+      // leave the device's context current there, as the CUDA runtime's first call does.
+      kjit::driver::get().cuCtxSetCurrent(nullptr);
+      k.launch({.grid = kjit::ceil_div(n, 256), .block = 256, .stream = s1}, x1.data(), y1.data(), a, b, n);
+      CHECK(current_context() == nullptr);
+      s1.synchronize();
+      CHECK(wrong_elements(y1, host, a, b) == 0);
+      CHECK(current_context() == c1);  // to_host's copy left device 1 current: there was none
+      d0.make_current();
+      y1.fill_bytes(0xFF);
+      k.launch({.grid = kjit::ceil_div(n, 256), .block = 256, .stream = s1}, x1.data(), y1.data(), a, b, n);
+      CHECK(current_context() == c0);
+      s1.synchronize();
+      CHECK(wrong_elements(y1, host, a, b) == 0);
+
+      // Device 1 current and a launch on device 0's default stream via a module of device 1.
+      d1.make_current();
+      kjit::DeviceBuffer<float> x0(std::span<const float>(host), d0), y0(n, d0);
+      y0.fill_bytes(0xFF);
+      k.launch({.grid = kjit::ceil_div(n, 256), .block = 256, .device = 0}, x0.data(), y0.data(), a, b, n);
+      CHECK(current_context() == c1);
+      d0.synchronize();
+      CHECK(wrong_elements(y0, host, a, b) == 0);
+    }
+    // A stream of device 1 for arguments said to be on device 0: an ArgumentError naming both.
+    try {
+      k.launch({.grid = 1, .block = 32, .stream = s1, .device = 0}, x1.data(), y1.data(), 1.0f, 0.0f, 1);
+      FAIL("no error");
+    } catch (const kjit::ArgumentError& e) {
+      CHECK(std::string(e.what()).find("cuda:1") != std::string::npos);
+      CHECK(std::string(e.what()).find("cuda:0") != std::string::npos);
+    }
+    CHECK(current_context() == c1);
   }
 }

@@ -16,7 +16,34 @@ import contextlib as _contextlib
 import json as _json
 import os as _os
 
-from ._kjit import (  # noqa: F401  (the public names)
+
+
+def _nvrtc_from_pip_packages():
+    """libnvrtc from the CUDA packages pip installed (torch's nvidia/cu13, nvidia-cuda-nvrtc), for a
+    machine with no toolkit: loaded by its path, so that the extension's libnvrtc.so.N resolves to it."""
+    import ctypes
+    import importlib.util
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cu13/lib", "cuda_nvrtc/lib", "cu12/lib"):
+            folder = _os.path.join(root, sub)
+            if not _os.path.isdir(folder):
+                continue
+            for name in sorted(_os.listdir(folder)):
+                if name.startswith("libnvrtc.so.") and name.count(".") == 2:  # libnvrtc.so.13, not the builtins
+                    ctypes.CDLL(_os.path.join(folder, name), mode=ctypes.RTLD_GLOBAL)
+                    return _os.path.join(folder, name)
+    return None
+
+
+try:
+    from . import _kjit  # noqa: E402
+except ImportError as _e:  # no toolkit's libnvrtc on the loader's path: try pip's CUDA packages
+    if "libnvrtc" not in str(_e) or _nvrtc_from_pip_packages() is None:
+        raise
+    from . import _kjit  # noqa: E402
+
+from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,
     CompileError,
     CompileResult,
@@ -40,8 +67,6 @@ from ._kjit import (  # noqa: F401  (the public names)
     supported_archs,
     synchronize,
 )
-from . import _kjit
-
 __version__ = _kjit.version()
 
 __all__ = [
@@ -49,8 +74,18 @@ __all__ = [
     "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
     "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
     "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program",
+    "supported_archs", "synchronize", "read_program", "info",
 ]
+
+
+def info():
+    """What kjit runs with: its and NVRTC's versions, where the loaded libnvrtc and the CUDA headers
+    were found (a toolkit, or a pip package such as torch's nvidia/cu13), the driver, the devices
+    and the cache folder (kjit info in Python)."""
+    paths = _kjit.toolkit_paths()
+    return {"kjit_version": __version__, "nvrtc_version": nvrtc_version(), "nvrtc_library": paths["nvrtc_library"],
+            "include_dirs": paths["include_dirs"], "driver": driver_available() or driver_unavailable_reason(),
+            "devices": device_count(), "cache_dir": str(_runtime().cache_dir)}
 
 
 def _options(arch=None, std=None, defines=None, include_dirs=None, fast_math=False, line_info=False,
@@ -145,8 +180,9 @@ class Module:
     """A compiled program loaded on the GPU: its kernels as attributes (mod.square) or by name
     (mod.kernel("scale<float>")), its variables as mod.globals["name"]."""
 
-    def __init__(self, module):
+    def __init__(self, module, source=None):
         self._module = module
+        self._source = source
         self._kernels = {}
         self.globals = _Globals(self)
 
@@ -154,6 +190,8 @@ class Module:
         k = self._kernels.get(name)
         if k is None:
             k = self._kernels[name] = self._module.kernel(name)
+            if self._source is not None:  # the parameters' names, for kjit.torch.op and messages
+                k._name_parameters(self._source)
         return k
 
     def __getattr__(self, name):
@@ -200,7 +238,7 @@ class Runtime:
             return Module(self._rt.load_result(what, device))
         if isinstance(what, Link):
             return Module(self._rt.load_link(what, _options(**options), device))
-        return Module(self._rt.load(what, _options(**options), device))
+        return Module(self._rt.load(what, _options(**options), device), what.source)
 
     def link(self, link, **options):
         return self._rt.link(link, _options(**options))
@@ -270,7 +308,7 @@ def load_inline(name, cuda_sources, functions=None, extra_cuda_cflags=None, buil
     if isinstance(functions, str):
         functions = [functions]
     return Module(_kjit.load_inline(name, sources, list(functions or []), flags,
-                                    _os.fspath(build_directory) if build_directory else "", bool(verbose)))
+                                    _os.fspath(build_directory) if build_directory else "", bool(verbose)), sources)
 
 
 def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", flush_l2=True,
@@ -333,6 +371,14 @@ class profile:
 
     def export_chrome_trace(self, path):
         self._profiler.export_chrome_trace(_os.fspath(path))
+
+
+def __getattr__(name):
+    # kjit.torch (kernels as torch operators) is imported when first named: `import kjit` imports no torch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'kjit' has no attribute {name!r}")
 
 
 @_contextlib.contextmanager

@@ -1,0 +1,172 @@
+# CPU tests of kjit.torch: the op schema derived from a kernel's parameter list (PTX, mangled name,
+# source names), registration errors before anything is registered, and, where torch is
+# installed, the registration itself and the fake implementation under torch's FakeTensorMode.
+import sys
+
+import pytest
+
+import kjit
+import kjit.torch as kt
+
+SOURCE = r"""
+struct Pair { float a; int b; };
+// the lecture's kernel
+__global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {}
+__global__ void widths(const double* x, double* y, signed char a, unsigned char b, short c, unsigned short d,
+                       int e, unsigned f, long long g, unsigned long long h, float i, double j, bool k) {}
+__global__ void two_out(const float* __restrict__ in, float* sum, float* diff, long long n) {}
+__global__ void in_place(float* data, const float* other, int n) {}
+__global__ void by_value(Pair p, float* out) {}
+extern "C" __global__ void plain(float* out, const float* in, unsigned n) {}
+__global__ void /* a comment */ commented(const float* a /* the input */, float* b, // the output
+                                          int n = 4) {}
+"""
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    rt = kjit.Runtime(cache_dir=str(tmp_path_factory.mktemp("cache")))
+    return rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+
+
+def sig(result, name, named=True):
+    s = result.signature(name)
+    if named:
+        assert s.name_parameters(SOURCE)
+    return s
+
+
+def empty_like(*args):
+    return None
+
+
+def test_square_schema_from_ptx_and_source(result):
+    s = sig(result, "square_matrix_kernel")
+    assert [p["source_name"] for p in s.parameters] == ["matrix", "result", "width", "height"]
+    assert [p["read_only"] for p in s.parameters] == [True, False, False, False]
+    assert kt.schema(s, "mylib::square", outputs={"result": lambda matrix, width, height: None}) == \
+        "square(Tensor matrix, SymInt width, SymInt height) -> Tensor"
+
+
+def test_every_scalar_width(result):
+    s = sig(result, "widths")
+    assert kt.schema(s, "t::widths", outputs={"y": empty_like}) == (
+        "widths(Tensor x, SymInt a, SymInt b, SymInt c, SymInt d, SymInt e, SymInt f, SymInt g, SymInt h, float i, float j, bool k) -> Tensor")
+
+
+def test_two_outputs_in_order_and_restrict(result):  # and "in", a Python keyword, as in_
+    s = sig(result, "two_out")
+    assert s.parameters[0]["read_only"]
+    assert kt.schema(s, "t::two", outputs={"sum": empty_like, "diff": empty_like}) == \
+        "two(Tensor in_, SymInt n) -> (Tensor, Tensor)"
+
+
+def test_outputs_named_by_the_caller_take_the_writable_pointers_in_order(result):
+    s = sig(result, "two_out", named=False)
+    assert all(p["source_name"] == "" for p in s.parameters)
+    assert kt.schema(s, "t::two", outputs={"s": lambda x, n: None, "d": lambda x, n: None}) == \
+        "two(Tensor x, SymInt n) -> (Tensor, Tensor)"
+    assert kt.schema(s, "t::two", outputs={"s": empty_like, "d": empty_like}) == \
+        "two(Tensor arg0, SymInt arg3) -> (Tensor, Tensor)"
+
+
+def test_mutated_input(result):
+    s = sig(result, "in_place")
+    assert kt.schema(s, "t::in_place", mutates=["data"]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
+    assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
+
+
+def test_extern_c_pointers_are_tensors_named_by_index(result):
+    s = sig(result, "plain")
+    assert all(p["kind"] == "pointer or 64-bit integer" for p in s.parameters[:2])
+    assert kt.schema(s, "t::plain", outputs={0: empty_like}) == "plain(Tensor in_, SymInt n) -> Tensor"
+    assert kt.schema(s, "t::plain", mutates=[0]) == "plain(Tensor(a!) out, Tensor in_, SymInt n) -> ()"
+
+
+def test_comments_and_default_arguments_in_the_declaration(result):
+    s = sig(result, "commented")
+    assert [p["source_name"] for p in s.parameters] == ["a", "b", "n"]
+
+
+def test_name_parameters_needs_the_declaration(result):
+    s = result.signature("square_matrix_kernel")
+    assert not s.name_parameters("__global__ void other(int a) {}")
+    assert not s.name_parameters("void square_matrix_kernel(const float* m, float* r, int w, int h);")  # not __global__
+    assert not s.name_parameters("__global__ void square_matrix_kernel(int only) {}")  # other arity
+    assert all(p["source_name"] == "" for p in s.parameters)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(), "result.*written by the kernel"),
+    (dict(outputs={"result": empty_like, "extra": empty_like}), "outputs has 2 entries"),
+    (dict(outputs={"matrix": empty_like}), "const"),
+    (dict(outputs={"result": empty_like}, mutates=["width"]), "a scalar"),
+    (dict(outputs={"result": empty_like}, mutates=["nope"]), "no parameter"),
+    (dict(outputs={"result": lambda matrix, width: None}), "takes 2 argument"),
+    (dict(outputs={"result": empty_like}, grid=lambda a, b, c, d: 1), "grid takes 4 argument"),
+    (dict(outputs={"result": empty_like}, mutates=["result"]), "both an output and mutated"),
+])
+def test_registration_errors(result, kwargs, message):
+    s = sig(result, "square_matrix_kernel")
+    with pytest.raises(kjit.UsageError, match=message):
+        kt.schema(s, "mylib::square", **kwargs)
+
+
+@pytest.mark.parametrize("name", ["square", "a::b::c", "my lib::square", "mylib::", "mylib::def"])
+def test_bad_names(result, name):
+    with pytest.raises(kjit.UsageError, match="namespace::name|not an identifier"):
+        kt.schema(sig(result, "square_matrix_kernel"), name, outputs={"result": empty_like})
+
+
+def test_structs_are_refused(result):
+    with pytest.raises(kjit.UsageError, match="passed by value as 8 bytes"):
+        kt.schema(sig(result, "by_value"), "t::by_value", outputs={"out": empty_like})
+
+
+def test_kjit_torch_imports_no_torch():
+    import subprocess
+    code = "import sys, kjit, kjit.torch; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _torch():
+    return pytest.importorskip("torch", reason="torch is not installed: the registration and fake tensor tests "
+                                               "need it (the schema tests above ran without it)")
+
+
+class _FakeKernel:
+    """What op() reads of a kernel, for registering without a GPU: its parameters and k[grid, block]."""
+
+    def __init__(self, signature):
+        self.parameters = signature.parameters
+        self.name = signature.kernel
+
+    def __getitem__(self, config):
+        raise AssertionError("the fake implementation never launches")
+
+
+def test_registration_and_fake_shapes(result):
+    torch = _torch()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    k = _FakeKernel(sig(result, "two_out"))
+    op = kt.op(k, "kjit_cpu_test::two_out", grid=lambda x, n: (n + 255) // 256, block=256,
+               outputs={"sum": lambda x, n: torch.empty_like(x), "diff": lambda x, n: x.new_empty(x.shape[0] * 2)})
+    assert str(op._schema) == "kjit_cpu_test::two_out(Tensor in_, SymInt n) -> (Tensor, Tensor)"
+    with FakeTensorMode():
+        x = torch.empty(5, 3, device="cuda" if torch.cuda.is_available() else "cpu")
+        s, d = torch.ops.kjit_cpu_test.two_out(x, 15)
+        assert s.shape == (5, 3) and d.shape == (10,)
+        assert s.dtype == x.dtype
+    with pytest.raises(kjit.UsageError, match="already"):
+        kt.op(_FakeKernel(sig(result, "two_out")), "kjit_cpu_test::two_out", grid=1, block=1,
+              outputs={"sum": lambda x, n: x, "diff": lambda x, n: x})
+    with pytest.raises(kjit.UsageError, match="registered already as kjit_cpu_test::two_out"):
+        kt.op(k, "kjit_cpu_test::two_out_again", grid=1, block=1,
+              outputs={"sum": lambda x, n: x, "diff": lambda x, n: x})
+
+
+def test_a_name_torch_has_is_refused(result):
+    _torch()
+    with pytest.raises(kjit.UsageError, match="torch has an operator of this name"):
+        kt.op(_FakeKernel(sig(result, "in_place")), "aten::add", grid=1, block=1, mutates=["data"])
