@@ -39,6 +39,10 @@ if has build; then
   if [ $rc -ne 0 ]; then grep -B2 -A12 "error\|Error" "$out/build.txt" | head -60; exit 1; fi
 fi
 export PYTHONPATH=$b/python
+if has pytest; then
+  echo "== pytest"
+  (cd /tmp && timeout 420 python3 -m pytest -q -p no:cacheprovider -rs "$src/python/tests" 2>&1 | tee "$out/pytest.txt" | tail -6)
+fi
 if has test; then
   echo "== ctest -L gpu"
   (cd "$b" && ctest -L gpu --output-on-failure -j 1 --timeout 300 2>&1 | tee "$out/ctest-gpu.txt" | tail -15)
@@ -62,7 +66,7 @@ if has bench; then
   { python3 "$src/bench/python/launch_breakdown.py"; echo; python3 "$src/bench/python/op_overhead.py"; echo
     "$b/bench/bench_launch" 2>&1 | tail -12; } 2>&1 | tee "$out/bench.txt"
   [ "${PEERS:-1}" = 0 ] || python3 "$src/bench/peers/peers.py" --kjit "$b/bench/bench_peers_kjit" --kjit-python "$b/python" --out "$out/peers" \
-    --rounds "${ROUNDS:-2}" --warm-rounds "${WARM_ROUNDS:-5}" --timeout 200 2>&1 | tail -20
+    --rounds "${ROUNDS:-2}" --warm-rounds "${WARM_ROUNDS:-5}" --timeout 200 ${ONLY:+--only "$ONLY"} 2>&1 | tail -20
 fi
 if has pip; then
   echo "== pip install ./python (no installed kjit: it builds libkjit)"
