@@ -80,4 +80,18 @@ struct RuntimeStats {
                 remote_bytes_written = 0, remote_latency_us = 0;
 };
 
+// Every counter of RuntimeStats by its name, in the order above: the one list bindings and tools
+// read (the Python package's Runtime.stats()), so a counter added above is added here only.
+template <class F>
+void for_each_counter(const RuntimeStats& s, F&& f) {
+  f("registry_hits", s.registry_hits), f("disk_hits", s.disk_hits), f("misses", s.misses);
+  f("compiles", s.compiles), f("waits", s.waits), f("damaged", s.damaged), f("evictions", s.evictions);
+  f("bytes_written", s.bytes_written), f("bytes_read", s.bytes_read), f("store_failures", s.store_failures);
+  f("remote_requests", s.remote_requests), f("remote_hits", s.remote_hits), f("remote_misses", s.remote_misses);
+  f("remote_rejected", s.remote_rejected), f("remote_errors", s.remote_errors), f("remote_timeouts", s.remote_timeouts);
+  f("remote_writes", s.remote_writes), f("remote_dropped", s.remote_dropped), f("remote_bytes_read", s.remote_bytes_read);
+  f("remote_bytes_written", s.remote_bytes_written), f("remote_latency_us", s.remote_latency_us);
+}
+static_assert(sizeof(RuntimeStats) == 21 * sizeof(std::uint64_t), "a RuntimeStats counter changed: list it in for_each_counter");
+
 }  // namespace kjit

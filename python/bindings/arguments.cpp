@@ -25,6 +25,7 @@ struct Names {
   PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
   PyObject* ptr = PyUnicode_InternFromString("ptr");
   PyObject* handle = PyUnicode_InternFromString("handle");
+  PyObject* cuda_stream_protocol = PyUnicode_InternFromString("__cuda_stream__");
 };
 const Names& names() {
   static const Names* n = new Names();  // lives as long as the interpreter's interned strings
@@ -232,14 +233,19 @@ std::optional<std::uintptr_t> stream_handle(const py::handle& stream) {
   PyObject* o = stream.ptr();
   if (PyLong_Check(o)) return as_handle(o);
   const Names& n = names();
+  if (PyObject_HasAttr(o, n.cuda_stream_protocol)) {  // cuda.core's protocol: __cuda_stream__() -> (version, handle)
+    py::object pair = py::reinterpret_borrow<py::object>(o).attr(n.cuda_stream_protocol)();
+    if (PyTuple_Check(pair.ptr()) && PyTuple_GET_SIZE(pair.ptr()) == 2) return as_handle(PyTuple_GET_ITEM(pair.ptr(), 1));
+    throw UsageError("launching a kernel: stream=" + type_name(o) + ": __cuda_stream__() returned no (version, handle) pair");
+  }
   for (PyObject* attr : {n.cuda_stream, n.ptr, n.handle}) {  // torch.cuda.Stream, cupy.cuda.Stream, kjit.Stream
     if (PyObject_HasAttr(o, attr)) {
       py::object v = py::reinterpret_borrow<py::object>(o).attr(attr);
       if (PyLong_Check(v.ptr())) return as_handle(v.ptr());
     }
   }
-  throw UsageError("launching a kernel: stream= takes None, an int (a CUstream), a kjit.Stream, a torch.cuda.Stream "
-                   "or a cupy.cuda.Stream; given " + type_name(o));
+  throw UsageError("launching a kernel: stream= takes None, an int (a CUstream), an object with __cuda_stream__, a "
+                   "kjit.Stream, a torch.cuda.Stream or a cupy.cuda.Stream; given " + type_name(o));
 }
 
 std::uintptr_t default_stream(const Placement& where) {

@@ -88,13 +88,9 @@ RuntimeConfig runtime_config(const py::kwargs& kw) {
 }
 
 py::dict stats_dict(const RuntimeStats& s) {
-  return py::dict("registry_hits"_a = s.registry_hits, "disk_hits"_a = s.disk_hits, "misses"_a = s.misses,
-                  "compiles"_a = s.compiles, "waits"_a = s.waits, "damaged"_a = s.damaged,
-                  "evictions"_a = s.evictions, "bytes_written"_a = s.bytes_written, "bytes_read"_a = s.bytes_read,
-                  "store_failures"_a = s.store_failures, "remote_requests"_a = s.remote_requests,
-                  "remote_hits"_a = s.remote_hits, "remote_misses"_a = s.remote_misses,
-                  "remote_rejected"_a = s.remote_rejected, "remote_errors"_a = s.remote_errors,
-                  "remote_writes"_a = s.remote_writes);
+  py::dict out;
+  for_each_counter(s, [&](const char* name, std::uint64_t value) { out[name] = value; });
+  return out;
 }
 
 std::optional<Device> device_of(const py::object& device) {
@@ -207,6 +203,9 @@ void bind(py::module_& m) {
       .def(py::init([](int device) { return std::make_unique<Stream>(Device::get(device)); }), "device"_a = 0)
       .def_property_readonly("handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
       .def_property_readonly("device", [](const Stream& s) { return s.device().ordinal(); })
+      .def("__cuda_stream__", [](const Stream& s) {
+        return py::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.handle()));
+      }, "cuda.core's stream protocol: (version 0, the CUstream as an int).")
       .def("synchronize", [](const Stream& s) {
         py::gil_scoped_release unlocked;
         s.synchronize();
@@ -388,12 +387,13 @@ void bind(py::module_& m) {
 
   // Profiling.
   py::class_<Profiler>(m, "Profiler", "kjit's CUPTI profiler: every kernel, copy and launch while it records.")
-      .def(py::init([](std::size_t max_events, bool memory) {
+      .def(py::init([](std::size_t max_events, bool memory, std::vector<std::string> metrics) {
         ProfileOptions o;
         o.max_events = max_events;
         o.memory = memory;
+        o.metrics = std::move(metrics);
         return std::make_unique<Profiler>(o);
-      }), "max_events"_a = 2'000'000, "memory"_a = true)
+      }), "max_events"_a = 2'000'000, "memory"_a = true, "metrics"_a = std::vector<std::string>{})
       .def_property_readonly("active", &Profiler::active)
       .def_property_readonly("message", &Profiler::message)
       .def("stop", [](Profiler& p) {

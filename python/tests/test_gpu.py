@@ -279,3 +279,46 @@ def test_bench_times_a_launch(torch, square):
     assert 0 < ms < 100
     q = kjit.bench(lambda: launch_square(square, x, y), warmup=5, rep=20, quantiles=[0.5, 0.2, 0.8])
     assert len(q) == 3 and q[1] <= q[0] <= q[2]
+
+
+class CudaStreamOnly:
+    """A stream offered only through cuda.core's protocol: __cuda_stream__() -> (version, handle)."""
+
+    def __init__(self, handle):
+        self.handle_value = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle_value)
+
+
+def test_cuda_stream_protocol_taken_and_offered(torch, square):
+    s = torch.cuda.Stream()
+    x = torch.randn(40, 50, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    with torch.cuda.stream(s):  # the tensors' work on s; the launch told to use s by the protocol alone
+        x2 = x * 1.0
+    torch.cuda.synchronize()
+    square.launch((4, 3), (16, 16), (x2, y, 50, 40), stream=CudaStreamOnly(s.cuda_stream))
+    s.synchronize()
+    torch.testing.assert_close(y, x * x, rtol=0, atol=0)
+    ks = kjit.Stream(0)
+    version, handle = ks.__cuda_stream__()
+    assert version == 0 and handle == ks.handle and handle != 0
+    y.fill_(float("nan"))
+    torch.cuda.synchronize()
+    square[(4, 3), (16, 16), 0, ks](x, y, 50, 40)
+    ks.synchronize()
+    torch.testing.assert_close(y, x * x, rtol=0, atol=0)
+
+
+def test_bench_resets_grad_to_none_before_each_call(torch, square):
+    w = torch.randn(8, device="cuda", requires_grad=True)
+    calls = []
+
+    def step():
+        assert w.grad is None  # reset by kjit.bench before every call, as Triton's do_bench
+        w.grad = torch.ones_like(w)
+        calls.append(1)
+
+    ms = kjit.bench(step, warmup=1, rep=5, grad_to_none=[w])
+    assert ms >= 0 and len(calls) > 2

@@ -313,8 +313,16 @@ def load_inline(name, cuda_sources, functions=None, extra_cuda_cflags=None, buil
 
 def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", flush_l2=True,
           stream=None, device=0):
-    """Times fn() like triton.testing.do_bench: CUDA events, an L2 flush before each call; returns the
-    mean (return_mode: "min", "max", "mean", "median", "all") in ms, or the quantiles asked for."""
+    """Times fn() like triton.testing.do_bench: CUDA events, an L2 flush before each call, the .grad
+    of each tensor in grad_to_none reset before each call; returns the mean (return_mode: "min",
+    "max", "mean", "median", "all") in ms, or the quantiles asked for."""
+    if grad_to_none:  # as Triton's: each tensor's .grad reset before every call
+        tensors, timed = list(grad_to_none), fn
+
+        def fn():
+            for t in tensors:
+                t.grad = None
+            timed()
     r = _kjit.bench(fn, float(warmup), float(rep), list(quantiles or []), bool(flush_l2), stream, device)
     if quantiles:
         q = r["quantile_ms"]
@@ -328,10 +336,12 @@ def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode
 
 class profile:
     """with kjit.profile() as p: ... records every kernel, copy and launch (torch's too) through
-    kjit's CUPTI profiler; then p.table(), p.summary(), p.export_chrome_trace(path)."""
+    kjit's CUPTI profiler; then p.table(), p.summary(), p.export_chrome_trace(path).
+    metrics="sol" (or Nsight Compute metric names) adds the speed-of-light table's counters."""
 
-    def __init__(self, max_events=2_000_000, memory=True):
-        self._options = (max_events, memory)
+    def __init__(self, max_events=2_000_000, memory=True, metrics=None):
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics or [])
+        self._options = (max_events, memory, metrics)
         self._profiler = None
 
     def __enter__(self):
