@@ -179,6 +179,7 @@ TEST_SUITE("NvccFlags") {
       CHECK(fx.key(host) == fx.key({}));
     }
     // -g and -O0 say what they did not do (and what would); -O1..-O3 are what device code gets anyway.
+    fx.warnings.clear();
     fx.compile({"-O0", "-g", "-O3", "-O2"});
     REQUIRE(fx.warnings.size() == 2);
     CHECK(fx.warnings[0].find("\"-O0\"") != std::string::npos);
