@@ -37,7 +37,7 @@ TEST_SUITE("host_functions") {
   TEST_CASE("a log's errors: declarations, definitions, constexpr, names and lines") {
     const std::string log = log_of("k.cu", 1, "void host_helper(int n);", 5) +
                             log_of("k.cu", 2, "int twice(int x) { return 2 * x; }", 4) +
-                            log_of("common.cuh", 7, "  struct S { void m(int) const; };", 19) +
+                            log_of("common.cuh", 7, "  struct S { void m(int) const; };", 18) +
                             log_of("k.cu", 9, "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }", 14) +
                             "4 errors detected in the compilation of \"k.cu\".\n";
     const auto found = kjit::compile::find_host_functions(log, no_source);

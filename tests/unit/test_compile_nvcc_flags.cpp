@@ -181,7 +181,9 @@ TEST_SUITE("NvccFlags") {
     // -g and -O0 say what they did not do (and what would); -O1..-O3 are what device code gets anyway.
     fx.warnings.clear();
     fx.compile({"-O0", "-g", "-O3", "-O2"});
-    REQUIRE(fx.warnings.size() == 2);
+    std::string all;
+    for (const auto& w : fx.warnings) all += w + "\n";
+    REQUIRE_MESSAGE(fx.warnings.size() == 2, all);
     CHECK(fx.warnings[0].find("\"-O0\"") != std::string::npos);
     CHECK(fx.warnings[0].find("device code stays optimized") != std::string::npos);
     CHECK(fx.warnings[0].find("-G (--device-debug)") != std::string::npos);

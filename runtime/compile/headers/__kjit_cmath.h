@@ -43,11 +43,21 @@
 #ifndef HUGE_VALL
 #define HUGE_VALL HUGE_VAL
 #endif
-#ifndef INFINITY
-#define INFINITY HUGE_VALF
+// INFINITY and NAN are spelled as libcu++ spells them under NVRTC: its <cuda/std/cmath> (CUB,
+// Thrust) defines both again, and one macro defined twice the same way is no warning. Until
+// libcu++ makes _CUDA_VSTD the name of its namespace, _CUDA_VSTD names the small one here.
+#if !defined(INFINITY) && !defined(NAN)
+#ifndef _CUDA_VSTD
+namespace _CUDA_VSTD {
+template <class _Tp> struct numeric_limits;
+template <> struct numeric_limits<float> {
+  __KJIT_HD static constexpr float infinity() noexcept { return __builtin_bit_cast(float, 0x7f800000u); }
+  __KJIT_HD static constexpr float quiet_NaN() noexcept { return __builtin_bit_cast(float, 0x7fc00000u); }
+};
+}  // namespace _CUDA_VSTD
 #endif
-#ifndef NAN
-#define NAN (__builtin_bit_cast(float, 0x7fc00000u))
+#define INFINITY _CUDA_VSTD::numeric_limits<float>::infinity()
+#define NAN      _CUDA_VSTD::numeric_limits<float>::quiet_NaN()
 #endif
 #ifndef FP_NAN
 #define FP_NAN 0
