@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fcntl.h>
@@ -121,19 +122,32 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
+std::chrono::milliseconds saturate_duration(std::chrono::milliseconds d) {
+  return std::clamp(d, std::chrono::milliseconds(0), std::chrono::milliseconds(k_max_duration));
+}
+
+namespace {
+
+// Seconds per unit (s, m, h, d, w; none: seconds), 0 for an unknown unit.
+long double seconds_per(const std::string& unit) {
+  if (unit.empty() || unit == "s") return 1;
+  if (unit == "m" || unit == "min") return 60;
+  if (unit == "h") return 3600;
+  if (unit == "d") return 86400;
+  if (unit == "w") return 7 * 86400;
+  return 0;
+}
+
+}  // namespace
+
 std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
   auto parts = split_number(text);
   if (!parts) return std::nullopt;
   auto [value, unit] = *parts;
-  long double factor = 0;
-  if (unit.empty() || unit == "s") factor = 1;
-  else if (unit == "m" || unit == "min") factor = 60;
-  else if (unit == "h") factor = 3600;
-  else if (unit == "d") factor = 86400;
-  else if (unit == "w") factor = 7 * 86400;
-  else return std::nullopt;
+  const long double factor = seconds_per(unit);
+  if (factor == 0) return std::nullopt;
   const long double seconds = std::floor(value * factor);
-  if (!(seconds < 9.2e18L)) return std::nullopt;
+  if (!(seconds < static_cast<long double>(k_max_duration.count()))) return k_max_duration;  // also inf
   return std::chrono::seconds(static_cast<std::int64_t>(seconds));
 }
 
@@ -141,15 +155,14 @@ std::optional<std::chrono::milliseconds> parse_duration_ms(std::string_view text
   auto parts = split_number(text);
   if (!parts) return std::nullopt;
   auto [value, unit] = *parts;
-  if (unit == "ms") {
-    if (!(value < 9.2e18L)) return std::nullopt;
-    return std::chrono::milliseconds(static_cast<std::int64_t>(std::floor(value)));
+  long double ms_per = 1;
+  if (unit != "ms") {
+    ms_per = seconds_per(unit) * 1000;
+    if (ms_per == 0) return std::nullopt;
   }
-  if (unit.empty()) unit = "s";
-  auto whole = parse_duration(fmt::format("1{}", unit));
-  if (!whole) return std::nullopt;
-  const long double ms = std::floor(value * static_cast<long double>(whole->count()) * 1000);
-  if (!(ms < 9.2e18L)) return std::nullopt;
+  const long double ms = std::floor(value * ms_per);
+  constexpr std::chrono::milliseconds k_max_ms = k_max_duration;
+  if (!(ms < static_cast<long double>(k_max_ms.count()))) return k_max_ms;
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 

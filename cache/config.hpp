@@ -36,8 +36,16 @@ std::string join_path(std::string base, std::string_view tail);
 // (k = K = KB = KiB = 1024). nullopt for anything else, negatives, or values over 2^64 - 1.
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
+// The longest duration kjit keeps: 100 years. Longer ones (parsed, or set through the API)
+// saturate to it, so that now + d and now - d fit every clock kjit uses (nanoseconds) and a
+// Redis expiry: "200000d" means "forever", never a negative that expires everything at once.
+inline constexpr std::chrono::seconds k_max_duration{36525ll * 86400};
+// `d` within [0, k_max_duration].
+std::chrono::milliseconds saturate_duration(std::chrono::milliseconds d);
+
 // "45", "30s", "10m", "2h", "7d", "2w", "1.5h": a number with an optional unit (s, m, h, d, w;
-// none means seconds). nullopt for anything else or negatives. Fractions round down to seconds.
+// none means seconds). nullopt for anything else or negatives. Fractions round down to seconds;
+// anything longer than k_max_duration is k_max_duration.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
 // parse_duration() that also takes "ms" and keeps milliseconds: "50ms", "0.2s", "2" (seconds).

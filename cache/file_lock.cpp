@@ -1,5 +1,6 @@
 #include "cache/file_lock.hpp"
 
+#include "cache/config.hpp"
 #include "cache/lock_heartbeat.hpp"
 
 #include <fmt/format.h>
@@ -93,6 +94,8 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chron
                                    const std::function<void(std::chrono::milliseconds)>& progress,
                                    std::chrono::milliseconds progress_every, OnRelease on_release,
                                    std::chrono::milliseconds stale_after, FileMode mode) {
+  timeout = saturate_duration(timeout);  // 1000000000000d: as long as kjit waits, never a negative
+  stale_after = saturate_duration(stale_after);
   const auto start = Clock::now();
   LockWatch watch(path, stale_after);
   auto next_progress = start + std::max(progress_every, std::chrono::milliseconds(1));

@@ -20,6 +20,7 @@ struct Failure {
     error,      // the attempt failed (an errno, a missing folder, a short write...)
     timed_out,  // waited as long as allowed for a lock someone else holds (or, no wait: it is held)
     stalled,    // the lock's holder is alive but has shown no progress (cache::LockWatch)
+    too_large,  // a value longer than the caller takes, refused from its length before it was read
   };
   std::string message;
   Reason reason = Reason::error;

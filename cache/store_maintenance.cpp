@@ -3,6 +3,8 @@
 // (cache/store_scan). The request path's reads and writes are in cache/store.cpp.
 #include "cache/store.hpp"
 
+#include "cache/config.hpp"
+
 #include "cache/entry.hpp"
 #include "cache/file_io.hpp"
 #include "cache/store_scan.hpp"
@@ -146,7 +148,8 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   result.skipped = scan.skipped;
   const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
   const std::int64_t cutoff_ns =
-      older_than ? now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(*older_than).count()
+      older_than ? now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                saturate_duration(*older_than)).count()  // 200000d: before any entry
                  : std::numeric_limits<std::int64_t>::min();
   const std::uint64_t limit = scope == Scope::clear ? 0
                               : max_size == 0       ? std::numeric_limits<std::uint64_t>::max()

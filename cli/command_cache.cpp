@@ -216,7 +216,8 @@ void add_prune(CLI::App& cache, Context& ctx) {
                     "Keep at most this many bytes (2G, 512M, ...); 0 means no limit (nothing is removed for size); "
                     "default: the budget");
   prune->add_option("--older-than", *older_than,
-                    "Remove entries unused for this long; the unit is required: 90s, 30m, 12h, 7d");
+                    "Remove entries unused for this long; the unit is required: 90s, 30m, 12h, 7d (over 100 years: 100 "
+                    "years)");
   prune->callback([&ctx, max_size, older_than] {
     std::optional<std::uint64_t> size;
     std::optional<std::chrono::seconds> age;

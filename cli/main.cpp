@@ -22,7 +22,12 @@ RuntimeConfig Context::runtime_config() const {
   if (verbose >= 2) config.log_level = LogLevel::debug;
   if (quiet) config.log_level = LogLevel::error;
   if (!lock_timeout.empty()) config.lock_timeout = parse_duration(lock_timeout, "--lock-timeout");
-  if (!lock_stale_after.empty()) config.lock_stale_after = parse_duration(lock_stale_after, "--lock-stale-after");
+  if (!lock_stale_after.empty()) {
+    config.lock_stale_after = parse_duration(lock_stale_after, "--lock-stale-after");
+    if (config.lock_stale_after < std::chrono::seconds(2)) {  // as KJIT_LOCK_STALE_AFTER: a holder beats every second
+      throw UsageError(fmt::format("--lock-stale-after {}: expected at least 2s", lock_stale_after));
+    }
+  }
   if (!remote.empty()) config.remote_cache = remote;
   return config;
 }
@@ -117,8 +122,8 @@ int main(int argc, char** argv) {
                  "Longest wait for another process compiling the same kernel (30s, 5m; default 5m or "
                  "$KJIT_LOCK_TIMEOUT)");
   app.add_option("--lock-stale-after", ctx.lock_stale_after,
-                 "Stop waiting once that process shows no progress this long, and compile (default 10s or "
-                 "$KJIT_LOCK_STALE_AFTER)");
+                 "Stop waiting once that process shows no progress this long, and compile (at least 2s; default "
+                 "10s or $KJIT_LOCK_STALE_AFTER)");
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
                  "unix:///path/redis.sock (default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, "
@@ -147,7 +152,15 @@ int main(int argc, char** argv) {
   // --json anywhere before "--": errors become JSON on stdout too, also those CLI11 finds.
   bool json = false;
   for (int i = 1; i < parsed; ++i) json = json || std::string_view(argv[i]) == "--json";
+  bool help = false;
+  for (int i = 1; i < parsed; ++i) {
+    const std::string_view a = argv[i];
+    help = help || a == "--help" || a == "-h" || a == "--version";
+  }
   try {
+    // Every KJIT_* value is checked before a command runs: one kjit cannot use (KJIT_MAX_SOURCE_SIZE=0)
+    // is a usage error naming the variable, not a failure of each compile after.
+    if (!help) (void)kjit::RuntimeConfig::from_environment();
     app.parse(parsed, argv);
   } catch (const CLI::Success& e) {  // --help, --version
     bool version = false;

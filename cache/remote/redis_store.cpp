@@ -1,8 +1,12 @@
 // The Redis backend of RemoteStore, through hiredis (synchronous API). One connection, opened on
 // first use and dropped after any error (the next call reconnects; a call that failed on a
-// connection the server had closed is tried once more on a new one). Every call is bounded by the connect timeout (opening) and the reply timeout (each
-// socket read and write). A server that went away must not kill the process with SIGPIPE: each
-// call blocks SIGPIPE in the calling thread and swallows one it raised.
+// connection the server had closed is tried once more on a new one). Every call is bounded by the
+// connect timeout (opening) and the reply timeout: each socket write, and the whole reply from
+// the moment the command was sent (a server that trickles a reply a byte at a time is cut off at
+// that deadline, not at each read). A value longer than the caller takes is refused from the
+// length its reply announces, before its body is read (the connection is then dropped). A server
+// that went away must not kill the process with SIGPIPE: each call blocks SIGPIPE in the calling
+// thread and swallows one it raised.
 #include "cache/remote/remote_store.hpp"
 
 #include "cache/blocked_signal.hpp"
@@ -10,11 +14,14 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <limits>
+#include <poll.h>
 #include <pthread.h>
 #include <vector>
 
@@ -96,6 +103,28 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
+// The length a bulk-string reply announces at the reader's cursor ("$<n>\r\n"): nullopt when the
+// reader holds no such header (another reply, a nil "$-1", nothing yet); `incomplete` while only
+// part of the header has arrived.
+struct BulkHeader {
+  bool incomplete = false;
+  std::optional<std::uint64_t> length;
+};
+
+BulkHeader bulk_header(const redisReader* reader) {
+  if (reader == nullptr || reader->buf == nullptr || reader->pos >= reader->len || reader->buf[reader->pos] != '$') {
+    return {};
+  }
+  const char* begin = reader->buf + reader->pos + 1;
+  const char* end = reader->buf + reader->len;
+  const char* cr = std::find(begin, end, '\r');
+  if (cr == end) return {.incomplete = true};
+  std::uint64_t n = 0;
+  auto [p, ec] = std::from_chars(begin, cr, n);
+  if (ec != std::errc{} || p != cr) return {};  // "$-1" (nil) or damage: the reader decides
+  return {.length = n};
+}
+
 struct ReplyDeleter {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };
@@ -107,8 +136,8 @@ public:
       : m_url(redact_url(url)), m_address(std::move(address)), m_timeouts(timeouts) {}
   ~RedisStore() override { disconnect(); }
 
-  Result<std::optional<std::string>> get(std::string_view name) override {
-    auto r = command({"GET", name});
+  Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) override {
+    auto r = command({"GET", name}, max_size);
     if (!r) return r.error();
     redisReply* reply = r->get();
     if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>{};
@@ -242,29 +271,78 @@ private:
     return {};
   }
 
-  Result<Reply> raw_command(std::initializer_list<std::string_view> args) {
+  // Sends `args`, then reads one reply by the deadline (now + the reply timeout, once sent). A
+  // bulk reply announcing more than `max_bulk` bytes is refused before its body is read.
+  Result<Reply> raw_command(std::initializer_list<std::string_view> args,
+                            std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     std::vector<const char*> argv;
     std::vector<std::size_t> lens;
     for (std::string_view a : args) {
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
+    const std::string what(*args.begin());
     errno = 0;
-    void* reply = redisCommandArgv(m_context, static_cast<int>(argv.size()), argv.data(), lens.data());
-    if (reply == nullptr) return connection_failure(fmt::format("{}", *args.begin()), errno);
-    return Reply(static_cast<redisReply*>(reply));
+    if (redisAppendCommandArgv(m_context, static_cast<int>(argv.size()), argv.data(), lens.data()) != REDIS_OK) {
+      return connection_failure(what, errno);
+    }
+    for (int done = 0; done == 0;) {  // each write bounded by SO_SNDTIMEO (the reply timeout)
+      errno = 0;
+      if (redisBufferWrite(m_context, &done) != REDIS_OK) return connection_failure(what, errno);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + m_timeouts.reply;
+    for (;;) {
+      const BulkHeader header = bulk_header(m_context->reader);
+      if (header.length && *header.length > max_bulk) {
+        disconnect();  // the body is still on its way: this connection cannot be reused
+        return Failure{fmt::format("{} on remote cache {}: the value is {} bytes, over the {} bytes this process "
+                                   "takes (KJIT_REMOTE_MAX_VALUE); not read",
+                                   what, m_url, *header.length, max_bulk),
+                       Failure::Reason::too_large};
+      }
+      if (!header.incomplete) {
+        void* reply = nullptr;
+        errno = 0;
+        if (redisGetReplyFromReader(m_context, &reply) != REDIS_OK) return connection_failure(what, errno);
+        if (reply != nullptr) return Reply(static_cast<redisReply*>(reply));
+      }
+      if (auto ready = wait_readable(deadline); !ready) return reply_timeout(what);
+      errno = 0;
+      if (redisBufferRead(m_context) != REDIS_OK) return connection_failure(what, errno);
+    }
+  }
+
+  // Whether the connection has something to read before `deadline` (EINTR: poll again).
+  bool wait_readable(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{m_context->fd, POLLIN, 0};
+      const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+      if (n > 0) return true;  // readable, or an error/hang-up that the read reports
+      if (n == 0) return false;
+      if (errno != EINTR) return true;  // the read reports it
+    }
+  }
+
+  Failure reply_timeout(std::string_view attempt) {
+    disconnect();
+    return Failure{fmt::format("{} on remote cache {}: no whole reply within {} ms (timed out)", attempt, m_url,
+                               m_timeouts.reply.count()),
+                   Failure::Reason::timed_out};
   }
 
   // A connection the server closed while idle (it restarted, or timed the client out) fails on
   // its next use with an error that is no timeout: that call is tried once more, on a new one.
-  Result<Reply> command(std::initializer_list<std::string_view> args) {
+  Result<Reply> command(std::initializer_list<std::string_view> args,
+                        std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     BlockedSignal no_sigpipe(SIGPIPE);
     const bool reused = m_context != nullptr;
     if (auto c = connect(); !c) return c.error();
-    auto r = raw_command(args);
-    if (r || !reused || r.error().timed_out()) return r;
+    auto r = raw_command(args, max_bulk);
+    if (r || !reused || r.error().reason != Failure::Reason::error) return r;
     if (auto c = connect(); !c) return c.error();
-    return raw_command(args);
+    return raw_command(args, max_bulk);
   }
 
   std::string m_url;

@@ -9,6 +9,7 @@
 #include "cache/result.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +26,9 @@ class RemoteStore {
 public:
   virtual ~RemoteStore() = default;
 
-  // The value under `name`, nullopt when there is none.
-  virtual Result<std::optional<std::string>> get(std::string_view name) = 0;
+  // The value under `name`, nullopt when there is none. One longer than `max_size` is refused
+  // from the length the server announces, before it is read: a Failure with Reason::too_large.
+  virtual Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) = 0;
   // Stores `value` under `name`, replacing any; expires after `ttl` unless it is zero.
   virtual Result<void> put(std::string_view name, std::string_view value, std::chrono::milliseconds ttl) = 0;
   // Takes the lock `name` for `token` unless someone holds it; it expires after `ttl`.

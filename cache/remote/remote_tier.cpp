@@ -1,5 +1,7 @@
 #include "cache/remote/remote_tier.hpp"
 
+#include "cache/config.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,6 +29,11 @@ void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_a
 
 Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
                                                      Background* background) {
+  // Durations that do not fit a clock or a Redis expiry saturate (cache::k_max_duration).
+  for (std::chrono::milliseconds* d : {&config.timeouts.connect, &config.timeouts.reply, &config.ttl, &config.lock_ttl,
+                                       &config.poll_every, &config.backoff}) {
+    *d = saturate_duration(*d);
+  }
   auto store = open_remote_store(config.url, config.timeouts);
   if (!store) return store.error();
   return std::unique_ptr<RemoteTier>(
@@ -106,10 +113,22 @@ RemoteGet RemoteTier::fetch(const Key& key) {
     out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
     return out;
   }
+  // A value is at most max_value_size, plus a signature's head: a longer one is refused from its
+  // length, never read (a hostile value of 400 MB costs nothing), and counted as rejected.
+  constexpr std::uint64_t signature = k_signed_magic.size() + Signer::k_tag_size;
+  const std::uint64_t max_size =
+      m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
   Result<std::optional<std::string>> r = [&] {
     std::lock_guard lock(m_request_mutex);
-    return m_request->get(value_name(key));
+    return m_request->get(value_name(key), max_size);
   }();
+  if (!r && r.error().reason == Failure::Reason::too_large) {
+    add(m_stats.remote_rejected, 1);
+    out.outcome = RemoteGet::Outcome::rejected;
+    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), m_shown_url,
+                              r.error().message);
+    return out;
+  }
   if (!record(r)) {
     out.outcome = RemoteGet::Outcome::unavailable;
     out.message = r.error().message;
@@ -176,6 +195,8 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     out.message = "the remote cache is read-only here";
     return out;
   }
+  timeout = saturate_duration(timeout);
+  progress_every = saturate_duration(progress_every);
   const auto start = std::chrono::steady_clock::now();
   auto next_progress = start + progress_every;
   const std::string name = lock_name(key);

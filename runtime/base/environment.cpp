@@ -71,16 +71,42 @@ FlagOrForce env_flag_or_force(Env id) {
   refuse(r, v, "on, off (or another flag value) or force");
 }
 
+namespace {
+
+// What kjit can use of each size and duration row: a value outside is refused at start-up
+// (RuntimeConfig::from_environment, which the CLI calls first), naming the variable.
+struct SizeRange {
+  std::uint64_t min, max;
+  std::string_view expected;
+};
+SizeRange size_range(Env id) {
+  switch (id) {
+    case Env::max_source_size:
+      return {1ull << 10, 4ull << 30, "a size from 1K to 4G such as 64M"};
+    case Env::remote_max_value:
+      return {1ull << 10, 4ull << 30, "a size from 1K to 4G such as 64M"};
+    default:  // KJIT_CACHE_MAX_SIZE: any size, 0 for none
+      return {0, UINT64_MAX, "a size such as 2G, 512M or 1048576"};
+  }
+}
+
+// Durations longer than cache::k_max_duration (100 years) saturate to it; these are the shortest.
+std::chrono::milliseconds duration_min(Env id) {
+  // A compiling holder shows progress every second: a shorter bound would give up on live ones.
+  if (id == Env::lock_stale_after) return std::chrono::seconds(2);
+  if (id == Env::remote_timeout) return std::chrono::milliseconds(1);
+  return std::chrono::milliseconds(0);  // KJIT_LOCK_TIMEOUT (0: never wait), KJIT_REMOTE_TTL (0: never)
+}
+
+}  // namespace
+
 std::optional<std::uint64_t> env_size(Env id) {
   const EnvVariable& r = row(id, {EnvParser::size, EnvParser::positive_size});
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
+  const SizeRange range = size_range(id);
   auto size = cache::parse_size(v);
-  if (r.parser == EnvParser::positive_size) {
-    if (!size || *size == 0) refuse(r, v, "a positive size such as 64M or 1G");
-  } else if (!size) {
-    refuse(r, v, "a size such as 2G, 512M or 1048576");
-  }
+  if (!size || *size < range.min || *size > range.max) refuse(r, v, range.expected);
   return size;
 }
 
@@ -90,6 +116,10 @@ std::optional<std::chrono::seconds> env_duration(Env id) {
   if (v == nullptr) return std::nullopt;
   auto d = cache::parse_duration(v);
   if (!d) refuse(r, v, "a duration such as 30s, 10m, 2h, 7d or 2w");
+  if (*d < duration_min(id)) {
+    refuse(r, v, fmt::format("a duration of at least {} s such as 30s, 10m or 2h",
+                             std::chrono::duration_cast<std::chrono::seconds>(duration_min(id)).count()));
+  }
   return d;
 }
 
@@ -98,7 +128,7 @@ std::optional<std::chrono::milliseconds> env_duration_ms(Env id) {
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
   auto ms = cache::parse_duration_ms(v);
-  if (!ms || ms->count() <= 0) refuse(r, v, "a positive duration such as 50ms or 0.2s");
+  if (!ms || *ms < duration_min(id)) refuse(r, v, "a positive duration such as 50ms or 0.2s");
   return ms;
 }
 

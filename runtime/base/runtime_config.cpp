@@ -24,6 +24,9 @@ RuntimeConfig RuntimeConfig::from_environment() {
   if (auto d = base::env_duration(Env::remote_ttl)) c.remote_ttl = *d;
   if (auto size = base::env_size(Env::remote_max_value)) c.remote_max_value_size = *size;
   if (auto level = base::env_log_level(Env::log)) c.log_level = *level;
+  // Read where a source is read (base::max_source_size), checked here: a value kjit cannot use
+  // is a UsageError when a Runtime starts, not a failure of every compile after.
+  (void)base::env_size(Env::max_source_size);
   return c;
 }
 

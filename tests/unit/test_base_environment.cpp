@@ -7,14 +7,21 @@
 #include <kjit/runtime_config.hpp>
 
 #include "cache/config.hpp"
+#include "cache/file_lock.hpp"
 #include "runtime/base/environment.hpp"
+#include "runtime/base/source_file.hpp"
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <set>
@@ -202,5 +209,133 @@ TEST_SUITE("environment") {
       }
     }
     CHECK(files > 20);
+  }
+
+  // #40 item 21: KJIT_LOCK_STALE_AFTER=200000d made a waiter give up at once ("no progress for
+  // 0.0 s"), and KJIT_LOCK_TIMEOUT=1000000000000d "after 0 ms": the durations overflowed.
+  TEST_CASE("every duration's edges: refused below its least, saturated at 100 years, never overflowed") {
+    using namespace std::chrono_literals;
+    const std::chrono::milliseconds forever = kjit::cache::k_max_duration;
+    CHECK(kjit::cache::parse_duration("36525d") == kjit::cache::k_max_duration);
+    CHECK(kjit::cache::parse_duration("36524d") == std::chrono::seconds(36524ll * 86400));
+    CHECK(kjit::cache::parse_duration_ms("200000d") == forever);
+    CHECK(kjit::cache::parse_duration(std::string(400, '9') + "w") == kjit::cache::k_max_duration);
+    CHECK(kjit::cache::saturate_duration(std::chrono::milliseconds::max()) == forever);
+    CHECK(kjit::cache::saturate_duration(-5ms) == 0ms);
+    struct Edge {
+      const char* value;
+      std::optional<std::chrono::milliseconds> expected;  // nullopt: refused, naming the variable
+    };
+    const std::map<std::string, std::vector<Edge>> edges = {
+        {"KJIT_LOCK_TIMEOUT", {{"0s", 0ms}, {"1s", 1s}, {"200000d", forever}, {"1000000000000d", forever}, {"-1s", {}}}},
+        {"KJIT_LOCK_STALE_AFTER",
+         {{"0s", {}}, {"1s", {}}, {"2s", 2s}, {"200000d", forever}, {"1000000000000d", forever}, {"x", {}}}},
+        {"KJIT_REMOTE_TIMEOUT", {{"0ms", {}}, {"1ms", 1ms}, {"0.5ms", {}}, {"200000d", forever}, {"9e9", {}}}},
+        {"KJIT_REMOTE_TTL", {{"0s", 0ms}, {"1s", 1s}, {"200000d", forever}, {"1000000000000d", forever}}},
+    };
+    std::set<std::string> covered;
+    for (const auto& [name, cases] : edges) {
+      covered.insert(name);
+      for (const Edge& e : cases) {
+        INFO(name << "=" << e.value);
+        ScopedEnv env(name.c_str(), e.value);
+        if (!e.expected) {
+          CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(name.c_str()),
+                               kjit::UsageError);
+          continue;
+        }
+        const auto c = kjit::RuntimeConfig::from_environment();
+        const std::chrono::milliseconds got = name == "KJIT_LOCK_TIMEOUT"       ? c.lock_timeout
+                                              : name == "KJIT_LOCK_STALE_AFTER" ? c.lock_stale_after
+                                              : name == "KJIT_REMOTE_TIMEOUT"   ? c.remote_timeout
+                                                                                : std::chrono::milliseconds(c.remote_ttl);
+        CHECK(got == *e.expected);
+      }
+    }
+    for (const auto& row : k_environment) {  // a duration row added later gets its edges here too
+      if (row.parser == EnvParser::duration || row.parser == EnvParser::positive_duration_ms) {
+        CHECK_MESSAGE(covered.count(std::string(row.name)) == 1, row.name << " has no edge cases");
+      }
+    }
+
+    // The saturated values in use: a waiter with both waits for a held lock, then takes it.
+    ScopedEnv timeout("KJIT_LOCK_TIMEOUT", "1000000000000d");
+    ScopedEnv stale("KJIT_LOCK_STALE_AFTER", "200000d");
+    const auto c = kjit::RuntimeConfig::from_environment();
+    kjit::test::TempDir dir;
+    const auto path = dir / "k.lock";
+    auto holder = std::make_unique<kjit::cache::Result<kjit::cache::FileLock>>(kjit::cache::FileLock::try_acquire(path));
+    REQUIRE(*holder);
+    std::thread release([&] {
+      std::this_thread::sleep_for(300ms);
+      holder.reset();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto waiter = kjit::cache::FileLock::acquire(path, c.lock_timeout, {}, 1s,
+                                                 kjit::cache::FileLock::OnRelease::keep_file, c.lock_stale_after);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    release.join();
+    CHECK_MESSAGE(waiter, (waiter ? "" : waiter.error().message));
+    CHECK(waited >= 250ms);
+  }
+
+  // #40 item 22: KJIT_MAX_SOURCE_SIZE=0, =1 and =99999999999999999999 were taken, and every
+  // compile then failed with kind io.
+  TEST_CASE("every size's edges: a value kjit cannot use is a usage error at start-up naming the variable") {
+    struct Edge {
+      const char* value;
+      std::optional<std::uint64_t> expected;  // nullopt: refused
+    };
+    const std::map<std::string, std::vector<Edge>> edges = {
+        {"KJIT_MAX_SOURCE_SIZE",
+         {{"0", {}}, {"1", {}}, {"1023", {}}, {"1K", 1024}, {"4G", 4ull << 30}, {"4294967297", {}},
+          {"99999999999999999999", {}}, {"-1", {}}}},
+        {"KJIT_REMOTE_MAX_VALUE", {{"0", {}}, {"1", {}}, {"1K", 1024}, {"4G", 4ull << 30}, {"5G", {}}, {"16E", {}}}},
+        {"KJIT_CACHE_MAX_SIZE",
+         {{"0", 0}, {"1", 1}, {"18446744073709551615", UINT64_MAX}, {"16E", {}}, {"99999999999999999999", {}}}},
+    };
+    std::set<std::string> covered;
+    for (const auto& [name, cases] : edges) {
+      covered.insert(name);
+      for (const Edge& e : cases) {
+        INFO(name << "=" << e.value);
+        ScopedEnv env(name.c_str(), e.value);
+        if (!e.expected) {
+          CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(name.c_str()),
+                               kjit::UsageError);
+          continue;
+        }
+        const auto c = kjit::RuntimeConfig::from_environment();
+        if (name == "KJIT_MAX_SOURCE_SIZE") CHECK(kjit::base::max_source_size() == *e.expected);
+        if (name == "KJIT_REMOTE_MAX_VALUE") CHECK(c.remote_max_value_size == *e.expected);
+        if (name == "KJIT_CACHE_MAX_SIZE") CHECK(c.cache_max_size == *e.expected);
+      }
+    }
+    for (const auto& row : k_environment) {
+      if (row.parser == EnvParser::size || row.parser == EnvParser::positive_size) {
+        CHECK_MESSAGE(covered.count(std::string(row.name)) == 1, row.name << " has no edge cases");
+      }
+    }
+
+    // The CLI: exit 2 before anything runs, naming the variable (text and --json), never kind io.
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n");
+    const std::string kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit --cache-dir " + (dir / "cache").string();
+    const std::string compile = " compile --arch sm_90 " + (dir / "k.cu").string();
+    for (const char* value : {"0", "1", "99999999999999999999"}) {
+      INFO(value);
+      const std::string env = std::string("KJIT_MAX_SOURCE_SIZE=") + value + " ";
+      auto text = kjit::test::run_command(env + kjit + compile + " 2>&1");
+      CHECK(text.code == 2);
+      CHECK(text.out.find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
+      auto json = kjit::test::run_command(env + kjit + " --json" + compile + " 2>/dev/null");
+      CHECK(json.code == 2);
+      CHECK(json.out.find("\"usage\"") != std::string::npos);
+      CHECK(json.out.find("KJIT_MAX_SOURCE_SIZE") != std::string::npos);
+    }
+    CHECK(kjit::test::run_command("KJIT_MAX_SOURCE_SIZE=1K " + kjit + compile + " 2>&1").code == 0);
+    CHECK(kjit::test::run_command("KJIT_REMOTE_MAX_VALUE=0 " + kjit + " cache stats 2>&1").code == 2);
+    // --help still answers.
+    CHECK(kjit::test::run_command("KJIT_MAX_SOURCE_SIZE=0 " + kjit + " --help >/dev/null 2>&1").code == 0);
   }
 }

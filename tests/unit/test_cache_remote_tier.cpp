@@ -8,10 +8,16 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <thread>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 using namespace kjit;
 using namespace kjit::cache;
@@ -48,6 +54,66 @@ std::string entry_bytes(const Key& key, std::size_t size = 5000) {
 }
 
 std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
+
+// A hostile server on a unix socket: to every connection it sends `head` at once, then one more
+// byte every 20 ms until it is stopped, never finishing a reply (#40 items 19 and 20).
+class TricklingServer {
+public:
+  TricklingServer(const std::filesystem::path& socket, std::string head) : m_socket(socket), m_head(std::move(head)) {
+    m_listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(m_listen >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(socket.string().size() < sizeof(addr.sun_path));
+    std::strcpy(addr.sun_path, socket.c_str());
+    REQUIRE(::bind(m_listen, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    REQUIRE(::listen(m_listen, 16) == 0);
+    m_accept = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept(m_listen, nullptr, nullptr);
+        if (fd < 0) return;  // stopped
+        std::lock_guard lock(m_mutex);
+        m_clients.emplace_back([this, fd] {
+          (void)::send(fd, m_head.data(), m_head.size(), MSG_NOSIGNAL);
+          while (!m_stop && ::send(fd, "x", 1, MSG_NOSIGNAL) == 1) std::this_thread::sleep_for(20ms);
+          ::close(fd);
+        });
+      }
+    });
+  }
+  ~TricklingServer() { stop(); }
+  std::string url() const { return "unix://" + m_socket.string(); }
+  void stop() {
+    if (m_stop.exchange(true)) return;
+    ::shutdown(m_listen, SHUT_RDWR);
+    m_accept.join();
+    ::close(m_listen);
+    std::lock_guard lock(m_mutex);
+    for (auto& t : m_clients) t.join();
+  }
+
+private:
+  std::filesystem::path m_socket;
+  std::string m_head;
+  int m_listen = -1;
+  std::atomic<bool> m_stop{false};
+  std::mutex m_mutex;
+  std::thread m_accept;
+  std::vector<std::thread> m_clients;
+};
+
+// Runs `call` and returns its result and how long it took; a call still running after `give_up`
+// fails the test, and `stop` (the server) then ends it so that the test itself never hangs.
+template <class Call, class Stop>
+auto timed(Call call, Stop stop, std::chrono::milliseconds give_up = 5s) {
+  const auto start = std::chrono::steady_clock::now();
+  auto running = std::async(std::launch::async, call);
+  const bool returned = running.wait_for(give_up) == std::future_status::ready;
+  const auto took = std::chrono::steady_clock::now() - start;
+  if (!returned) stop();
+  CHECK_MESSAGE(returned, "still waiting for a reply after 5 s");
+  return std::pair{running.get(), std::chrono::duration_cast<std::chrono::milliseconds>(took)};
+}
 
 }  // namespace
 
@@ -326,5 +392,108 @@ TEST_SUITE("RemoteTier") {
     auto bad = open_remote_store("redis://:s3cret@host:notaport", {});
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message.find("s3cret") == std::string::npos);
+  }
+
+  // #40 item 19: a server answering one byte every 20 ms never tripped a 50 ms timeout (it
+  // applied to each read), and compile and `kjit cache remote ping` hung until killed.
+  TEST_CASE("a server that trickles its reply or is stopped holds no call past its timeouts") {
+    test::TempDir tmp;
+    TricklingServer slow(tmp / "slow.sock", "+");
+    const RemoteTimeouts timeouts{50ms, 50ms};
+    auto store = open_remote_store(slow.url(), timeouts);
+    REQUIRE(store);
+    // The bounds only catch a hang: a call costs a connect and a reply timeout (and one retry).
+    auto [pong, ping_took] = timed([&] { return (*store)->ping(); }, [&] { slow.stop(); });
+    REQUIRE_FALSE(pong);
+    CHECK(pong.error().timed_out());
+    CHECK(pong.error().message.find("no whole reply within 50 ms") != std::string::npos);
+    CHECK(ping_took < 1s);
+    auto [value, get_took] = timed([&] { return (*store)->get("kjit:x", 1 << 20); }, [&] { slow.stop(); });
+    REQUIRE_FALSE(value);
+    CHECK(value.error().timed_out());
+    CHECK(get_took < 1s);
+
+    Stats stats;
+    RemoteConfig c;
+    c.url = slow.url();
+    c.timeouts = timeouts;
+    auto tier = RemoteTier::open(c, stats, {});
+    REQUIRE(tier);
+    auto [g, tier_took] = timed([&] { return (*tier)->get(test::test_key(90)); }, [&] { slow.stop(); });
+    CHECK(g.outcome == RemoteGet::Outcome::unavailable);
+    CHECK(stats.snapshot().remote_timeouts == 1);
+    CHECK(tier_took < 1s);
+    slow.stop();
+
+    // A real server stopped (SIGSTOP) under 8 clients that keep asking: no request waits long.
+    Fixture f;
+    c = {};
+    c.url = f.redis.url();
+    c.timeouts = timeouts;
+    c.failures_before_backoff = 1000;  // every request reaches the stopped server
+    std::vector<std::unique_ptr<RemoteTier>> tiers;
+    for (int i = 0; i < 8; ++i) tiers.push_back(f.tier(c));
+    f.redis.pause();
+    std::atomic<std::int64_t> longest_ms{0};
+    std::vector<std::thread> clients;
+    for (auto& t : tiers) {
+      clients.emplace_back([&, tier = t.get()] {
+        const auto end = std::chrono::steady_clock::now() + 1500ms;
+        for (std::uint64_t i = 0; std::chrono::steady_clock::now() < end; ++i) {
+          const auto start = std::chrono::steady_clock::now();
+          (void)tier->get(test::test_key(100 + i % 4));
+          const std::int64_t ms =
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+          for (std::int64_t seen = longest_ms.load(); ms > seen && !longest_ms.compare_exchange_weak(seen, ms);) {
+          }
+        }
+      });
+    }
+    for (auto& t : clients) t.join();
+    f.redis.resume();
+    CHECK(longest_ms.load() < 1000);
+    CHECK(f.stats.snapshot().remote_timeouts >= 8);
+  }
+
+  // #40 item 20: a 400 MB value under a kernel's key, with KJIT_REMOTE_MAX_VALUE at 64M, cost
+  // 1.2 GB of memory and 4.8 s before it was refused.
+  TEST_CASE("a remote value over the size bound is refused from its length before it is read and counted") {
+    // A server that announces 400 MB and sends them at one byte every 20 ms: refused at once.
+    test::TempDir tmp;
+    TricklingServer huge(tmp / "huge.sock", "$400000000\r\n");
+    Stats stats;
+    RemoteConfig c;
+    c.url = huge.url();
+    c.timeouts = {1s, 2s};
+    auto tier = RemoteTier::open(c, stats, {});
+    REQUIRE(tier);
+    auto [g, took] = timed([&] { return (*tier)->get(test::test_key(95)); }, [&] { huge.stop(); });
+    CHECK(g.outcome == RemoteGet::Outcome::rejected);
+    CHECK(g.message.find("400000000 bytes") != std::string::npos);
+    CHECK(g.message.find("not read") != std::string::npos);
+    CHECK(took < 1s);  // within the reply timeout: nothing of the body was waited for
+    CHECK(stats.snapshot().remote_rejected == 1);
+    CHECK(stats.snapshot().remote_errors == 0);
+    CHECK(stats.snapshot().remote_bytes_read == 0);
+    huge.stop();
+
+    // A real server holding a 16 MB value under a key, with the bound at 64 KiB.
+    Fixture f;
+    c = {};
+    c.max_value_size = 64 << 10;
+    c.timeouts = {1s, 1s};
+    auto real = f.tier(c);
+    const Key key = test::test_key(96);
+    f.redis.set(value_name(key), std::string(16u << 20, 'z'));
+    const RemoteGet big = real->get(key);
+    CHECK(big.outcome == RemoteGet::Outcome::rejected);
+    CHECK(f.stats.snapshot().remote_rejected == 1);
+    CHECK(f.stats.snapshot().remote_bytes_read == 0);
+    CHECK(f.warnings() == 1);
+    // The connection it left is not reused: the next value comes whole.
+    const Key small = test::test_key(97);
+    REQUIRE(real->put_async(small, entry_bytes(small)));
+    real->drain();
+    CHECK(real->get(small).outcome == RemoteGet::Outcome::hit);
   }
 }

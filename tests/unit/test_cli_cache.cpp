@@ -10,11 +10,14 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -196,5 +199,26 @@ TEST_SUITE("cli cache") {
     CHECK(clear_json.code == 1);
     CHECK(nlohmann::json::parse(clear_json.out)["not_removed"].size() == 2);
     CHECK(snapshot(dir / "cache") == before);
+  }
+
+  // #40 item 21: `--older-than 200000d` (548 years) and `1000000w` overflowed and removed every
+  // entry, also those written a second ago.
+  TEST_CASE("prune --older-than a huge age removes nothing: a duration saturates at 100 years") {
+    kjit::test::TempDir dir;
+    std::ofstream(dir / "k.cu") << "extern \"C\" __global__ void k(float* x) { x[0] = 2.0f; }\n";
+    REQUIRE(run(dir, "compile --arch sm_90 " + (dir / "k.cu").string()).code == 0);
+    auto entries = [&] { return nlohmann::json::parse(run(dir, "--json cache stats").out)["entries"].get<int>(); };
+    REQUIRE(entries() == 1);
+    for (const std::string& age : std::vector<std::string>{"200000d", "1000000w", "36525d", "1000000000000d",
+                                                          std::string(400, '9') + "w"}) {
+      INFO(age);
+      const Run r = run(dir, "--json cache prune --older-than " + age);
+      CHECK(r.code == 0);
+      CHECK(nlohmann::json::parse(r.out)["removed_entries"] == 0);
+      CHECK(entries() == 1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(run(dir, "cache prune --older-than 0s").code == 0);  // the other edge: everything used before now
+    CHECK(entries() == 0);
   }
 }
