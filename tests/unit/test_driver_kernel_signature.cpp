@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -55,6 +56,31 @@ TEST_SUITE("KernelSignature") {
     auto c = kjit::KernelSignature::of(r, "plain");
     CHECK(c.parameters()[0].kind == kjit::ParameterKind::pointer_or_integer);
     CHECK(c.parameters()[1].kind == kjit::ParameterKind::integer);
+  }
+
+  TEST_CASE("names the parameters from the source and says which pointers are const") {
+    kjit::test::TempDir dir;
+    auto r = compiled(dir);
+    auto s = kjit::KernelSignature::of(r, "mixed");
+    CHECK(s.parameters()[0].read_only);  // const float* in
+    for (std::size_t i = 1; i < s.size(); ++i) CHECK_FALSE(s.parameters()[i].read_only);
+    CHECK(s.parameters()[0].source_name.empty());
+    REQUIRE(s.name_parameters(k_source));
+    std::vector<std::string> names;
+    for (const auto& q : s.parameters()) names.push_back(q.source_name);
+    CHECK(names == std::vector<std::string>{"in", "u16", "i64", "f64", "p", "flag"});
+    auto scale = kjit::KernelSignature::of(r, "scale<double>");  // a template: its plain name
+    REQUIRE(scale.name_parameters(k_source));
+    CHECK(scale.parameters()[0].source_name == "x");
+    CHECK_FALSE(scale.parameters()[0].read_only);
+    auto plain = kjit::KernelSignature::of(r, "plain");  // extern "C": no const in the PTX
+    CHECK_FALSE(plain.parameters()[0].read_only);
+    // Another arity, another name, no __global__, a comment: nothing named.
+    auto other = kjit::KernelSignature::of(r, "mixed");
+    CHECK_FALSE(other.name_parameters("__global__ void mixed(int only) {}"));
+    CHECK_FALSE(other.name_parameters("void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f);"));
+    CHECK_FALSE(other.name_parameters("// __global__ void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f) {}"));
+    CHECK(other.parameters()[0].source_name.empty());
   }
 
   TEST_CASE("packs random values exactly as the C++ types lay them out") {
