@@ -237,7 +237,7 @@ TEST_SUITE("environment") {
     for (const auto& [name, cases] : edges) {
       covered.insert(name);
       for (const Edge& e : cases) {
-        INFO(name << "=" << e.value);
+        INFO(name << "=" << std::string(e.value));
         ScopedEnv env(name.c_str(), e.value);
         if (!e.expected) {
           CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(name.c_str()),
@@ -298,7 +298,7 @@ TEST_SUITE("environment") {
     for (const auto& [name, cases] : edges) {
       covered.insert(name);
       for (const Edge& e : cases) {
-        INFO(name << "=" << e.value);
+        INFO(name << "=" << std::string(e.value));
         ScopedEnv env(name.c_str(), e.value);
         if (!e.expected) {
           CHECK_THROWS_WITH_AS(kjit::RuntimeConfig::from_environment(), doctest::Contains(name.c_str()),
