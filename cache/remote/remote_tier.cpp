@@ -226,7 +226,9 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
         return out;
       }
       // Refreshed on the Background thread before it expires, until its release.
-      Background::Recurring refresh = m_background->every(m_config.lock_ttl / 3, [this, name, token] {
+      // (A lock_ttl of a few ms given through the API must not make the worker spin.)
+      const auto every = std::max(m_config.lock_ttl / 3, std::chrono::milliseconds(1));
+      Background::Recurring refresh = m_background->every(every, [this, name, token] {
         if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
           record(writer->refresh_lock(name, token, m_config.lock_ttl));
         }
