@@ -6,6 +6,7 @@
 
 #include "runtime/compile/nvcc_flags.hpp"
 #include "runtime/compile/option_marshalling.hpp"
+#include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/standard_headers.hpp"
 
 #include <fmt/format.h>
@@ -243,6 +244,14 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
     if (f.empty()) continue;
     if (f == "-use_fast_math" || f == "--use_fast_math") {
       out.fast_math = true;
+    } else if (f == "--restrict" || f == "-restrict") {
+      // NVRTC 13.0 keeps --restrict on for every later compile in the process: a program
+      // compiled after it, under its own options and cache key, would get restrict semantics.
+      throw UsageError(fmt::format(
+          "reading compile flag \"{}\": NVRTC {} keeps it on for every later compile in this process (other "
+          "programs, other cache keys), so kjit does not pass it; write __restrict__ on the kernel's pointer "
+          "parameters instead",
+          f, compile::NvrtcCompiler::version()));
     } else if (f == "--no-nvcc-environment") {
       out.nvcc_environment = false;  // kjit's own flag: CompileOptions::nvcc_environment
     } else if (f == "-lineinfo" || f == "--generate-line-info") {

@@ -314,10 +314,6 @@ void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<s
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
 std::optional<std::string> source_named(const Program& program, const std::string& file) {
   if (file == program.name()) return program.source();
@@ -337,10 +333,12 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   check_no_nul_in(program);
   NvrtcCall call = prepare_call(program, arguments, pch_dir);
   bool grown = false;
-  std::string note;  // kjit's word in the log, when it compiled host declarations as device ones
+  double spent_ms = 0;  // every attempt's NVRTC time
+  std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
   for (;;) {
     const UniqueProgram prog = create_program(program, call);
     const CompileRun run = run_compile(*prog, call);
+    spent_ms += run.ms;
     if (call.pch && !grown && run.result == NVRTC_SUCCESS && grew_pch_heap(*prog, name)) {
       grown = true;
       continue;  // retried once: this time the PCH fits
@@ -350,7 +348,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     result.program_name = name;
     result.arch = resolved;
     result.options = arguments;
-    result.compile_ms = run.ms;
+    result.compile_ms = spent_ms;
     result.log = program_log(*prog, name);
     if (call.pch) result.pch = strip_pch_messages(result.log);
     throw_if_option_rejected(run.result, result.log, name);
@@ -368,7 +366,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         call.arguments.emplace_back("-default-device");
         continue;
       }
-      result.log += explain_host_definitions(host.functions);
+      result.log = note + result.log + explain_host_definitions(host.functions);
       out.succeeded = false;
       return out;
     }

@@ -4,7 +4,6 @@
 #include "runtime/compile/nvrtc_compiler.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -210,7 +209,6 @@ void make_group(const HeaderGroup& group, GroupTexts& out) {
   for (const auto& h : group.headers) {
     if (std::find(macros.begin(), macros.end(), h.api_macro) == macros.end()) macros.push_back(h.api_macro);
   }
-  macros.emplace_back("CUDNNAPI");
   for (const auto& h : group.headers) {
     for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) {
       cache::FileContent f = base::read_source_file(dir / h.name);
@@ -224,10 +222,10 @@ void make_group(const HeaderGroup& group, GroupTexts& out) {
 }  // namespace
 
 std::vector<std::pair<std::string_view, std::string_view>> toolkit_headers(const std::set<std::string>& requested) {
-  static std::array<GroupTexts, 6> made;
   const auto& groups = header_groups();
+  static std::vector<GroupTexts> made(groups.size());
   std::vector<std::pair<std::string_view, std::string_view>> out;
-  for (std::size_t g = 0; g < groups.size() && g < made.size(); ++g) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
     const bool wanted = std::any_of(groups[g].headers.begin(), groups[g].headers.end(),
                                     [&](const ApiHeader& h) { return requested.count(std::string(h.name)) > 0; });
     if (!wanted) continue;

@@ -6,6 +6,7 @@
 
 #include "runtime/compile/nvcc_flags.hpp"
 #include "runtime/compile/option_marshalling.hpp"
+#include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -295,7 +296,7 @@ TEST_SUITE("NvccFlags") {
     Fixture fx;
     const std::vector<std::string> passed = {"--extra-device-vectorization", "-default-device", "--device-int128",
                                              "-split-compile=2", "--diag-suppress=177", "-dopt=on", "-ewp",
-                                             "-Xnvvm=-opt=3", "-w", "--restrict", "-DX=1"};
+                                             "-Xnvvm=-opt=3", "-w", "-DX=1"};
     auto flags = flags_of(passed);
     for (const auto& f : passed) {
       if (f == "-DX=1") continue;
@@ -310,5 +311,32 @@ TEST_SUITE("NvccFlags") {
     CHECK(contains(flags_of({"-Xcudafe", "--diag_suppress=177"}), "-Xcudafe=--diag_suppress=177"));
     CHECK(fx.compile(passed).has_cubin());
     CHECK(fx.compile({"-Ofast-compile", "max", "--pre-include=cuda_fp16.h"}).has_cubin());
+  }
+
+  TEST_CASE("--restrict is refused: NVRTC 13 would keep it on for every later compile in the process") {
+    Fixture fx;
+    const char* loads = R"(extern "C" __global__ void twice(const float* x, float* y, int n) {
+  int i = threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+)";
+    kjit::Runtime rt(kjit::test::quiet_config(fx.dir / "restrict"));
+    auto ptx = [&](std::vector<std::string> flags) {
+      return rt.compile(kjit::Program("twice.cu", loads), {.arch = kjit::Arch::sm(90), .flags = std::move(flags)}).ptx;
+    };
+    for (const char* spelling : {"--restrict", "-restrict"}) {
+      try {
+        ptx({spelling});
+        FAIL("took ", spelling);
+      } catch (const kjit::UsageError& e) {
+        const std::string what = e.what();
+        CHECK(what.find(spelling) != std::string::npos);
+        CHECK(what.find("every later compile") != std::string::npos);
+        CHECK(what.find("__restrict__") != std::string::npos);
+      }
+    }
+    // What it would have done to this process's later compiles, had NVRTC seen it: plain loads stay.
+    CHECK(ptx({}).find("ld.global.f32") != std::string::npos);
+    CHECK(ptx({"-DANOTHER_KEY"}).find("ld.global.nc.f32") == std::string::npos);
   }
 }
