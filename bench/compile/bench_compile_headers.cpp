@@ -9,14 +9,25 @@
 // (target: <= 1.2x). The last column compiles the same header as libcu++'s (<cuda/std/...>,
 // without kjit's nvcc environment: what kjit mapped these headers to before) for the GELU kernel.
 //
-//   bench_compile_headers [--repeats 5] [--arch sm_90] [--no-libcu]
+// By default each compile runs in a process of its own (fork, then a new Runtime compiles once
+// and exits), as `kjit compile` does and as a program's first kernel is compiled: NVRTC starts
+// cold and the process's memory is new. --in-process compiles everything in this process, one
+// Runtime, which measures a long-running program's later compiles (NVRTC warm; its memory
+// given back to the system after each compile and faulted in again, which a header that makes
+// NVRTC use more memory pays for).
+//
+//   bench_compile_headers [--repeats 5] [--arch sm_90] [--no-libcu] [--in-process]
 #include <kjit/kjit.hpp>
 
 #include "bench_util.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -93,30 +104,78 @@ void compile_into(kjit::Runtime& rt, const std::string& src, const kjit::Compile
   s.cubin = r.cubin.size();
 }
 
+// The same in a child process of its own: a fresh Runtime and a cold NVRTC. The child reports its
+// compile's wall and CPU time, the PTX's module globals and the cubin's size through a pipe.
+void compile_fresh(const kjit::RuntimeConfig& config, const std::string& src, const kjit::CompileOptions& o, Sample& s) {
+  int fds[2];
+  if (pipe(fds) != 0) std::abort();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    double out[4] = {0, 0, -1, 0};
+    try {
+      kjit::Runtime rt(config);
+      Sample one;
+      compile_into(rt, src, o, one);
+      out[0] = one.ms[0];
+      out[1] = one.cpu[0];
+      out[2] = one.globals;
+      out[3] = double(one.cubin);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "compile failed: %s\n", e.what());
+    }
+    if (write(fds[1], out, sizeof out) != sizeof out) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  double in[4] = {0, 0, -1, 0};
+  const bool got = read(fds[0], in, sizeof in) == sizeof in;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!got || in[2] < 0) {
+    std::fprintf(stderr, "bench_compile_headers: a child's compile failed\n");
+    std::exit(1);
+  }
+  s.ms.push_back(in[0]);
+  s.cpu.push_back(in[1]);
+  s.globals = int(in[2]);
+  s.cubin = std::size_t(in[3]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeats = 5;
   std::string arch = "sm_90";
-  bool libcu = true;
+  bool libcu = true, fresh = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
     else if (!std::strcmp(argv[i], "--no-libcu")) libcu = false;
+    else if (!std::strcmp(argv[i], "--in-process")) fresh = false;
     else {
-      std::fprintf(stderr, "usage: bench_compile_headers [--repeats N] [--arch sm_90] [--no-libcu]\n");
+      std::fprintf(stderr, "usage: bench_compile_headers [--repeats N] [--arch sm_90] [--no-libcu] [--in-process]\n");
       return 2;
     }
   }
   kjit::RuntimeConfig config;
   config.cache_disabled = true;
   config.precompiled_headers = false;
-  kjit::Runtime rt(config);
   const kjit::CompileOptions options{.arch = kjit::Arch::parse(arch)};
   const kjit::CompileOptions bare{.arch = kjit::Arch::parse(arch), .nvcc_environment = false};
-  rt.compile(kjit::Program("warmup.cu", k_kernels[0].source), options);  // NVRTC's own first-call setup
+  std::optional<kjit::Runtime> in_process;
+  if (!fresh) {
+    in_process.emplace(config);
+    in_process->compile(kjit::Program("warmup.cu", k_kernels[0].source), options);  // NVRTC's first-call setup
+  }
+  auto compile = [&](const std::string& src, const kjit::CompileOptions& o, Sample& s) {
+    if (fresh) compile_fresh(config, src, o, s);
+    else compile_into(*in_process, src, o, s);
+  };
 
-  std::printf("cold compile (cache disabled, no PCH), %s, median of %d interleaved runs\n", arch.c_str(), repeats);
+  std::printf("cold compile (cache disabled, no PCH), %s, %s, median of %d interleaved runs\n", arch.c_str(),
+              fresh ? "each in a new process" : "all in one process", repeats);
   std::printf("%-8s %-12s %10s %10s %7s %9s %9s %7s %8s %8s %14s\n", "kernel", "header", "without ms", "with ms",
               "ratio", "cpu w/o", "cpu with", "ratio", "+globals", "cubin x", "libcu++ ms");
   double worst = 0, worst_cpu = 0;
@@ -126,10 +185,10 @@ int main(int argc, char** argv) {
     const bool show_libcu = libcu && std::string(k.name) == "gelu";
     for (int r = 0; r < repeats; ++r) {
       for (std::size_t h = 0; h < std::size(k_headers); ++h) {
-        compile_into(rt, k.source, options, base);
-        compile_into(rt, std::string("#include <") + k_headers[h] + ">\n" + k.source, options, with[h]);
+        compile(k.source, options, base);
+        compile(std::string("#include <") + k_headers[h] + ">\n" + k.source, options, with[h]);
         if (show_libcu && r < 3) {
-          compile_into(rt, std::string("#include <") + libcu_header(k_headers[h]) + ">\n" + k.source, bare, old[h]);
+          compile(std::string("#include <") + libcu_header(k_headers[h]) + ">\n" + k.source, bare, old[h]);
         }
       }
     }
