@@ -3,6 +3,8 @@
 // (each NVRTC spelling here is one it accepts; docs/nvcc-flags.md lists what kjit does).
 #include "runtime/compile/nvcc_flags.hpp"
 
+#include "runtime/base/edit_distance.hpp"
+
 #include <kjit/error.hpp>
 
 #include <fmt/format.h>
@@ -186,20 +188,11 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const bool same = a[i - 1] == b[j - 1] || ((a[i - 1] == '-' || a[i - 1] == '_') && (b[j - 1] == '-' || b[j - 1] == '_'));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
+// '-' and '_' are one character to a flag's name (--diag-suppress, --diag_suppress).
+std::string dashes_as_underscores(std::string_view s) {
+  std::string out(s);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
 }
 
 GpuTarget read_target(std::string_view text, std::string_view flag) {
@@ -304,7 +297,7 @@ std::string closest_option(std::string_view flag) {
   std::string answer;
   auto consider = [&](std::string_view candidate, std::string shown) {
     if (candidate.empty()) return;
-    const std::size_t d = edit_distance(bare, strip_dashes(candidate));
+    const std::size_t d = base::edit_distance(dashes_as_underscores(bare), dashes_as_underscores(strip_dashes(candidate)));
     if (d < best) {
       best = d;
       answer = std::move(shown);

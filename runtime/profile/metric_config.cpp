@@ -1,5 +1,7 @@
 #include "runtime/profile/metric_config.hpp"
 
+#include "runtime/base/edit_distance.hpp"
+
 #include <kjit/error.hpp>
 
 #include <fmt/format.h>
@@ -52,21 +54,6 @@ bool valid(const CuptiApi& api, CUpti_Profiler_Host_Object* host, const std::str
 
 }  // namespace
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::vector<std::string> closest_metric_names(const CuptiApi& api, CUpti_Profiler_Host_Object* host,
                                               const std::string& name, std::size_t count) {
   const std::size_t dot = name.find('.');
@@ -94,7 +81,7 @@ std::vector<std::string> closest_metric_names(const CuptiApi& api, CUpti_Profile
       for (std::size_t i = 0; i < p.numMetrics; ++i) {
         std::string b = p.ppMetricNames[i];
         if (const std::size_t last = b.rfind('.'); last != std::string::npos) b.erase(0, last + 1);  // "LTS.Triage.lts__x"
-        bases.emplace_back(edit_distance(base, b), std::move(b));
+        bases.emplace_back(kjit::base::edit_distance(base, b), std::move(b));
       }
     }
     std::sort(bases.begin(), bases.end());
@@ -105,7 +92,7 @@ std::vector<std::string> closest_metric_names(const CuptiApi& api, CUpti_Profile
     }
   }
   std::vector<std::pair<std::size_t, std::string>> ranked;
-  for (const auto& c : candidates) ranked.emplace_back(edit_distance(name, c), c);
+  for (const auto& c : candidates) ranked.emplace_back(kjit::base::edit_distance(name, c), c);
   std::sort(ranked.begin(), ranked.end());
   std::vector<std::string> out;
   for (std::size_t i = 0; i < ranked.size() && out.size() < count; ++i) out.push_back(ranked[i].second);

@@ -55,7 +55,5 @@ private:
 std::vector<std::string> closest_metric_names(const CuptiApi& api, CUpti_Profiler_Host_Object* host,
                                               const std::string& name, std::size_t count);
 
-// Edit distance (Levenshtein) of two names.
-std::size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace kjit::profile

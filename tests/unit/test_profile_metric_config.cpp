@@ -7,6 +7,7 @@
 #include <kjit/tools/profile.hpp>
 
 #include "runtime/profile/cupti_library.hpp"
+#include "runtime/base/edit_distance.hpp"
 #include "runtime/profile/metric_config.hpp"
 #include "runtime/profile/metric_names.hpp"
 
@@ -121,10 +122,10 @@ TEST_SUITE("profile MetricConfig") {
   }
 
   TEST_CASE("edit distance counts insertions deletions and substitutions") {
-    CHECK(kjit::profile::edit_distance("", "") == 0);
-    CHECK(kjit::profile::edit_distance("dram", "") == 4);
-    CHECK(kjit::profile::edit_distance("dram__bytes", "dram__byte") == 1);
-    CHECK(kjit::profile::edit_distance("lts__t", "ltc__t") == 1);
-    CHECK(kjit::profile::edit_distance("kitten", "sitting") == 3);
+    CHECK(kjit::base::edit_distance("", "") == 0);
+    CHECK(kjit::base::edit_distance("dram", "") == 4);
+    CHECK(kjit::base::edit_distance("dram__bytes", "dram__byte") == 1);
+    CHECK(kjit::base::edit_distance("lts__t", "ltc__t") == 1);
+    CHECK(kjit::base::edit_distance("kitten", "sitting") == 3);
   }
 }
