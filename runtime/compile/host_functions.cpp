@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
 
 namespace kjit::compile {
 namespace {
@@ -30,7 +31,7 @@ std::optional<bool> ends_as_definition(std::string_view text, std::size_t pos) {
     if (c == ';') return false;
     if (c == '{') return true;
     if (c == ':' && pos + 1 < text.size() && text[pos + 1] != ':') return true;  // a constructor's initializers
-    if (c == ':' ) ++pos;
+    if (c == ':') ++pos;  // "::" in a trailing return type
   }
   return std::nullopt;
 }
