@@ -1,11 +1,23 @@
 # pytest setup for kjit's Python tests: the `gpu` marker (skipped without a CUDA device), a fresh
-# cache folder per test, and the repository's paths.
+# cache folder per test, the repository's paths and the lecture's square kernel (SQUARE).
 import os
 import pathlib
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# The lecture's square kernel (GPU MODE lecture 1) as users write it: the tests' common source.
+SQUARE = r"""
+__global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row < height && col < width) {
+    int idx = row * width + col;
+    result[idx] = matrix[idx] * matrix[idx];
+  }
+}
+"""
 
 
 def pytest_configure(config):

@@ -7,17 +7,8 @@ import textwrap
 import pytest
 
 import kjit
+from conftest import SQUARE
 
-SQUARE = r"""
-__global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {
-  int col = blockIdx.x * blockDim.x + threadIdx.x;
-  int row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row < height && col < width) {
-    int idx = row * width + col;
-    result[idx] = matrix[idx] * matrix[idx];
-  }
-}
-"""
 
 SCALE = r"""
 #include "coeff.cuh"
@@ -157,7 +148,6 @@ def test_examples_run(example, repo, tmp_path):
             assert "softmax_fused" in out.stdout
     else:
         assert "compiled" in out.stdout and "not " in out.stdout
-
 
 
 def test_a_named_cache_folder_kjit_cannot_use_is_an_error(tmp_path):

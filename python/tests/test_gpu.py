@@ -7,19 +7,9 @@ import numpy as np
 import pytest
 
 import kjit
+from conftest import SQUARE
 
 pytestmark = pytest.mark.gpu
-
-SQUARE = r"""
-__global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {
-  int col = blockIdx.x * blockDim.x + threadIdx.x;
-  int row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row < height && col < width) {
-    int idx = row * width + col;
-    result[idx] = matrix[idx] * matrix[idx];
-  }
-}
-"""
 
 
 @pytest.fixture(scope="module")
