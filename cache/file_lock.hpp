@@ -1,8 +1,10 @@
 // kjit::cache::FileLock: an exclusive flock() on a file, released by the kernel when the holder
 // dies and by the destructor otherwise, so a lock left by a killed process blocks no one. The
 // lock file itself may be removed while unheld (prune does): acquire() notices and locks the
-// new file. Never throws; a Failure says why acquiring failed (Reason::timed_out: someone else
-// holds it).
+// new file. The file is reached from its folder's descriptor (openat, O_NOFOLLOW, O_NONBLOCK) and
+// must be a regular file: a link, FIFO or device planted where it goes is refused, never followed
+// nor waited on. Never throws; a Failure says why acquiring failed (Reason::timed_out: someone
+// else holds it).
 #pragma once
 
 #include "cache/dir_trust.hpp"
@@ -41,6 +43,16 @@ public:
                                   OnRelease on_release = OnRelease::keep_file,
                                   std::chrono::milliseconds stale_after = std::chrono::milliseconds(0),
                                   FileMode mode = {});
+  // acquire() of the file `name` inside the folder held open as `dir_fd` (named `dir` in
+  // messages): created, checked, re-checked and removed through that descriptor (the lock keeps
+  // a duplicate of it), never through a path that could be swapped for a link meanwhile.
+  static Result<FileLock> acquire_at(int dir_fd, const std::string& dir, const std::string& name,
+                                     std::chrono::milliseconds timeout,
+                                     const std::function<void(std::chrono::milliseconds)>& progress,
+                                     std::chrono::milliseconds progress_every,
+                                     OnRelease on_release = OnRelease::keep_file,
+                                     std::chrono::milliseconds stale_after = std::chrono::milliseconds(0),
+                                     FileMode mode = {});
   // One attempt, no waiting (held by someone else: Reason::timed_out).
   static Result<FileLock> try_acquire(const std::filesystem::path& path, OnRelease on_release = OnRelease::keep_file,
                                       FileMode mode = {});
@@ -51,10 +63,11 @@ public:
   void release();
 
 private:
-  FileLock(int fd, std::filesystem::path remove_on_release)
-      : m_fd(fd), m_remove_on_release(std::move(remove_on_release)) {}
+  FileLock(int fd, int dir_fd, std::string remove_on_release)
+      : m_fd(fd), m_dir_fd(dir_fd), m_remove_on_release(std::move(remove_on_release)) {}
   int m_fd = -1;
-  std::filesystem::path m_remove_on_release;  // empty: keep the file
+  int m_dir_fd = -1;                // the folder's (a duplicate, owned), for the unlink
+  std::string m_remove_on_release;  // the name in that folder; empty: keep the file
 };
 
 }  // namespace kjit::cache

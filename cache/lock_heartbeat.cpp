@@ -1,5 +1,6 @@
 #include "cache/lock_heartbeat.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace kjit::cache {
@@ -7,7 +8,7 @@ namespace kjit::cache {
 bool LockWatch::stalled() {
   const auto now = std::chrono::steady_clock::now();
   struct stat st{};
-  if (::stat(m_path.c_str(), &st) != 0) {  // no lock file: nobody to wait for, nothing stale
+  if (::fstatat(m_dir_fd, m_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {  // no lock file: nobody to wait for, nothing stale
     m_seen = false;
     return false;
   }

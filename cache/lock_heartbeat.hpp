@@ -8,23 +8,30 @@
 // holder that has just taken the lock is never stale. Never throws.
 #pragma once
 
+#include <fcntl.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 namespace kjit::cache {
 
 class LockWatch {
 public:
   LockWatch(std::filesystem::path path, std::chrono::milliseconds stale_after)
-      : m_path(std::move(path)), m_stale_after(stale_after) {}
+      : m_name(path.string()), m_stale_after(stale_after) {}
+  // The lock file `name` in the folder `dir_fd` (which must outlive the watch), never through a link.
+  LockWatch(int dir_fd, std::string name, std::chrono::milliseconds stale_after)
+      : m_dir_fd(dir_fd), m_name(std::move(name)), m_stale_after(stale_after) {}
   // Looks at the lock file now; true once it has shown no progress for stale_after.
   bool stalled();
   // How long the current lock file has shown no progress, as this watch saw it.
   std::chrono::milliseconds quiet_for() const;
 
 private:
-  std::filesystem::path m_path;
+  int m_dir_fd = AT_FDCWD;  // AT_FDCWD: m_name is a path
+  std::string m_name;
   std::chrono::milliseconds m_stale_after;
   bool m_seen = false;
   std::uint64_t m_inode = 0;

@@ -1,5 +1,7 @@
 #include "cache/persistent_stats.hpp"
 
+#include "cache/atomic_file.hpp"
+#include "cache/config.hpp"
 #include "cache/file_io.hpp"
 #include "cache/file_lock.hpp"
 
@@ -7,6 +9,7 @@
 
 #include <charconv>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kjit::cache {
@@ -62,6 +65,9 @@ StatsSnapshot PersistentStats::parse(std::string_view text) {
   return stats;
 }
 
+PersistentStats::PersistentStats(int dir_fd, const std::string& dir, std::string name, FileMode mode)
+    : m_file(join_path(dir, name)), m_mode(mode), m_dir_fd(dir_fd), m_dir(dir), m_name(std::move(name)) {}
+
 Result<void> PersistentStats::add(const StatsSnapshot& delta, std::chrono::milliseconds timeout) const {
   return update(&delta, timeout);
 }
@@ -69,8 +75,10 @@ Result<void> PersistentStats::add(const StatsSnapshot& delta, std::chrono::milli
 Result<void> PersistentStats::reset() const { return update(nullptr, std::chrono::seconds(5)); }
 
 Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
-                                std::chrono::milliseconds(0), m_mode);
+  auto lock = m_dir_fd >= 0 ? FileLock::acquire_at(m_dir_fd, m_dir, m_name, timeout, {}, timeout,
+                                                   FileLock::OnRelease::keep_file, std::chrono::milliseconds(0), m_mode)
+                            : FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
+                                                std::chrono::milliseconds(0), m_mode);
   if (!lock) return lock.error();
   StatsSnapshot totals;
   if (delta != nullptr) {
@@ -80,17 +88,25 @@ Result<void> PersistentStats::update(const StatsSnapshot* delta, std::chrono::mi
   // The new totals replace the locked file whole (a reader needs no lock). The lock ends with the
   // rename: a waiter that then locks the replaced file sees that the path names another one
   // (FileLock::acquire checks) and locks the new file instead.
-  if (auto written = write_file_atomically(m_file, format(totals), AtomicFile::Sync::no, m_mode); !written) {
-    return Failure{fmt::format("updating cache statistics: {}", written.error().message)};
-  }
+  auto written = [&]() -> Result<void> {
+    if (m_dir_fd < 0) return write_file_atomically(m_file, format(totals), AtomicFile::Sync::no, m_mode);
+    auto file = AtomicFile::create_at(m_dir_fd, m_dir, m_name, m_mode);
+    if (!file) return file.error();
+    if (auto w = file->write(format(totals)); !w) return w;
+    return file->commit(AtomicFile::Sync::no);
+  }();
+  if (!written) return Failure{fmt::format("updating cache statistics: {}", written.error().message)};
   return {};
 }
 
 StatsSnapshot PersistentStats::read() const {
   // No lock: every update renames a whole file into place. Never through a link.
-  const int fd = ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = m_dir_fd >= 0 ? ::openat(m_dir_fd, m_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                                : ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
-  StatsSnapshot stats = parse(text_of(fd));
+  struct stat st{};
+  StatsSnapshot stats;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) stats = parse(text_of(fd));
   ::close(fd);
   return stats;
 }

@@ -3,7 +3,8 @@
 // whole (write_file_atomically) under a flock of the file itself, so a reader takes no lock and a
 // writer killed at any point leaves the old totals or the new ones; each process adds only what it
 // has not added before (Store does the bookkeeping in flush_stats). A damaged stats file counts as
-// zero rather than failing anything. Never throws.
+// zero rather than failing anything; so does anything but a regular file there (a FIFO is never
+// opened blocking: read with O_NONBLOCK, locked through FileLock, which refuses it). Never throws.
 #pragma once
 
 #include "cache/dir_trust.hpp"
@@ -20,6 +21,9 @@ class PersistentStats {
 public:
   // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
   explicit PersistentStats(std::filesystem::path file, FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
+  // The file `name` inside the folder held open as `dir_fd` (named `dir` in messages; it must
+  // outlive this object): locked, read and replaced through that descriptor only (cache::Store's).
+  PersistentStats(int dir_fd, const std::string& dir, std::string name, FileMode mode = {});
 
   // Adds `delta` to the totals in the file (created if missing). A Failure when the file
   // cannot be written, or locked within `timeout` (Reason::timed_out).
@@ -39,6 +43,9 @@ private:
   Result<void> update(const StatsSnapshot* delta, std::chrono::milliseconds timeout) const;
   std::filesystem::path m_file;
   FileMode m_mode;
+  int m_dir_fd = -1;  // with m_dir and m_name: the at-form; -1: m_file is a path
+  std::string m_dir;
+  std::string m_name;
 };
 
 }  // namespace kjit::cache

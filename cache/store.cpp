@@ -41,7 +41,8 @@ Store::Store(StoreConfig config)
     : m_config(std::move(config)),
       m_dir(open_dir(m_config, m_refused)),
       m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats),
-      m_usage(sub("usage"), m_dir ? m_dir->file_mode() : FileMode{}) {}
+      m_usage(m_dir ? UsageCounter(m_dir->fd(), m_config.dir, "usage", m_dir->file_mode())
+                    : UsageCounter(sub("usage"))) {}
 
 Result<void> Store::trusted() const {
   if (m_refused) return *m_refused;
@@ -240,12 +241,14 @@ Result<FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
                              const std::function<void(std::chrono::milliseconds)>& progress,
                              std::chrono::milliseconds progress_every, std::chrono::milliseconds stale_after) {
   if (!m_dir) return *m_refused;
-  // The locks folder is made (2770 in a team cache) and checked like a shard; never a link.
+  // The locks folder is made (2770 in a team cache) and checked like a shard; never a link. The
+  // lock file is reached from its descriptor alone: a folder swapped for a link meanwhile is
+  // never where it goes.
   auto folder = m_dir->open_folder(m_dir->fd(), "locks", true);
   if (!folder) return folder.error();
-  ::close(*folder);
-  return FileLock::acquire(lock_path(key), timeout, progress, progress_every, FileLock::OnRelease::remove_file,
-                           stale_after, m_dir->file_mode());
+  const UniqueFd locks(*folder);
+  return FileLock::acquire_at(locks.get(), sub("locks"), key.hex() + ".lock", timeout, progress, progress_every,
+                              FileLock::OnRelease::remove_file, stale_after, m_dir->file_mode());
 }
 
 Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
@@ -255,19 +258,20 @@ Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
   delta -= m_flushed;
   if (delta == StatsSnapshot{}) return {};
   if (!m_dir) return *m_refused;
-  if (auto added = PersistentStats(sub("stats"), m_dir->file_mode()).add(delta, timeout); !added) return added;
+  const PersistentStats stats(m_dir->fd(), m_config.dir, "stats", m_dir->file_mode());
+  if (auto added = stats.add(delta, timeout); !added) return added;
   m_flushed = now;
   return {};
 }
 
 StatsSnapshot Store::read_persistent_stats() const {
   if (!m_dir) return {};
-  return PersistentStats(sub("stats")).read();
+  return PersistentStats(m_dir->fd(), m_config.dir, "stats").read();
 }
 
 Result<void> Store::reset_persistent_stats() {
   if (!m_dir) return *m_refused;
-  return PersistentStats(sub("stats"), m_dir->file_mode()).reset();
+  return PersistentStats(m_dir->fd(), m_config.dir, "stats", m_dir->file_mode()).reset();
 }
 
 }  // namespace kjit::cache

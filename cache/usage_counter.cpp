@@ -1,12 +1,14 @@
 #include "cache/usage_counter.hpp"
 
 #include "cache/blocked_signal.hpp"
+#include "cache/config.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kjit::cache {
@@ -62,17 +64,26 @@ Result<void> UsageCounter::Locked::write(const Usage& usage) {
   return {};
 }
 
+UsageCounter::UsageCounter(int dir_fd, const std::string& dir, std::string name, FileMode mode)
+    : m_file(join_path(dir, name)), m_mode(mode), m_dir_fd(dir_fd), m_dir(dir), m_name(std::move(name)) {}
+
 Result<UsageCounter::Locked> UsageCounter::lock(std::chrono::milliseconds timeout) const {
-  auto lock = FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
-                                std::chrono::milliseconds(0), m_mode);
+  auto lock = m_dir_fd >= 0 ? FileLock::acquire_at(m_dir_fd, m_dir, m_name,
+                                                   timeout, {}, timeout, FileLock::OnRelease::keep_file,
+                                                   std::chrono::milliseconds(0), m_mode)
+                            : FileLock::acquire(m_file, timeout, {}, timeout, FileLock::OnRelease::keep_file,
+                                                std::chrono::milliseconds(0), m_mode);
   if (!lock) return lock.error();
   return Locked(std::move(*lock), m_file);
 }
 
 std::optional<Usage> UsageCounter::peek() const {
-  const int fd = ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = m_dir_fd >= 0 ? ::openat(m_dir_fd, m_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                                : ::open(m_file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  auto usage = read_fd(fd);
+  struct stat st{};
+  std::optional<Usage> usage;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) usage = read_fd(fd);
   ::close(fd);
   return usage;
 }

@@ -26,6 +26,9 @@ class UsageCounter {
 public:
   // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
   explicit UsageCounter(std::string file, FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
+  // The file `name` inside the folder held open as `dir_fd` (named `dir` in messages; it must
+  // outlive this object): reached through that descriptor only, never a path (cache::Store's).
+  UsageCounter(int dir_fd, const std::string& dir, std::string name, FileMode mode = {});
 
   // The counter file locked for a read-modify-write; the lock goes when this goes.
   class Locked {
@@ -53,6 +56,9 @@ public:
 private:
   std::string m_file;  // a string: a Store is built on the hit path, which touches no std::filesystem
   FileMode m_mode;
+  int m_dir_fd = -1;   // with m_dir and m_name: the at-form; -1: m_file is a path
+  std::string m_dir;
+  std::string m_name;
 };
 
 }  // namespace kjit::cache
