@@ -5,6 +5,8 @@
 
 #include <kjit/tools/inspect.hpp>
 
+#include <fmt/ranges.h>
+
 #include <cstdlib>
 #include <memory>
 
@@ -76,26 +78,43 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   diff->footer("Normalizes first (comments, debug info and register/label numbering removed), then prints per "
-               "kernel the instruction counts with deltas, registers and spills (ptxas), and a unified diff.\n"
-               "Exit code: 0 equal, 1 different (like diff(1)); see kjit --help for the rest.");
+               "kernel the instruction counts with deltas, registers and spills (ptxas), and a unified diff. Flags "
+               "after -- go to both sides (with one file, give a side its own with --a-flags/--b-flags).\n"
+               "Exit code: 0 equal, 1 different (like diff(1)) or nothing to compare (no kernels: a template needs "
+               "--instantiate); see kjit --help for the rest.");
   diff->callback([&ctx, d] {
     const std::string a_file = d->files.front();
     const std::string b_file = d->files.size() > 1 ? d->files[1] : a_file;
     const std::string a_arch = d->a_arch.empty() ? d->arch : d->a_arch;
     const std::string b_arch = d->b_arch.empty() ? d->arch : d->b_arch;
+    const std::string common_flags = fmt::format("{}", fmt::join(ctx.nvrtc_flags, " "));
+    if (d->files.size() == 1 && a_arch == b_arch && d->a_flags == d->b_flags && !ctx.nvrtc_flags.empty()) {
+      // "kjit diff a.cu -- --use_fast_math": the flags go to both sides, so both are one build.
+      throw UsageError(fmt::format("kjit diff {} -- {}: flags after -- go to both sides, so both sides are the same "
+                                   "build of {}; give one side its flags with --b-flags=\"{}\" (--a-flags for the "
+                                   "other), or compare two files or two archs (--a-arch, --b-arch)",
+                                   a_file, common_flags, a_file, common_flags));
+    }
+    auto joined = [&common_flags](const std::string& side) {
+      return side.empty() || side == "{}" ? common_flags : common_flags.empty() ? side : side + " " + common_flags;
+    };
     const CompileOptions a_options = inspect::with_resource_report(ctx.options(a_arch, split_flags(d->a_flags)));
     const CompileOptions b_options = inspect::with_resource_report(ctx.options(b_arch, split_flags(d->b_flags)));
     ctx.input = a_file;
-    const CompileResult a = ctx.runtime().compile(ctx.program(a_file), a_options);
+    const Program a_program = ctx.program(a_file);
+    const CompileResult a = ctx.runtime().compile(a_program, a_options);
     ctx.input = b_file;
-    const CompileResult b = ctx.runtime().compile(ctx.program(b_file), b_options);
+    const Program b_program = ctx.program(b_file);
+    const CompileResult b = ctx.runtime().compile(b_program, b_options);
     ctx.input.clear();
+    ctx.warn_if_no_kernels(a_file, a_program, a);
+    if (b_file != a_file) ctx.warn_if_no_kernels(b_file, b_program, b);
     inspect::DiffOptions options;
     options.raw = d->raw;
     options.grouping = d->base_opcodes ? inspect::Grouping::base_opcode : inspect::Grouping::opcode;
     options.context = d->context;
-    options.a_label = side_label(a_file, a_arch, d->a_flags);
-    options.b_label = side_label(b_file, b_arch, d->b_flags);
+    options.a_label = side_label(a_file, a_arch, joined(d->a_flags));
+    options.b_label = side_label(b_file, b_arch, joined(d->b_flags));
     const inspect::DiffResult result = inspect::diff(a, b, options);
     const bool color = d->color == "always" ||
                        (d->color == "auto" && ctx.stdout_is_terminal() && std::getenv("NO_COLOR") == nullptr);
@@ -111,13 +130,17 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   ctx.add_instantiate_option(*resources);
   resources->add_option("flags", r->flags, "NVRTC flags, after --");
   resources->positionals_at_end(false);
-  resources->footer("Compiles with -Xptxas=-v (through the cache) and prints ptxas's report as a table, or "
-                    "with --json as an array of objects.");
+  resources->footer("Compiles with -Xptxas=-v (through the cache) and prints ptxas's report, completed from the "
+                    "cubin (cmem: the kernel's constant banks; lmem: local memory per thread; max-thr: from the "
+                    "launch bounds and registers, or the driver's with a GPU of the arch; \"-\" where unknown), "
+                    "as a table, or with --json as an array of objects. C++ kernels by their demangled names.");
   resources->callback([&ctx, r] {
     ctx.input = r->file;
     const Program program = ctx.program(r->file);
-    const auto usage = inspect::resource_usage(
-        ctx.runtime().compile(program, inspect::with_resource_report(ctx.options(r->arch, r->flags))));
+    const CompileResult result =
+        ctx.runtime().compile(program, inspect::with_resource_report(ctx.options(r->arch, r->flags)));
+    ctx.warn_if_no_kernels(r->file, program, result);
+    const auto usage = inspect::resource_usage(result);
     fmt::print("{}", ctx.json ? inspect::resources_json(usage) + "\n" : inspect::resources_table(usage));
   });
 
@@ -125,7 +148,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto* sass = app.add_subcommand("sass", "Print the SASS of a .cu file (all kernels, or one with --kernel)");
   sass->add_option("file", s->file, "CUDA source file")->required();
   sass->add_option("--arch", s->arch, "Target: native (default) or sm_XX");
-  sass->add_option("--kernel", s->kernel, "Only this kernel (its name in the PTX: extern \"C\" or mangled)");
+  sass->add_option("--kernel", s->kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
   ctx.add_instantiate_option(*sass, true);
   sass->add_option("flags", s->flags, "NVRTC flags, after --");
   sass->positionals_at_end(false);

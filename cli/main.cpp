@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 #include <string_view>
 
 namespace kjit::cli {
@@ -69,13 +68,11 @@ void Context::add_instantiate_option(CLI::App& command, bool has_kernel_option) 
 std::string Context::warn_if_no_kernels(const std::string& file, const Program& program,
                                         const CompileResult& result) const {
   if (result.ptx.find(".entry ") != std::string::npos) return {};
-  // The first template kernel in the source names the hint: "template <int N> __global__ void scale(".
-  static const std::regex k_template(R"(template\s*<[^{;]*>\s*(?:static\s+)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+))");
-  std::smatch m;
+  // The first template kernel in the source names the hint, qualified as a name expression needs
+  // it: "kjit::gelu<...>" for a template in namespace kjit.
+  const std::vector<std::string> templates = inspect::template_kernels(program.source());
   std::string hint = "no kernels";
-  if (std::regex_search(program.source(), m, k_template)) {
-    hint += fmt::format("; a template needs --instantiate '{}<...>'", m[1].str());
-  }
+  if (!templates.empty()) hint += fmt::format("; a template needs --instantiate '{}<...>'", templates.front());
   if (!quiet) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
   return hint;
 }

@@ -4,6 +4,7 @@
 #include "runtime/compile/host_functions.hpp"
 #include "runtime/compile/include_scanner.hpp"
 #include "runtime/compile/standard_headers.hpp"
+#include "runtime/compile/template_kernels.hpp"
 #include "runtime/compile/toolkit_headers.hpp"
 #include "runtime/base/toolkit_location.hpp"
 
@@ -314,6 +315,20 @@ void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<s
   }
 }
 
+// ptxas's "Unresolved extern function '_Z6helperf'": a device function declared here and defined
+// elsewhere, which only a link brings in. A note saying how, or "" for any other log.
+std::string explain_unresolved_externs(std::string_view log, const std::string& program) {
+  constexpr std::string_view marker = "Unresolved extern function '";
+  const std::size_t at = log.find(marker);
+  if (at == std::string_view::npos) return {};
+  const std::size_t start = at + marker.size();
+  const std::string_view symbol = log.substr(start, log.find('\'', start) - start);
+  return fmt::format("kjit: {} is called here but defined in no source of this program: a device function of "
+                     "another file comes in by a link of relocatable device code (-rdc=true): kjit compile --link "
+                     "{} OTHER.cu, or kjit::Link in C++; else define it here\n",
+                     symbol, program);
+}
+
 // The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
 std::optional<std::string> source_named(const Program& program, const std::string& file) {
   if (file == program.name()) return program.source();
@@ -366,7 +381,9 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         call.arguments.emplace_back("-default-device");
         continue;
       }
-      result.log = note + result.log + explain_host_definitions(host.functions);
+      result.log = note + result.log + explain_host_definitions(host.functions) +
+                   name_expression_hint(result.log, program.source(), program.name_expressions()) +
+                   explain_unresolved_externs(result.log, name);
       out.succeeded = false;
       return out;
     }

@@ -1,4 +1,5 @@
-// JSON views shared by the resource table and the diff. Internal to runtime/inspect.
+// JSON views and the usage of a result, shared by the resource table and the diff. Internal to
+// runtime/inspect.
 #pragma once
 
 #include <kjit/tools/inspect.hpp>
@@ -8,5 +9,10 @@
 namespace kjit::inspect {
 
 nlohmann::json usage_json(const ResourceUsage& usage);
+
+// What ptxas reported in `result`'s log, completed from its cubin when it has one (CUDA 13's
+// ptxas reports no constant or local memory and no bounds): resource_usage() without the
+// driver and without the check for a virtual arch (its usage is empty: no log, no cubin).
+std::vector<ResourceUsage> usage_from_result(const CompileResult& result);
 
 }  // namespace kjit::inspect

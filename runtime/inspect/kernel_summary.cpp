@@ -149,15 +149,18 @@ std::map<std::string, long long> register_counts(const std::vector<RegisterDecl>
 
 std::map<std::string, long long> resource_counts(const ResourceUsage& u) {
   auto clamp = [](std::uint64_t v) { return static_cast<long long>(std::min<std::uint64_t>(v, INT64_MAX)); };
-  return {{"registers", u.registers},
-          {"barriers", u.barriers},
-          {"stack_frame", clamp(u.stack_frame)},
-          {"spill_stores", clamp(u.spill_stores)},
-          {"spill_loads", clamp(u.spill_loads)},
-          {"cumulative_stack", clamp(u.cumulative_stack)},
-          {"shared", clamp(u.shared)},
-          {"constant", clamp(u.constant)},
-          {"local", clamp(u.local)}};
+  std::map<std::string, long long> counts{{"registers", u.registers},
+                                          {"barriers", u.barriers},
+                                          {"stack_frame", clamp(u.stack_frame)},
+                                          {"spill_stores", clamp(u.spill_stores)},
+                                          {"spill_loads", clamp(u.spill_loads)},
+                                          {"cumulative_stack", clamp(u.cumulative_stack)},
+                                          {"shared", clamp(u.shared)}};
+  // What is known (ptxas's report, the cubin) only.
+  if (u.constant) counts["constant"] = clamp(*u.constant);
+  if (u.local) counts["local"] = clamp(*u.local);
+  if (u.max_threads_per_block) counts["max_threads_per_block"] = *u.max_threads_per_block;
+  return counts;
 }
 
 }  // namespace

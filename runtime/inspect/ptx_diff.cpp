@@ -1,5 +1,6 @@
 // diff(): two builds of a program compared function by function: summary deltas and a
 // unified diff of the normalized (or raw) PTX; DiffResult renders as text and JSON.
+#include "runtime/inspect/function_names.hpp"
 #include "runtime/inspect/inspect_json.hpp"
 #include "runtime/inspect/ptx_parser.hpp"
 #include "runtime/inspect/ptx_text.hpp"
@@ -126,6 +127,7 @@ nlohmann::json deltas_json(const std::vector<CountDelta>& rows) {
 }  // namespace
 
 bool DiffResult::equal() const noexcept {
+  if (functions.empty()) return false;  // nothing was compared
   if (!module_unified.empty()) return false;
   for (const FunctionDiff& f : functions) {
     if (!f.equal()) return false;
@@ -138,19 +140,23 @@ std::string DiffResult::to_text(Color color) const {
   std::string out;
   out += fmt::format("a: {}\nb: {}\n", a_label, b_label);
   std::size_t different = 0;
+  std::vector<std::string> symbols;
+  for (const FunctionDiff& f : functions) symbols.push_back(f.name);
+  const std::vector<std::string> names = display_names(symbols);
   if (!module_unified.empty()) {
     out += style.paint("1", "== module: different") + "\n";
     render_unified(out, style, module_unified);
   }
-  for (const FunctionDiff& f : functions) {
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const FunctionDiff& f = functions[i];
     const std::string kind = f.is_entry ? "kernel" : "device function";
     if (f.equal()) {
-      out += fmt::format("== {} ({}): equal, {} instructions\n", f.name, kind, f.a.instruction_count());
+      out += fmt::format("== {} ({}): equal, {} instructions\n", names[i], kind, f.a.instruction_count());
       continue;
     }
     ++different;
     const std::string status = !f.in_a ? fmt::format("only in b") : !f.in_b ? fmt::format("only in a") : "different";
-    out += style.paint("1", fmt::format("== {} ({}): {}", f.name, kind, status)) + "\n";
+    out += style.paint("1", fmt::format("== {} ({}): {}", names[i], kind, status)) + "\n";
     out += fmt::format("  instructions  {} -> {} ({})\n", f.summary.instructions_a, f.summary.instructions_b,
                        signed_number(f.summary.instructions_b - f.summary.instructions_a));
     render_deltas(out, style, "opcode", f.summary.opcodes);
@@ -158,7 +164,10 @@ std::string DiffResult::to_text(Color color) const {
     render_deltas(out, style, "resources (ptxas)", f.summary.resources);
     render_unified(out, style, f.unified);
   }
-  if (equal()) {
+  if (functions.empty()) {
+    out += "nothing compared: neither build has a function (a template kernel is compiled only when a name "
+           "expression instantiates it)\n";
+  } else if (equal()) {
     out += fmt::format("equal: {} function(s), no difference after {}\n", functions.size(),
                        "normalization");
   } else {
@@ -175,9 +184,14 @@ std::string DiffResult::to_json() const {
   j["b"] = b_label;
   j["module_diff"] = module_unified;
   nlohmann::json fs = nlohmann::json::array();
-  for (const FunctionDiff& f : functions) {
+  std::vector<std::string> symbols;
+  for (const FunctionDiff& f : functions) symbols.push_back(f.name);
+  const std::vector<std::string> names = display_names(symbols);
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const FunctionDiff& f = functions[i];
     nlohmann::json o;
-    o["name"] = f.name;
+    o["name"] = names[i];
+    o["symbol"] = f.name;
     o["entry"] = f.is_entry;
     o["status"] = f.equal() ? "equal" : !f.in_a ? "only_b" : !f.in_b ? "only_a" : "different";
     o["instructions"] = {{"a", f.summary.instructions_a}, {"b", f.summary.instructions_b}};
@@ -198,7 +212,7 @@ DiffResult diff(std::string_view a_ptx, std::string_view b_ptx, const DiffOption
 }
 
 DiffResult diff(const CompileResult& a, const CompileResult& b, const DiffOptions& options) {
-  return diff_modules(a.ptx, b.ptx, parse_ptxas_log(a.log), parse_ptxas_log(b.log), options);
+  return diff_modules(a.ptx, b.ptx, usage_from_result(a), usage_from_result(b), options);
 }
 
 }  // namespace kjit::inspect

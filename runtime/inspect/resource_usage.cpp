@@ -1,10 +1,12 @@
 // ptxas verbose output (-Xptxas=-v) -> ResourceUsage per function, and the table/JSON views.
+#include "runtime/inspect/function_names.hpp"
 #include "runtime/inspect/inspect_json.hpp"
 #include "runtime/inspect/ptx_text.hpp"
 
 #include <kjit/error.hpp>
 #include <kjit/tools/inspect.hpp>
 
+#include "runtime/driver/cubin_info.hpp"
 #include "runtime/driver/module_access.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include <kjit/module.hpp>
@@ -53,7 +55,7 @@ void apply_item(std::string_view item, ResourceUsage& u) {
   else if (contains(item, "registers")) u.registers = to_int(n);
   else if (contains(item, "barriers")) u.barriers = to_int(n);
   else if (contains(item, "smem")) u.shared = n;
-  else if (contains(item, "cmem")) u.constant = u.constant + n < u.constant ? UINT64_MAX : u.constant + n;
+  else if (contains(item, "cmem")) u.constant = u.constant.value_or(0) + n < n ? UINT64_MAX : u.constant.value_or(0) + n;
   else if (contains(item, "lmem")) u.local = n;
 }
 
@@ -74,7 +76,7 @@ std::vector<ResourceUsage> parse_ptxas_log(std::string_view log) {
     for (std::size_t i = 0; i < usage.size(); ++i) {
       if (usage[i].function == name) return i;
     }
-    usage.push_back(ResourceUsage{.function = name});
+    usage.push_back(ResourceUsage{.function = name, .name = name});
     return usage.size() - 1;
   };
   for (std::string_view line : text::split_lines(log)) {
@@ -113,6 +115,10 @@ std::vector<ResourceUsage> parse_ptxas_log(std::string_view log) {
       start = comma + 1;
     }
   }
+  std::vector<std::string> symbols;
+  for (const ResourceUsage& u : usage) symbols.push_back(u.function);
+  const std::vector<std::string> names = display_names(symbols);
+  for (std::size_t i = 0; i < usage.size(); ++i) usage[i].name = names[i];
   return usage;
 }
 
@@ -120,7 +126,43 @@ std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage,
   for (const ResourceUsage& u : usage) {
     if (u.function == function) return u;
   }
+  for (const ResourceUsage& u : usage) {
+    if (u.name == function) return u;
+  }
   return std::nullopt;
+}
+
+namespace {
+
+// The most threads a block of a kernel with `registers` registers per thread can have on `arch`:
+// registers are given to warps in units of 256, from 64K a block (32K on sm_53 and sm_62), and a
+// block has at most 1024 threads (every arch NVRTC 12 and 13 compile for).
+int threads_by_registers(int registers, int arch) {
+  const int per_block = arch == 53 || arch == 62 ? 32768 : 65536;
+  const int per_warp = (std::max(registers, 1) * 32 + 255) / 256 * 256;
+  return std::min(1024, per_block / per_warp * 32);
+}
+
+}  // namespace
+
+std::vector<ResourceUsage> usage_from_result(const CompileResult& result) {
+  std::vector<ResourceUsage> usage = parse_ptxas_log(result.log);
+  if (!result.has_cubin() || !result.arch.is_real()) return usage;
+  for (ResourceUsage& u : usage) {
+    const auto cubin = driver::cubin_function_resources(result.cubin, u.function);
+    if (!cubin) continue;  // a device function ptxas inlined or merged: the cubin has no records of it
+    if (cubin->local) u.local = cubin->local;
+    u.constant = cubin->constant;
+    if (!u.is_entry) continue;
+    int limit = threads_by_registers(u.registers > 0 ? u.registers : cubin->registers.value_or(0), result.arch.number());
+    for (const auto& bound : {cubin->max_ntid, cubin->req_ntid}) {
+      if (!bound) continue;
+      const std::uint64_t threads = std::uint64_t{(*bound)[0]} * (*bound)[1] * (*bound)[2];
+      if (threads > 0) limit = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(limit), threads));
+    }
+    u.max_threads_per_block = limit;
+  }
+  return usage;
 }
 
 CompileOptions with_resource_report(CompileOptions options) {
@@ -137,7 +179,7 @@ std::vector<ResourceUsage> resource_usage(const CompileResult& result) {
                                  "only for a real arch such as sm_90",
                                  result.program_name, result.arch.str()));
   }
-  std::vector<ResourceUsage> usage = parse_ptxas_log(result.log);
+  std::vector<ResourceUsage> usage = usage_from_result(result);
   // With a GPU of the compiled arch, the driver's function attributes complete (and confirm)
   // what ptxas said: max threads per block is known only there.
   if (device_count() > 0 && result.arch.is_real() && result.has_cubin()) {
@@ -156,27 +198,29 @@ std::vector<ResourceUsage> resource_usage(const CompileResult& result) {
 
 std::string resources_table(const std::vector<ResourceUsage>& usage) {
   std::size_t width = 8;
-  for (const ResourceUsage& u : usage) width = std::max(width, u.function.size());
+  for (const ResourceUsage& u : usage) width = std::max(width, u.name.empty() ? u.function.size() : u.name.size());
+  auto known = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("-"); };
   std::string out = fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}  {:>7}\n",
                                 "function", width, "arch", "regs", "spill-st", "spill-ld", "stack", "cum-stk", "smem",
                                 "cmem", "lmem", "max-thr");
   for (const ResourceUsage& u : usage) {
-    out += fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}  {:>7}{}\n", u.function,
-                       width, u.arch.empty() ? "-" : u.arch, u.registers, u.spill_stores, u.spill_loads, u.stack_frame,
-                       u.cumulative_stack, u.shared, u.constant, u.local,
-                       u.max_threads_per_block ? std::to_string(*u.max_threads_per_block) : std::string("-"),
-                       u.is_entry ? "" : "  (device function)");
+    out += fmt::format("{:<{}}  {:>7}  {:>4}  {:>8}  {:>8}  {:>6}  {:>8}  {:>6}  {:>6}  {:>6}  {:>7}{}\n",
+                       u.name.empty() ? u.function : u.name, width, u.arch.empty() ? "-" : u.arch, u.registers,
+                       u.spill_stores, u.spill_loads, u.stack_frame, u.cumulative_stack, u.shared, known(u.constant),
+                       known(u.local), known(u.max_threads_per_block), u.is_entry ? "" : "  (device function)");
   }
   return out;
 }
 
 nlohmann::json usage_json(const ResourceUsage& u) {
-  nlohmann::json j{{"function", u.function},         {"arch", u.arch},
+  nlohmann::json j{{"function", u.name.empty() ? u.function : u.name}, {"symbol", u.function}, {"arch", u.arch},
                    {"entry", u.is_entry},            {"registers", u.registers},
                    {"barriers", u.barriers},         {"stack_frame", u.stack_frame},
                    {"spill_stores", u.spill_stores}, {"spill_loads", u.spill_loads},
                    {"cumulative_stack", u.cumulative_stack}, {"shared", u.shared},
-                   {"constant", u.constant},         {"local", u.local}};
+                   {"constant", nullptr}, {"local", nullptr}, {"max_threads_per_block", nullptr}};
+  if (u.constant) j["constant"] = *u.constant;
+  if (u.local) j["local"] = *u.local;
   if (u.max_threads_per_block) j["max_threads_per_block"] = *u.max_threads_per_block;
   return j;
 }

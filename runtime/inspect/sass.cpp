@@ -2,6 +2,7 @@
 // cubin written to a temporary file.
 #include "runtime/base/toolkit_location.hpp"
 #include "runtime/inspect/command.hpp"
+#include "runtime/inspect/function_names.hpp"
 #include "runtime/inspect/ptx_text.hpp"
 
 #include <kjit/error.hpp>
@@ -187,7 +188,15 @@ std::string sass(const CompileResult& result, std::string_view function) {
                                  "for a real arch such as sm_90",
                                  result.program_name, result.arch.str()));
   }
-  return sass(result.cubin, function);
+  if (function.empty()) return sass(result.cubin, function);
+  // A C++ kernel asked for by its plain name ("square" for _Z6squarePfi): the cubin's name.
+  std::vector<std::string> symbols;
+  for (const PtxFunction& f : parse_ptx(result.ptx).functions) {
+    if (f.is_definition) symbols.push_back(f.name);
+  }
+  const std::optional<std::string> symbol = resolve_function(
+      symbols, function, fmt::format("disassembling {} to SASS: selecting function \"{}\"", result.program_name, function));
+  return sass(result.cubin, symbol.value_or(std::string(function)));
 }
 
 }  // namespace kjit::inspect

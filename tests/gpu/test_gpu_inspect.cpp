@@ -6,6 +6,8 @@
 
 #include "support/helpers.hpp"
 
+#include "runtime/inspect/inspect_json.hpp"
+
 #include <random>
 #include <string>
 
@@ -26,6 +28,55 @@ extern "C" __global__ void free_kernel(float* x) { x[threadIdx.x] += 1.0f; }
     CHECK(bounded->max_threads_per_block == 256);
     CHECK(free_kernel->max_threads_per_block == 1024);
     CHECK(bounded->registers > 0);
+  }
+
+  TEST_CASE("what resource usage reads from the cubin is what the driver says: local memory and max threads") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
+    const std::string bound = std::to_string(32 * (1 + std::random_device{}() % 32));
+    const std::string src = R"(
+extern "C" __global__ void __launch_bounds__()" + bound + R"() bounded(float* x) { x[threadIdx.x] *= 3.0f; }
+extern "C" __global__ void spill(const float* x, float* y, int n) {
+  float acc[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  #pragma unroll
+  for (int k = 0; k < 64; ++k) acc[k] = x[i + k * n];
+  float s = 0;
+  #pragma unroll
+  for (int k = 0; k < 64; ++k) s += acc[k] * acc[63 - k] + acc[(k * 7) % 64];
+  y[i] = s;
+}
+__device__ __noinline__ float framed(float* p, int n) {
+  float loc[40];
+  for (int i = 0; i < 40; ++i) loc[i] = p[i * n + 1];
+  return loc[(n * 3) & 31] + loc[n & 7];
+}
+extern "C" __global__ void caller(float* p, int n) {
+  float loc[16];
+  for (int i = 0; i < 16; ++i) loc[i] = p[i + n];
+  p[0] = framed(p, n) + loc[n & 15];
+}
+extern "C" __global__ void plain(float* x) { x[threadIdx.x] = 1.0f; }
+)";
+    const kjit::Device device = kjit::Device::current();
+    for (const char* limit : {"", "--maxrregcount=32"}) {
+      CAPTURE(limit);
+      kjit::CompileOptions o{.arch = kjit::Arch::sm(device.compute_capability())};
+      if (*limit) o.flags.push_back(limit);
+      const kjit::CompileResult r = rt.compile(kjit::Program("cubin_usage.cu", src), kjit::inspect::with_resource_report(o));
+      const auto usage = kjit::inspect::usage_from_result(r);  // the cubin only, no driver
+      kjit::Module m = rt.load(kjit::Program("cubin_usage.cu", src), o);
+      for (const char* name : {"bounded", "spill", "caller", "plain"}) {
+        CAPTURE(name);
+        const auto u = kjit::inspect::find_usage(usage, name);
+        REQUIRE(u);
+        const kjit::KernelAttributes a = m.attributes(name);
+        CHECK(u->local == a.local_bytes);
+        CHECK(u->max_threads_per_block == a.max_threads_per_block);
+        CHECK(u->registers == a.registers);
+      }
+    }
   }
 
   TEST_CASE("a repeated compile still carries ptxas's report where NVRTC could serve it from its own cache") {

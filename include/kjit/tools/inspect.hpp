@@ -79,16 +79,21 @@ KJIT_API PtxModule normalized(const PtxModule& module);
 KJIT_API std::string normalize(std::string_view ptx);
 // PTX text of a module (one statement per line; what normalize() returns).
 KJIT_API std::string to_ptx(const PtxModule& module);
-// The module-level statements and the one function named `name` of a PTX text, as PTX.
-// Throws UsageError listing the kernels there are when there is no such function.
+// The module-level statements and the one function named `name` of a PTX text, as PTX. `name`
+// is the function's name in the PTX or, for a C++ function, its plain name ("square" for
+// _Z6squarePfi, "kjit::gelu<float>"). Throws UsageError listing the kernels there are when there
+// is no such function, and the declarations when the plain name is overloaded.
 KJIT_API std::string function_ptx(std::string_view ptx, std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Resource usage
 
-// One function's resources, as ptxas reports them with -Xptxas=-v (NVRTC: "-Xptxas=-v").
+// One function's resources, as ptxas reports them with -Xptxas=-v (NVRTC: "-Xptxas=-v"), and
+// (resource_usage(), diff()) what the cubin says where CUDA 13's ptxas no longer reports it.
 struct ResourceUsage {
-  std::string function;
+  std::string function;          // as in the PTX and cubin: "_Z6squarePfi", "gelu"
+  std::string name;              // demangled, as the profiler shows it: "square" ("square(float*, int)"
+                                 // where two functions share the plain name), "gelu"
   std::string arch;              // "sm_90" when ptxas named it
   bool is_entry = false;         // "Compiling entry function ..." seen
   int registers = 0;
@@ -98,9 +103,12 @@ struct ResourceUsage {
   std::uint64_t spill_loads = 0;      // bytes
   std::uint64_t cumulative_stack = 0; // bytes
   std::uint64_t shared = 0;           // static shared memory (smem), bytes
-  std::uint64_t constant = 0;         // all cmem banks, bytes
-  std::uint64_t local = 0;            // lmem, bytes
-  std::optional<int> max_threads_per_block;  // only known from the driver
+  std::optional<std::uint64_t> constant;  // the function's constant banks (ptxas's cmem[N], the cubin's
+                                          // .nv.constantN sections), bytes; empty when unknown
+  std::optional<std::uint64_t> local;     // local memory per thread with callees' frames (lmem; the
+                                          // driver's LOCAL_SIZE_BYTES), bytes; empty when unknown
+  std::optional<int> max_threads_per_block;  // the driver's, with a device of the arch; else from the cubin:
+                                             // the launch bounds and the registers; empty when unknown
 
   bool spills() const noexcept { return spill_stores > 0 || spill_loads > 0; }
   friend bool operator==(const ResourceUsage&, const ResourceUsage&) = default;
@@ -108,19 +116,21 @@ struct ResourceUsage {
 
 // Every function ptxas described in a compile log, in order. Never throws.
 KJIT_API std::vector<ResourceUsage> parse_ptxas_log(std::string_view log);
-// The usage ptxas reported for one function in `log`, or nullopt.
+// The usage of one function (its name in the PTX, or its demangled `name`), or nullopt.
 KJIT_API std::optional<ResourceUsage> find_usage(const std::vector<ResourceUsage>& usage, std::string_view function);
 
 // `options` with "-Xptxas=-v" added (unless there) when ptxas runs (a real or native arch), so
 // that ptxas reports each function's resources in the compile log; a virtual arch's unchanged.
 //   auto usage = inspect::resource_usage(rt.compile(p, inspect::with_resource_report(o)));
 KJIT_API CompileOptions with_resource_report(CompileOptions options);
-// What ptxas reported in `result`'s log, with the driver's max threads per block added when a
-// device of the result's arch is present. Throws UsageError for a result of a virtual arch (PTX
-// only: ptxas did not run).
+// What ptxas reported in `result`'s log, completed from its cubin (local and constant memory,
+// max threads per block from the launch bounds and registers), with the driver's max threads per
+// block when a device of the result's arch is present. Throws UsageError for a result of a
+// virtual arch (PTX only: ptxas did not run).
 KJIT_API std::vector<ResourceUsage> resource_usage(const CompileResult& result);
 
-// A fixed-width table (function, regs, spills, stack, smem, cmem, lmem) or JSON.
+// A fixed-width table (function, regs, spills, stack, smem, cmem, lmem, max threads; "-" for what is
+// unknown) or JSON (null for what is unknown; "function" the demangled name, "symbol" the PTX's).
 KJIT_API std::string resources_table(const std::vector<ResourceUsage>& usage);
 KJIT_API std::string resources_json(const std::vector<ResourceUsage>& usage);
 
@@ -209,6 +219,8 @@ struct KJIT_API DiffResult {
   std::string module_unified;              // module-level statements (version, target, globals)
   std::vector<FunctionDiff> functions;     // in a's order, then those only in b
 
+  // True when both builds have functions and no difference; two builds without a function (a
+  // file of templates nothing instantiates) are never equal: there was nothing to compare.
   bool equal() const noexcept;
   // Human-readable: per function a summary with deltas and the unified diff.
   std::string to_text(Color color = Color::never) const;
@@ -229,11 +241,22 @@ KJIT_API std::optional<std::filesystem::path> find_disassembler();
 // Why SASS is unavailable ("" when find_disassembler() finds one).
 KJIT_API std::string disassembler_unavailable_reason();
 
-// SASS of a cubin (all functions, or one when `function` is not empty). Throws UsageError
+// SASS of a cubin (all functions, or one when `function` is not empty: as named in the cubin,
+// or, with a CompileResult, a C++ function's plain name as for function_ptx()). Throws UsageError
 // when there is no cubin, UnavailableError when there is no disassembler, and IoError when the
 // tool fails.
 KJIT_API std::string sass(std::string_view cubin, std::string_view function = {});
 KJIT_API std::string sass(const CompileResult& result, std::string_view function = {});
+
+// ---------------------------------------------------------------------------------------------
+// Templates
+
+// The qualified names of the template kernels a source declares ("kjit::gelu" for a
+// `template <class T> __global__ void gelu(...)` inside `namespace kjit`), in order: what a name
+// expression for Program::instantiate starts with ("kjit::gelu<float>"). NVRTC makes no code for
+// a template until it is named, and looks a name expression up from the global namespace. A scan
+// of the text (comments, strings and preprocessor lines skipped), not a parse; never throws.
+KJIT_API std::vector<std::string> template_kernels(std::string_view source);
 
 // ---------------------------------------------------------------------------------------------
 // Dump
