@@ -9,7 +9,7 @@
 #           memcheck over the Python GPU tests that need no compiler (torch.compile runs apart)
 #   ci      the Python tests as CI runs them (torch and CuPy hidden, no GPU visible), the install
 #           route's ctest, the walls
-#   bench   bench/python/launch_breakdown.py and op_overhead.py, bench/peers (every peer)
+#   bench   bench/python/launch_breakdown.py, op_overhead.py and hot_breakdown.py, bench/peers (every peer)
 #   pip     pip install ./python with no installed kjit (it builds libkjit itself), then an
 #           import from another folder with the CUDA toolkit hidden (NVRTC from torch's packages)
 # Results go to $OUT (or .out/): build.txt, ctest-gpu.txt, pytest.txt, memcheck.txt, bench.txt, ...
@@ -64,6 +64,7 @@ fi
 if has bench; then
   echo "== bench"
   { python3 "$src/bench/python/launch_breakdown.py"; echo; python3 "$src/bench/python/op_overhead.py"; echo
+    python3 "$src/bench/python/hot_breakdown.py"; echo
     "$b/bench/bench_launch" 2>&1 | tail -12; } 2>&1 | tee "$out/bench.txt"
   [ "${PEERS:-1}" = 0 ] || python3 "$src/bench/peers/peers.py" --kjit "$b/bench/bench_peers_kjit" --kjit-python "$b/python" --out "$out/peers" \
     --rounds "${ROUNDS:-2}" --warm-rounds "${WARM_ROUNDS:-5}" --timeout 200 ${ONLY:+--only "$ONLY"} 2>&1 | tail -20

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct CUfunc_st;
 struct CUstream_st;
 
 namespace kjit {
+
+class KernelSignature;
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -100,6 +103,10 @@ public:
   int suggested_block_size(std::size_t dynamic_shared = 0) const;
   const std::string& name() const;
   CUfunc_st* handle() const;
+  // The kernel's parameter table (<kjit/parameters.hpp>), read from its PTX on the first call and
+  // kept with the kernel: every handle to it shares one. `source`, given on that first call, names
+  // the parameters from the kernel's declaration (KernelSignature::name_parameters).
+  const KernelSignature& signature(std::string_view source = {}) const;
   explicit operator bool() const { return static_cast<bool>(m_state); }
 
 protected:

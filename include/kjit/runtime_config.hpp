@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace kjit {
 
@@ -64,6 +66,19 @@ struct KJIT_API RuntimeConfig {
   // Defaults overridden by the KJIT_* environment variables. Throws UsageError for a value
   // it cannot parse (KJIT_CACHE_MAX_SIZE=lots).
   static RuntimeConfig from_environment();
+  // The fields above by name, set from text as their KJIT_* variable is read ("2G", "30s", "on",
+  // "warn"; cache_required: never, when_named or always): the one table bindings and tools read
+  // (the Python package's kjit.Runtime(**options)). Naming cache_dir makes cache_required
+  // when_named, as --cache-dir does, unless cache_required is set after it. `log`, a callback,
+  // has no text; set it directly. Throws UsageError naming the option for an unknown name (with
+  // the known ones) or a value its reader refuses.
+  struct Option {
+    std::string_view name;      // the field
+    std::string_view variable;  // the KJIT_* variable it mirrors; "" for none
+    std::string_view doc;
+  };
+  static std::span<const Option> options();
+  void set(std::string_view name, std::string_view value);
 };
 
 // Counters of one Runtime (this process), each counted once: a request is a registry hit, a

@@ -43,4 +43,11 @@ private:
   CUstream_st* m_stream = nullptr;
 };
 
+// Orders work across two streams of `device`: what is enqueued on `waiter` after this call waits
+// for what was enqueued on `producer` before it (an event recorded there, waited on by `waiter`;
+// the host does not wait). Nothing when both are the same stream. The caller's current context
+// is current again when it returns. For data another library produced on its stream (DLPack's and
+// __cuda_array_interface__'s stream), used on kjit's.
+KJIT_API void stream_wait(StreamRef waiter, StreamRef producer, Device device);
+
 }  // namespace kjit

@@ -1,11 +1,15 @@
 #include "arguments.hpp"
 
+#include <kjit/device.hpp>
 #include <kjit/error.hpp>
+#include <kjit/stream.hpp>
 
 #include <dlpack/dlpack.h>
 
 #include <cstring>
 #include <string>
+
+using namespace pybind11::literals;
 
 namespace kjit::python {
 namespace {
@@ -36,6 +40,11 @@ struct Torch {
   PyTypeObject* tensor = nullptr;     // torch.Tensor
   PyObject* current_stream = nullptr; // torch._C._cuda_getCurrentRawStream(device) -> int
   PyObject* is_initialized = nullptr; // torch.cuda.is_initialized()
+  // torch.Tensor's own data_ptr and get_device (method descriptors, found once in its type): a
+  // tensor of exactly that type is asked through them, without an attribute lookup per launch.
+  // A subclass (a Parameter, a tensor subclass that overrides them) goes through its attributes.
+  PyObject* data_ptr = nullptr;
+  PyObject* get_device = nullptr;
 };
 // torch's pieces, once torch is in sys.modules (nullptr before).
 const Torch* torch() {
@@ -51,6 +60,8 @@ const Torch* torch() {
   py::object c = m.attr("_C");
   if (py::hasattr(c, "_cuda_getCurrentRawStream")) t.current_stream = py::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
   if (py::hasattr(m, "cuda")) t.is_initialized = py::object(m.attr("cuda").attr("is_initialized")).release().ptr();
+  t.data_ptr = _PyType_Lookup(t.tensor, names().data_ptr);  // borrowed from the type, which lives on
+  t.get_device = _PyType_Lookup(t.tensor, names().get_device);
   found = true;
   return &t;
 }
@@ -90,13 +101,26 @@ long long call_long(PyObject* o, PyObject* method) {
   return v;
 }
 
+// `descriptor(a)` for a method descriptor of a's exact type: one vectorcall, no lookup.
+long long call_descriptor(PyObject* descriptor, PyObject* a) {
+  PyObject* r = PyObject_Vectorcall(descriptor, &a, 1, nullptr);
+  if (r == nullptr) throw py::error_already_set();
+  long long v = PyLong_AsLongLong(r);
+  Py_DECREF(r);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
   const Torch* t = torch();
   if (t == nullptr || !PyObject_TypeCheck(a, t->tensor)) return false;
   const Names& n = names();
-  place(s, i, where, static_cast<int>(call_long(a, n.get_device)), "a torch.Tensor");
+  const bool exact = Py_TYPE(a) == t->tensor && t->data_ptr != nullptr && t->get_device != nullptr;
+  const long long device = exact ? call_descriptor(t->get_device, a) : call_long(a, n.get_device);
+  place(s, i, where, static_cast<int>(device), "a torch.Tensor");
   if (strict && !call_long(a, n.is_contiguous)) s.refuse(i, "a non-contiguous torch.Tensor", "strict=True");
-  s.pack_pointer(i, static_cast<std::uint64_t>(call_long(a, n.data_ptr)), slot);
+  const long long pointer = exact ? call_descriptor(t->data_ptr, a) : call_long(a, n.data_ptr);
+  s.pack_pointer(i, static_cast<std::uint64_t>(pointer), slot);
   where.torch = true;
   return true;
 }
@@ -106,9 +130,30 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
   const Names& n = names();
   if (!PyObject_HasAttr(a, n.cai)) return false;
   py::object o = py::reinterpret_borrow<py::object>(a);
-  py::dict cai = o.attr(n.cai);
-  py::tuple data = cai["data"];
-  auto address = data[0].cast<std::uint64_t>();
+  py::object cai_object = o.attr(n.cai);
+  if (!PyDict_Check(cai_object.ptr())) {
+    s.refuse(i, type_name(a) + " whose __cuda_array_interface__ is no dict", "the interface is a dict (version 3)");
+  }
+  py::dict cai = cai_object;
+  PyObject* data_item = PyDict_GetItemString(cai.ptr(), "data");  // borrowed
+  if (data_item == nullptr || !PyTuple_Check(data_item) || PyTuple_GET_SIZE(data_item) < 1) {
+    s.refuse(i, type_name(a) + " whose __cuda_array_interface__ has no data (pointer, read_only) pair",
+             "the interface's \"data\" is (int, bool)");
+  }
+  const std::uint64_t address = py::handle(PyTuple_GET_ITEM(data_item, 0)).cast<std::uint64_t>();
+  // Version 3's stream: the producer's, which the launch must wait for (None or absent: no wait).
+  if (PyObject* stream = PyDict_GetItemString(cai.ptr(), "stream"); stream != nullptr && stream != Py_None) {
+    if (!PyLong_Check(stream) || PyLong_AsLongLong(stream) == 0) {
+      PyErr_Clear();
+      s.refuse(i, type_name(a) + " whose __cuda_array_interface__ stream is " + py::repr(stream).cast<std::string>(),
+               "the stream is None, 1 (legacy default), 2 (per-thread default) or a CUstream");
+    }
+    if (where.producer_count == Placement::k_streamed) {
+      s.refuse(i, "a " + std::to_string(Placement::k_streamed + 1) + "th array with a producer stream",
+               "a launch waits for at most " + std::to_string(Placement::k_streamed));
+    }
+    where.producer_stream[where.producer_count++] = py::handle(stream).cast<std::uintptr_t>();
+  }
   if (strict && cai.contains("strides") && !cai["strides"].is_none()) {
     s.refuse(i, "a strided array (__cuda_array_interface__ strides)", "strict=True");
   }
@@ -132,7 +177,32 @@ bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement
   int type = d[0].cast<int>();
   int device = type == kDLCUDA || type == kDLCUDAManaged ? d[1].cast<int>() : -1;
   place(s, i, where, device, (type_name(a) + " (DLPack)").c_str());
-  py::object capsule = o.attr(n.dlpack)();
+  // Packed once the launch's stream is known: the producer makes the data ready for that stream.
+  if (where.dlpack_count == Placement::k_streamed) {
+    s.refuse(i, "a " + std::to_string(Placement::k_streamed + 1) + "th DLPack argument",
+             "a launch takes at most " + std::to_string(Placement::k_streamed));
+  }
+  where.dlpack_index[where.dlpack_count++] = static_cast<std::uint32_t>(i);
+  (void)strict;
+  (void)slot;
+  return true;
+}
+
+// DLPack's stream argument for a launch on `stream`: 1 for the legacy default stream (the NULL
+// stream and CU_STREAM_LEGACY), 2 for the per-thread one, else the CUstream itself.
+std::uintptr_t dlpack_stream(std::uintptr_t stream) { return stream == 0 ? 1 : stream; }
+
+void pack_dlpack_now(const KernelSignature& s, std::size_t i, PyObject* a, std::uintptr_t stream, bool strict,
+                     void* slot) {
+  const Names& n = names();
+  py::object o = py::reinterpret_borrow<py::object>(a);
+  py::object capsule;
+  try {
+    capsule = o.attr(n.dlpack)("stream"_a = dlpack_stream(stream));
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    capsule = o.attr(n.dlpack)();  // a producer older than the stream argument
+  }
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
   const DLTensor& t = managed->dl_tensor;
@@ -149,7 +219,6 @@ bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement
   // the producer's array's, which the caller holds for the call.
   if (strict && !contiguous) s.refuse(i, "a non-contiguous DLPack tensor", "strict=True");
   s.pack_pointer(i, address, slot);
-  return true;
 }
 
 bool is_numpy_bool(PyObject* a) {
@@ -226,6 +295,23 @@ Placement pack_arguments(const KernelSignature& s, PyObject* const* args, std::s
     pointers[i] = slot;
   }
   return where;
+}
+
+void finish_arguments(const KernelSignature& s, PyObject* const* args, Placement& where, std::uintptr_t stream,
+                      unsigned char* buffer, bool strict) {
+  for (int k = 0; k < where.dlpack_count; ++k) {
+    const std::size_t i = where.dlpack_index[k];
+    pack_dlpack_now(s, i, args[i], stream, strict, buffer + s.offset(i));
+  }
+  for (int k = 0; k < where.producer_count; ++k) {
+    // 1 names the legacy default stream, which a launch on the NULL stream is on too.
+    const std::uintptr_t producer = where.producer_stream[k];
+    const std::uintptr_t launch = stream == 0 ? 1 : stream;
+    if (producer != launch && where.device >= 0) {
+      stream_wait(StreamRef(reinterpret_cast<CUstream_st*>(stream)), StreamRef(reinterpret_cast<CUstream_st*>(producer)),
+                  Device::get(where.device));
+    }
+  }
 }
 
 std::optional<std::uintptr_t> stream_handle(const py::handle& stream) {

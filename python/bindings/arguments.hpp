@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace kjit::python {
 
@@ -20,12 +21,26 @@ struct Placement {
   int device = -1;         // the tensors' CUDA device; -1: no tensor
   bool torch = false;      // a torch tensor was among them
   bool cupy = false;       // a CuPy array was among them
+  // Arguments that name a stream of their producer's, finished once the launch's stream is
+  // known (finish_arguments): DLPack objects, whose __dlpack__(stream=) is called with it, and
+  // the `stream` of a __cuda_array_interface__, which the launch waits for. Fixed arrays: the
+  // launch allocates nothing (more than k_streamed are refused).
+  static constexpr int k_streamed = 16;
+  int dlpack_count = 0;
+  std::uint32_t dlpack_index[k_streamed];
+  int producer_count = 0;
+  std::uintptr_t producer_stream[k_streamed];
 };
 
 // Packs `count` arguments into `buffer` (signature.buffer_bytes() bytes) and `pointers` (one per
-// parameter). Throws kjit::ArgumentError (a Python TypeError) for an argument that does not fit.
+// parameter), all but the DLPack ones (finish_arguments). Throws kjit::ArgumentError (a Python
+// TypeError) for an argument that does not fit.
 Placement pack_arguments(const KernelSignature& signature, PyObject* const* args, std::size_t count,
                          unsigned char* buffer, void** pointers, bool strict);
+// Once the launch's stream is chosen: packs the DLPack arguments (their producers make the data
+// ready for `stream`) and makes `stream` wait for each __cuda_array_interface__ producer's stream.
+void finish_arguments(const KernelSignature& signature, PyObject* const* args, Placement& placement,
+                      std::uintptr_t stream, unsigned char* buffer, bool strict);
 
 // A stream given as stream= (None, an int handle, a kjit.Stream, a torch.cuda.Stream, a
 // cupy.cuda.Stream): the raw handle; nullopt for None.

@@ -1,5 +1,7 @@
 #include "exceptions.hpp"
 
+#include "bindings.hpp"
+
 #include <kjit/error.hpp>
 
 #include <pybind11/stl.h>
@@ -34,7 +36,7 @@ PyObject* new_exception(py::module_& m, const char* name, PyObject* bases, const
 }
 
 void raise(PyObject* type, const std::exception& e, std::initializer_list<std::pair<const char*, py::object>> attrs) {
-  py::object instance = py::reinterpret_borrow<py::object>(type)(py::str(e.what()));
+  py::object instance = py::reinterpret_borrow<py::object>(type)(as_text(e.what()));
   for (const auto& [name, value] : attrs) instance.attr(name) = value;
   PyErr_SetObject(type, instance.ptr());
 }
@@ -45,17 +47,19 @@ bool set_kjit_error(std::exception_ptr p) {
   try {
     std::rethrow_exception(p);
   } catch (const CompileError& e) {
-    raise(g_exceptions.compile, e, {{"log", py::str(e.log())}, {"program", py::str(e.program())},
-                                    {"options", py::cast(e.options())}, {"excerpt", py::str(e.excerpt())}});
+    py::list options;
+    for (const auto& o : e.options()) options.append(as_text(o));
+    raise(g_exceptions.compile, e, {{"log", as_text(e.log())}, {"program", as_text(e.program())},
+                                    {"options", options}, {"excerpt", as_text(e.excerpt())}});
   } catch (const LinkError& e) {
-    raise(g_exceptions.link, e, {{"log", py::str(e.log())}, {"inputs", py::cast(e.inputs())}});
+    raise(g_exceptions.link, e, {{"log", as_text(e.log())}, {"inputs", py::cast(e.inputs())}});
   } catch (const CudaError& e) {
     raise(g_exceptions.cuda, e, {{"result", py::int_(e.result())}, {"result_name", py::str(e.result_name())},
                                  {"call", py::str(e.call())}});
   } catch (const ArgumentError& e) {
-    raise(g_exceptions.argument, e, {{"log", py::str(e.log())}});
+    raise(g_exceptions.argument, e, {{"log", as_text(e.log())}});
   } catch (const UsageError& e) {
-    raise(g_exceptions.usage, e, {{"log", py::str(e.log())}});
+    raise(g_exceptions.usage, e, {{"log", as_text(e.log())}});
   } catch (const DriverNotFoundError& e) {
     raise(g_exceptions.driver_not_found, e, {});
   } catch (const NvrtcError& e) {
@@ -107,7 +111,7 @@ void set_python_error(std::exception_ptr p) noexcept {
   } catch (const py::builtin_exception& e) {
     e.set_error();
   } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+    PyErr_SetObject(PyExc_RuntimeError, as_text(e.what()).ptr());
   } catch (...) {
     PyErr_SetString(PyExc_RuntimeError, "kjit: an unknown C++ exception");
   }

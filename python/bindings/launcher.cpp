@@ -28,12 +28,6 @@ struct LauncherObject {
 
 PyTypeObject g_launcher_type{PyVarObject_HEAD_INIT(nullptr, 0)};
 
-// The GIL released while the driver enqueues (it can block when the launch queue is full).
-struct Unlocked {
-  PyThreadState* state = PyEval_SaveThread();
-  ~Unlocked() { PyEval_RestoreThread(state); }
-};
-
 PyObject* launcher_call(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) noexcept {
   auto* l = reinterpret_cast<LauncherObject*>(self);
   if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
@@ -133,16 +127,20 @@ void launch(const PyKernel& k, LaunchConfig config, std::optional<std::uintptr_t
   std::unique_ptr<void*[]> heap_pointers;
   unsigned char* buffer = inline_buffer;
   void** pointers = inline_pointers;
-  if (k.signature.buffer_bytes() > k_inline || count > 128) {  // huge structs or lists: rare
-    heap_buffer.reset(new unsigned char[k.signature.buffer_bytes() + 16]);
+  if (k.signature->buffer_bytes() > k_inline || count > 128) {  // huge structs or lists: rare
+    heap_buffer.reset(new unsigned char[k.signature->buffer_bytes() + 16]);
     heap_pointers.reset(new void*[std::max<std::size_t>(count, 1)]);
     buffer = heap_buffer.get();
     pointers = heap_pointers.get();
   }
-  Placement where = pack_arguments(k.signature, args, count, buffer, pointers, strict);
-  config.stream = StreamRef(reinterpret_cast<CUstream_st*>(stream ? *stream : default_stream(where)));
+  Placement where = pack_arguments(*k.signature, args, count, buffer, pointers, strict);
+  const std::uintptr_t on = stream ? *stream : default_stream(where);
+  if (where.dlpack_count != 0 || where.producer_count != 0) finish_arguments(*k.signature, args, where, on, buffer, strict);
+  config.stream = StreamRef(reinterpret_cast<CUstream_st*>(on));
   config.device = where.device;  // libkjit runs the launch there and restores the caller's context
-  Unlocked unlocked;
+  // The GIL stays held, as torch's and CuPy's launches hold it: an enqueue takes a few
+  // microseconds and blocks only when the driver's launch queue is full, where torch's would
+  // block the same way; releasing and taking the GIL back per launch is time on every launch.
   k.handle.launch_raw(config, count ? pointers : nullptr);
 }
 

@@ -1,10 +1,11 @@
 // The launch from Python: `k[grid, block](*args)` in one C-level call each. kjit.Kernel's
 // subscript makes a kjit.Launcher, a small CPython object called through vectorcall (no pybind11
 // dispatch, no argument tuple); calling it packs the arguments into a stack buffer (arguments.hpp),
-// asks libkjit to launch on the tensors' device and stream, and releases the GIL for the driver.
+// asks libkjit to launch on the tensors' device and stream, holding the GIL as torch and CuPy do.
 #pragma once
 
 #include <kjit/kernel.hpp>
+#include <kjit/module.hpp>
 #include <kjit/parameters.hpp>
 
 #include <pybind11/pybind11.h>
@@ -13,14 +14,19 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace kjit::python {
 
-// A loaded kernel with its parameter table (read from the PTX once).
+// A loaded kernel and its parameter table, both libkjit's (KernelHandle::signature: read from
+// the PTX once per kernel and kept with it, alive as long as the handle).
 struct PyKernel {
   KernelHandle handle;
-  KernelSignature signature;
+  const KernelSignature* signature;
 };
+
+// The Python handle of kernel `name` of `mod`; `source`, when known, names its parameters.
+std::shared_ptr<PyKernel> kernel_of(const Module& mod, std::string_view name, std::string_view source);
 
 // A grid or block: an int or a tuple (or sequence) of 1 to 3 ints. Throws UsageError.
 Dim3 to_dim3(const pybind11::handle& h, const char* what);

@@ -312,3 +312,77 @@ def test_bench_resets_grad_to_none_before_each_call(torch, square):
 
     ms = kjit.bench(step, warmup=1, rep=5, grad_to_none=[w])
     assert ms >= 0 and len(calls) > 2
+
+
+class DLPackRecordingStream(DLPackOnly):
+    """A DLPack producer that records the stream each __dlpack__ call names."""
+
+    def __init__(self, tensor):
+        super().__init__(tensor)
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self._t.__dlpack__(stream=stream)
+
+
+def test_dlpack_is_asked_for_the_launchs_stream(torch, square):
+    x = torch.randn(96, 80, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    px, py = DLPackRecordingStream(x), DLPackRecordingStream(y)
+    launch_square(square, px, py, shape=x.shape)  # no stream=: the default stream, DLPack's 1
+    torch.cuda.synchronize()
+    assert px.streams == [1] and py.streams == [1]
+    assert torch.equal(y, x * x)
+    side = kjit.Stream()
+    y.fill_(float("nan"))
+    torch.cuda.synchronize()
+    h, w = x.shape
+    square[(math.ceil(w / 16), math.ceil(h / 16)), (16, 16), 0, side](px, py, w, h)
+    side.synchronize()
+    assert px.streams[-1] == side.handle and py.streams[-1] == side.handle
+    assert torch.equal(y, x * x)
+
+
+class ArrayInterfaceOnStream:
+    """A producer of __cuda_array_interface__ version 3 whose data is ready on `stream` only."""
+
+    def __init__(self, tensor, stream):
+        self._t, self._stream = tensor, stream
+
+    @property
+    def __cuda_array_interface__(self):
+        cai = dict(self._t.__cuda_array_interface__)
+        cai["stream"] = self._stream
+        return cai
+
+
+def test_array_interface_stream_is_waited_for(torch, square):
+    # The producer writes x on its own stream after a long wait; the launch runs on another stream
+    # and must see what the producer wrote, not the NaNs before it.
+    n = 1 << 20
+    x = torch.full((n // 1024, 1024), float("nan"), device="cuda")
+    expected = torch.rand_like(x) + 0.5
+    y = torch.full_like(x, float("nan"))
+    torch.cuda.synchronize()
+    producer = torch.cuda.Stream()
+    with torch.cuda.stream(producer):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time on this stream
+        x.copy_(expected)
+    consumer = kjit.Stream()
+    h, w = x.shape
+    square[(math.ceil(w / 16), math.ceil(h / 16)), (16, 16), 0, consumer](
+        ArrayInterfaceOnStream(x, producer.cuda_stream), y, w, h)
+    consumer.synchronize()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, expected * expected, rtol=0, atol=0)
+
+
+def test_one_kernel_state_for_every_module_object(torch):
+    a = kjit.load_inline(name="square_identity", cuda_sources=SQUARE, functions=["square_matrix_kernel"])
+    b = kjit.load_inline(name="square_identity", cuda_sources=SQUARE, functions=["square_matrix_kernel"])
+    assert a is not b and b.outcome == "registry"
+    ka, kb = a.square_matrix_kernel, b.kernel("square_matrix_kernel")
+    assert ka._identity == kb._identity
+    assert [p["source_name"] for p in kb.parameters] == ["matrix", "result", "width", "height"]
+    assert a.square_matrix_kernel is ka  # an attribute once looked up

@@ -27,9 +27,11 @@ const char* raw(const EnvVariable& v) {
   return value != nullptr && *value != '\0' ? value : nullptr;
 }
 
-[[noreturn]] void refuse(const EnvVariable& v, const char* value, std::string_view expected) {
-  throw UsageError(fmt::format("reading {}=\"{}\": expected {}", v.name, value, expected));
+[[noreturn]] void refuse(std::string_view what, std::string_view expected) {
+  throw UsageError(fmt::format("{}: expected {}", what, expected));
 }
+
+std::string reading(const EnvVariable& v, const char* value) { return fmt::format("reading {}=\"{}\"", v.name, value); }
 
 }  // namespace
 
@@ -56,8 +58,12 @@ bool env_flag(Env id) {
   const EnvVariable& r = row(id, {EnvParser::flag});
   const char* v = std::getenv(std::string(r.name).c_str());
   if (v == nullptr) return false;
-  if (auto on = cache::parse_flag(v)) return *on;
-  refuse(r, v, "1, 0, true, false, yes, no, on or off");
+  return flag_value(v, reading(r, v));
+}
+
+bool flag_value(std::string_view text, std::string_view what) {
+  if (auto on = cache::parse_flag(text)) return *on;
+  refuse(what, "1, 0, true, false, yes, no, on or off");
 }
 
 FlagOrForce env_flag_or_force(Env id) {
@@ -68,7 +74,7 @@ FlagOrForce env_flag_or_force(Env id) {
   std::string lower(v);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == "force") return FlagOrForce::force;
-  refuse(r, v, "on, off (or another flag value) or force");
+  refuse(reading(r, v), "on, off (or another flag value) or force");
 }
 
 namespace {
@@ -104,41 +110,57 @@ std::optional<std::uint64_t> env_size(Env id) {
   const EnvVariable& r = row(id, {EnvParser::size, EnvParser::positive_size});
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
+  return size_value(id, v, reading(r, v));
+}
+
+std::uint64_t size_value(Env id, std::string_view text, std::string_view what) {
   const SizeRange range = size_range(id);
-  auto size = cache::parse_size(v);
-  if (!size || *size < range.min || *size > range.max) refuse(r, v, range.expected);
-  return size;
+  auto size = cache::parse_size(text);
+  if (!size || *size < range.min || *size > range.max) refuse(what, range.expected);
+  return *size;
 }
 
 std::optional<std::chrono::seconds> env_duration(Env id) {
   const EnvVariable& r = row(id, {EnvParser::duration});
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
-  auto d = cache::parse_duration(v);
-  if (!d) refuse(r, v, "a duration such as 30s, 10m, 2h, 7d or 2w");
+  return duration_value(id, v, reading(r, v));
+}
+
+std::chrono::seconds duration_value(Env id, std::string_view text, std::string_view what) {
+  auto d = cache::parse_duration(text);
+  if (!d) refuse(what, "a duration such as 30s, 10m, 2h, 7d or 2w");
   if (*d < duration_min(id)) {
-    refuse(r, v, fmt::format("a duration of at least {} s such as 30s, 10m or 2h",
+    refuse(what, fmt::format("a duration of at least {} s such as 30s, 10m or 2h",
                              std::chrono::duration_cast<std::chrono::seconds>(duration_min(id)).count()));
   }
-  return d;
+  return *d;
 }
 
 std::optional<std::chrono::milliseconds> env_duration_ms(Env id) {
   const EnvVariable& r = row(id, {EnvParser::positive_duration_ms});
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
-  auto ms = cache::parse_duration_ms(v);
-  if (!ms || *ms < duration_min(id)) refuse(r, v, "a positive duration such as 50ms or 0.2s");
-  return ms;
+  return duration_ms_value(id, v, reading(r, v));
+}
+
+std::chrono::milliseconds duration_ms_value(Env id, std::string_view text, std::string_view what) {
+  auto ms = cache::parse_duration_ms(text);
+  if (!ms || *ms < duration_min(id)) refuse(what, "a positive duration such as 50ms or 0.2s");
+  return *ms;
 }
 
 std::optional<LogLevel> env_log_level(Env id) {
   const EnvVariable& r = row(id, {EnvParser::log_level});
   const char* v = raw(r);
   if (v == nullptr) return std::nullopt;
-  auto level = parse_log_level(v);
-  if (!level) refuse(r, v, "error, warn, info or debug");
-  return level;
+  return log_level_value(v, reading(r, v));
+}
+
+LogLevel log_level_value(std::string_view text, std::string_view what) {
+  auto level = parse_log_level(text);
+  if (!level) refuse(what, "error, warn, info or debug");
+  return *level;
 }
 
 std::string cache_dir_from_environment() {

@@ -100,6 +100,14 @@ std::optional<std::chrono::seconds> env_duration(Env id);          // duration r
 std::optional<std::chrono::milliseconds> env_duration_ms(Env id);  // positive_duration_ms rows
 std::optional<LogLevel> env_log_level(Env id);
 
+// The same readers over a value given in code (RuntimeConfig::set): `what` says where it came
+// from in the error ("setting RuntimeConfig::cache_max_size to \"lots\"").
+bool flag_value(std::string_view text, std::string_view what);
+std::uint64_t size_value(Env id, std::string_view text, std::string_view what);
+std::chrono::seconds duration_value(Env id, std::string_view text, std::string_view what);
+std::chrono::milliseconds duration_ms_value(Env id, std::string_view text, std::string_view what);
+LogLevel log_level_value(std::string_view text, std::string_view what);
+
 // KJIT_CACHE_DIR when set, else cache::default_cache_dir's places.
 std::string cache_dir_from_environment();
 

@@ -2,6 +2,7 @@
 
 #include "runtime/base/source_file.hpp"
 #include "runtime/compile/host_functions.hpp"
+#include "runtime/compile/missing_headers.hpp"
 #include "runtime/compile/include_scanner.hpp"
 #include "runtime/compile/standard_headers.hpp"
 #include "runtime/compile/template_kernels.hpp"
@@ -168,12 +169,15 @@ void add_standard_headers(const Program& program, const std::vector<std::string>
 }
 
 // NVRTC takes C strings: a NUL byte would end the text there, silently.
-void check_no_nul_in(const Program& program) {
+void check_no_nul_in(const Program& program, const std::vector<std::string>& arguments) {
   const std::string& name = program.name();
   base::check_no_nul(program.source(), "the source of program", name);
   for (const auto& [hname, content] : program.headers()) {
     base::check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
   }
+  // NVRTC reads each of these as a C string: a NUL would cut it short without a word.
+  for (const auto& e : program.name_expressions()) base::check_no_nul(e, "name expression of program", name);
+  for (const auto& a : arguments) base::check_no_nul(a, "compile option (a define, a flag) of program", name);
 }
 
 // What NVRTC is given besides the source: the in-memory headers (the program's, then kjit's
@@ -329,6 +333,18 @@ std::string explain_unresolved_externs(std::string_view log, const std::string& 
                      symbol, program);
 }
 
+// The folders NVRTC searches for #include, in the order given (-I DIR, --include-path=DIR).
+std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& arguments) {
+  std::vector<std::filesystem::path> out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    std::string_view a = arguments[i];
+    if (a.starts_with("--include-path=")) out.emplace_back(a.substr(15));
+    else if (a.starts_with("-I") && a.size() > 2) out.emplace_back(a.substr(2));
+    else if ((a == "-I" || a == "--include-path") && i + 1 < arguments.size()) out.emplace_back(arguments[++i]);
+  }
+  return out;
+}
+
 // The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
 std::optional<std::string> source_named(const Program& program, const std::string& file) {
   if (file == program.name()) return program.source();
@@ -345,7 +361,7 @@ std::optional<std::string> source_named(const Program& program, const std::strin
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir) {
   const std::string& name = program.name();
-  check_no_nul_in(program);
+  check_no_nul_in(program, arguments);
   NvrtcCall call = prepare_call(program, arguments, pch_dir);
   bool grown = false;
   double spent_ms = 0;  // every attempt's NVRTC time
@@ -383,7 +399,8 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       }
       result.log = note + result.log + explain_host_definitions(host.functions) +
                    name_expression_hint(result.log, program.source(), program.name_expressions()) +
-                   explain_unresolved_externs(result.log, name);
+                   explain_unresolved_externs(result.log, name) +
+                   explain_missing_headers(result.log, include_folders(call.arguments));
       out.succeeded = false;
       return out;
     }

@@ -186,6 +186,20 @@ void Stream::synchronize() const {
         "synchronizing a stream on CUDA device {}", m_device.ordinal());
 }
 
+void stream_wait(StreamRef waiter, StreamRef producer, Device device) {
+  if (waiter.get() == producer.get()) return;
+  OnDevice on(device);
+  const auto& api = driver::get();
+  CUevent event = nullptr;
+  check(api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate",
+        "ordering two streams on CUDA device {}", device.ordinal());
+  CUresult recorded = api.cuEventRecord(event, producer);
+  CUresult waited = recorded == CUDA_SUCCESS ? api.cuStreamWaitEvent(waiter, event, 0) : recorded;
+  api.cuEventDestroy(event);  // released once the wait has passed it
+  check(recorded, "cuEventRecord", "recording the producer's stream on CUDA device {}", device.ordinal());
+  check(waited, "cuStreamWaitEvent", "making the launch's stream wait on CUDA device {}", device.ordinal());
+}
+
 Event::Event(Device device) {
   OnDevice on(device);
   check(driver::get().cuEventCreate(&m_event, CU_EVENT_DEFAULT), "cuEventCreate",

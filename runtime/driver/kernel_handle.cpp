@@ -237,6 +237,16 @@ int KernelHandle::suggested_block_size(std::size_t dynamic_shared) const {
 }
 
 const std::string& KernelHandle::name() const { return m_state->name; }
+
+const KernelSignature& KernelHandle::signature(std::string_view source) const {
+  detail::KernelState& k = *m_state;
+  std::call_once(k.signature_once, [&] {
+    KernelSignature s = KernelSignature::of(*k.result, k.name);
+    if (!source.empty()) s.name_parameters(source);
+    k.signature.emplace(std::move(s));
+  });
+  return *k.signature;
+}
 CUfunc_st* KernelHandle::handle() const { return m_state->function; }
 
 }  // namespace kjit

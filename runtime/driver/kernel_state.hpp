@@ -3,10 +3,14 @@
 // (kernel_handle.cpp).
 #pragma once
 
+#include <kjit/parameters.hpp>
+
 #include <cuda.h>
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +36,11 @@ struct KernelState {
   std::vector<std::size_t> param_sizes;  // from the cubin's .nv.info, else cuFuncGetParamInfo
   void* nvtx_name = nullptr;             // the NVTX string launches are marked with
   std::atomic<std::size_t> dynamic_shared_allowed{48 * 1024};
+  // The parameter table, read from `result`'s PTX once, on first use (KernelHandle::signature):
+  // the one kept for every binding and tool that launches with arguments typed at run time.
+  const CompileResult* result = nullptr;  // the module's; it lives as long as this state
+  std::once_flag signature_once;
+  std::optional<KernelSignature> signature;
 };
 
 }  // namespace kjit::detail

@@ -173,6 +173,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
   state->device = m.device.ordinal();
   state->name = std::string(name);
   state->module_name = m.result.program_name;
+  state->result = &m.result;
   trace::remember_kernel(symbol, name, m.result.program_name, m.result.key, to_string(m.result.outcome));
   if (trace::nvtx::enabled()) {
     state->nvtx_name = trace::nvtx::register_string(fmt::format("launch {} ({})", name, m.result.program_name));

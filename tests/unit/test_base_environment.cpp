@@ -339,3 +339,83 @@ TEST_SUITE("environment") {
     CHECK(kjit::test::run_command("KJIT_MAX_SOURCE_SIZE=0 " + kjit + " --help >/dev/null 2>&1").code == 0);
   }
 }
+
+// RuntimeConfig::set and options(): the fields by name, read as their variables are, the one table
+// the Python package's kjit.Runtime(**options) reads.
+TEST_SUITE("runtime_options") {
+  TEST_CASE("every field but the log callback is a row, named once, mirroring its variable") {
+    std::set<std::string> names;
+    for (const auto& o : kjit::RuntimeConfig::options()) {
+      CHECK(names.insert(std::string(o.name)).second);
+      CHECK(!o.doc.empty());
+      if (!o.variable.empty()) {
+        bool found = false;
+        for (const auto& v : kjit::base::k_environment) found = found || v.name == o.variable;
+        CHECK_MESSAGE(found, o.variable);
+      }
+    }
+    CHECK(names.size() == 19);
+    CHECK(names.count("log") == 0);
+  }
+
+  TEST_CASE("set reads each kind as its variable is read and names the option when it refuses") {
+    using namespace std::chrono_literals;
+    kjit::RuntimeConfig c;
+    c.set("cache_max_size", "3G");
+    CHECK(c.cache_max_size == 3ull << 30);
+    c.set("lock_timeout", "90s");
+    CHECK(c.lock_timeout == std::chrono::milliseconds(90s));
+    c.set("remote_timeout", "75ms");
+    CHECK(c.remote_timeout == 75ms);
+    c.set("remote_ttl", "2d");
+    CHECK(c.remote_ttl == std::chrono::seconds(48h));
+    c.set("always_compile", "yes");
+    CHECK(c.always_compile);
+    c.set("always_compile", "0");
+    CHECK(!c.always_compile);
+    c.set("log_level", "debug");
+    CHECK(c.log_level == kjit::LogLevel::debug);
+    c.set("remote_max_value_size", "1M");
+    CHECK(c.remote_max_value_size == 1ull << 20);
+    c.set("wait_progress_every", "250ms");
+    CHECK(c.wait_progress_every == 250ms);
+    c.set("dump_hits", "on");
+    CHECK(c.dump_hits);
+    c.set("cache_required", "always");
+    CHECK(c.cache_required == kjit::CacheRequired::always);
+
+    auto refused = [&](const char* name, const char* value, const char* expected) {
+      try {
+        c.set(name, value);
+        FAIL_CHECK(name << "=" << value << " was taken");
+      } catch (const kjit::UsageError& e) {
+        CHECK_MESSAGE(std::string(e.what()).find(name) != std::string::npos, std::string(e.what()));
+        CHECK_MESSAGE(std::string(e.what()).find(expected) != std::string::npos, std::string(e.what()));
+      }
+    };
+    refused("cache_max_size", "lots", "a size");
+    refused("cache_max_size", "-1", "a size");
+    refused("remote_max_value_size", "1", "1K to 4G");
+    refused("lock_stale_after", "1s", "at least 2 s");
+    refused("remote_timeout", "0", "positive");
+    refused("always_compile", "maybe", "true");
+    refused("log_level", "loud", "warn");
+    refused("cache_required", "sometimes", "when_named");
+    refused("cache_dirr", "/tmp", "unknown option");
+    refused("log", "x", "callback");
+  }
+
+  TEST_CASE("naming a cache folder makes it required when named, as --cache-dir does, unless said after") {
+    kjit::RuntimeConfig c;
+    c.set("cache_dir", "/tmp/kjit-x");
+    CHECK(c.cache_dir == "/tmp/kjit-x");
+    CHECK(c.cache_required == kjit::CacheRequired::when_named);
+    c.set("cache_required", "never");
+    CHECK(c.cache_required == kjit::CacheRequired::never);
+  }
+
+  TEST_CASE("a NUL in a value is refused") {
+    kjit::RuntimeConfig c;
+    CHECK_THROWS_AS(c.set("dump_dir", std::string_view("/tmp/a\0b", 8)), kjit::UsageError);
+  }
+}

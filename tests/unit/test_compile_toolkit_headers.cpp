@@ -180,3 +180,50 @@ static inline int host_helper(int x) { return x + 1; }
     CHECK(compiled >= 6);  // CUDA 13 ships all but cuDNN
   }
 }
+
+// compile::explain_missing_headers: where NVRTC cannot open an included header, the log says where
+// it looked and which package ships the header (#39: torch's nvidia/cu13 has no CCCL headers).
+#include "runtime/compile/missing_headers.hpp"
+
+TEST_SUITE("missing_headers") {
+  TEST_CASE("each missing header is named once with the folders searched and the package that ships it") {
+    const std::string log = "k.cu(1): catastrophic error: cannot open source file \"cub/cub.cuh\"\n"
+                            "k.cu(2): catastrophic error: cannot open source file \"cub/cub.cuh\"\n"
+                            "k.cu(3): catastrophic error: cannot open source file \"my_helpers.cuh\"\n";
+    const std::string note = kjit::compile::explain_missing_headers(log, {"/site/nvidia/cu13/include"});
+    CHECK(has(note, "\"cub/cub.cuh\" is in none of the include folders NVRTC was given (/site/nvidia/cu13/include)"));
+    CHECK(has(note, "nvidia-cuda-cccl"));
+    CHECK(note.find("cub/cub.cuh", note.find("cub/cub.cuh") + 1) == std::string::npos);  // once
+    CHECK(has(note, "\"my_helpers.cuh\""));
+    CHECK(has(note, "pass its folder (-I DIR"));
+    CHECK(kjit::compile::explain_missing_headers("k.cu(1): error: identifier \"x\" is undefined\n", {}).empty());
+    CHECK(has(kjit::compile::explain_missing_headers(log, {}), "NVRTC's built-in headers only"));
+  }
+
+  TEST_CASE("the packages: CCCL, the math libraries, CUTLASS, torch's C++ API, the runtime headers") {
+    using kjit::compile::header_package;
+    CHECK(has(header_package("thrust/device_vector.h"), "nvidia-cuda-cccl"));
+    CHECK(has(header_package("cuda/std/atomic"), "CCCL"));
+    CHECK(has(header_package("cublasLt.h"), "nvidia-cublas"));
+    CHECK(has(header_package("cudnn_frontend.h"), "cuDNN"));
+    CHECK(has(header_package("cutlass/gemm/device/gemm.h"), "CUTLASS"));
+    CHECK(has(header_package("torch/extension.h"), "PyTorch"));
+    CHECK(has(header_package("cuda_fp16.h"), "nvidia-cuda-runtime"));
+    CHECK(header_package("my_helpers.cuh").empty());
+  }
+
+  TEST_CASE("a compile that includes a header nowhere to be found says so in its log") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    try {
+      (void)rt.compile(kjit::Program("k.cu", "#include <cutlass/cutlass.h>\n__global__ void k() {}\n"),
+                       {.arch = kjit::Arch::sm(90)});
+      FAIL("compiled without CUTLASS");
+    } catch (const kjit::CompileError& e) {
+      CHECK(has(e.log(), "cannot open source file"));
+      CHECK(has(e.log(), "kjit: \"cutlass/cutlass.h\" is in none of the include folders NVRTC was given"));
+      CHECK(has(e.log(), "CUTLASS"));
+      for (const auto& d : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) CHECK(has(e.log(), d.string()));
+    }
+  }
+}

@@ -63,7 +63,6 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
     driver_available,
     driver_unavailable_reason,
     nvrtc_version,
-    read_program,
     supported_archs,
     synchronize,
 )
@@ -88,28 +87,80 @@ def info():
             "devices": device_count(), "cache_dir": str(_runtime().cache_dir)}
 
 
-def _options(arch=None, std=None, defines=None, include_dirs=None, fast_math=False, line_info=False,
-             device_debug=False, max_registers=0, flags=None):
-    """CompileOptions from Python keywords. defines: a dict ({"N": 4}) or a list ("N=4", "DEBUG")."""
+_OPTION_NAMES = ("arch", "std", "defines", "include_dirs", "fast_math", "line_info", "device_debug",
+                 "max_registers", "flags")
+
+
+def _text(value, what):
+    """A str option, checked: kjit refuses a NUL byte (NVRTC would read only what comes before it)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} takes a str; given {type(value).__name__} {value!r}")
+    if "\0" in value:
+        raise UsageError(f"{what}: {value!r} holds a NUL byte")
+    return value
+
+
+def _texts(values, what):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} takes a list of str; given {type(values).__name__} {values!r}")
+    return [_text(v, what) for v in values]
+
+
+def _options(where="kjit.compile", **options):
+    """CompileOptions from Python keywords, each checked and named in errors. defines: a dict
+    ({"N": 4}) or a list ("N=4", "DEBUG"); flags: a list, or one string split as a shell would
+    ("-lineinfo --use_fast_math"), as the CLI's --a-flags."""
+    unknown = sorted(set(options) - set(_OPTION_NAMES))
+    if unknown:
+        raise TypeError(f"{where}: unknown option(s) {', '.join(unknown)} (options: {', '.join(_OPTION_NAMES)})")
     o = _kjit.CompileOptions()
+    arch, std, defines = options.get("arch"), options.get("std"), options.get("defines")
     if arch is not None:
-        o.arch = str(arch)
+        o.arch = _text(str(arch) if isinstance(arch, int) else arch, f"{where}(arch=)")
     if std is not None:
-        o.std = std
+        o.std = _text(std, f"{where}(std=)")
     if defines:
         if isinstance(defines, dict):
-            o.defines = [k if v is None else f"{k}={v}" for k, v in defines.items()]
+            o.defines = [_text(f"{k}" if v is None else f"{k}={v}", f"{where}(defines=)") for k, v in defines.items()]
         else:
-            o.defines = list(defines)
-    if include_dirs:
-        o.include_dirs = [str(d) for d in include_dirs]
-    o.fast_math = bool(fast_math)
-    o.line_info = bool(line_info)
-    o.device_debug = bool(device_debug)
-    o.max_registers = int(max_registers)
+            o.defines = _texts(defines, f"{where}(defines=)")
+    if options.get("include_dirs"):
+        dirs = options["include_dirs"]
+        if isinstance(dirs, (str, _os.PathLike)):
+            dirs = [dirs]
+        o.include_dirs = [_text(_os.fspath(d), f"{where}(include_dirs=)") for d in dirs]
+    o.fast_math = bool(options.get("fast_math", False))
+    o.line_info = bool(options.get("line_info", False))
+    o.device_debug = bool(options.get("device_debug", False))
+    max_registers = options.get("max_registers", 0)
+    if not isinstance(max_registers, int) or isinstance(max_registers, bool) or not 0 <= max_registers <= 255:
+        raise ValueError(f"{where}(max_registers=): an int from 0 (no limit) to 255; given {max_registers!r}")
+    o.max_registers = max_registers
+    flags = options.get("flags")
     if flags:
-        o.flags = [flags] if isinstance(flags, str) else list(flags)
+        if isinstance(flags, str):
+            import shlex
+            flags = shlex.split(_text(flags, f"{where}(flags=)"))
+        o.flags = _texts(flags, f"{where}(flags=)")
     return o
+
+
+def read_program(file):
+    """A kjit.Program from a .cu file (its name is the path; #include "..." resolves beside it)."""
+    if isinstance(file, bytes) or not isinstance(file, (str, _os.PathLike)):
+        raise TypeError(f"kjit.read_program takes a path (str or os.PathLike); given {type(file).__name__}")
+    path = _os.fspath(file)
+    if "\0" in path:
+        raise UsageError(f"kjit.read_program: the path {path!r} holds a NUL byte")
+    return _kjit.read_program(path)
+
+
+def _program(program, where):
+    if not isinstance(program, Program):
+        hint = " (a source string: kjit.Program(\"kernel.cu\", source); a file: kjit.read_program(path))" \
+            if isinstance(program, (str, bytes, _os.PathLike)) else ""
+        raise TypeError(f"{where} takes a kjit.Program; given {type(program).__name__}{hint}")
+    return program
 
 
 class Global:
@@ -182,25 +233,23 @@ class Module:
 
     def __init__(self, module, source=None):
         self._module = module
-        self._source = source
-        self._kernels = {}
+        self._source = source or ""  # names the kernels' parameters (kjit.torch.op, messages)
         self.globals = _Globals(self)
 
     def kernel(self, name):
-        k = self._kernels.get(name)
-        if k is None:
-            k = self._kernels[name] = self._module.kernel(name)
-            if self._source is not None:  # the parameters' names, for kjit.torch.op and messages
-                k._name_parameters(self._source)
-        return k
+        """The kernel `name` (a plain name, a name expression or a mangled name): libkjit looks it up
+        once per loaded module and keeps it; this is its Python handle."""
+        return self._module.kernel(name, self._source)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
         try:
-            return self.kernel(name)
+            k = self.kernel(name)
         except UsageError as e:
             raise AttributeError(str(e)) from None
+        self.__dict__[name] = k  # an attribute from now on: mod.name does not come here again
+        return k
 
     def global_(self, name):
         return self.globals[name]
@@ -228,23 +277,27 @@ class Runtime:
 
     def compile(self, program, **options):
         """Compiles (or takes from the cache) without a GPU for a named arch; returns a CompileResult."""
-        return self._rt.compile(program, _options(**options))
+        return self._rt.compile(_program(program, "kjit.compile"), _options("kjit.compile", **options))
 
     def load(self, what, device=None, **options):
         """Loads a Program, a Link or a CompileResult on the GPU; returns a Module."""
+        device = _device(device)
         if isinstance(what, CompileResult):
             if options:
                 raise UsageError("loading a CompileResult: it is compiled already; pass no compile options")
             return Module(self._rt.load_result(what, device))
         if isinstance(what, Link):
-            return Module(self._rt.load_link(what, _options(**options), device))
-        return Module(self._rt.load(what, _options(**options), device), what.source)
+            return Module(self._rt.load_link(what, _options("kjit.load", **options), device))
+        what = _program(what, "kjit.load")
+        return Module(self._rt.load(what, _options("kjit.load", **options), device), what.source)
 
     def link(self, link, **options):
-        return self._rt.link(link, _options(**options))
+        if not isinstance(link, Link):
+            raise TypeError(f"kjit.link takes a kjit.Link; given {type(link).__name__}")
+        return self._rt.link(link, _options("kjit.link", **options))
 
     def explain(self, program, **options):
-        key, fields = self._rt.explain(program, _options(**options))
+        key, fields = self._rt.explain(_program(program, "kjit.explain"), _options("kjit.explain", **options))
         return {"key": key, "fields": fields}
 
     def stats(self):
@@ -253,6 +306,20 @@ class Runtime:
     @property
     def cache_dir(self):
         return self._rt.cache_dir
+
+
+def _device(device):
+    """A device ordinal from None, an int, "cuda:N" or a torch.device."""
+    if device is None or (isinstance(device, int) and not isinstance(device, bool)):
+        return device
+    index = getattr(device, "index", None)
+    if getattr(device, "type", None) == "cuda":
+        return 0 if index is None else index
+    if isinstance(device, str) and device.startswith("cuda"):
+        tail = device[4:].lstrip(":")
+        if tail == "" or tail.isdigit():
+            return int(tail or 0)
+    raise ValueError(f"device= takes None, an int, 'cuda:N' or a torch.device of type cuda; given {device!r}")
 
 
 _global_runtime = None
@@ -286,29 +353,60 @@ _NO_CPP = (
 )
 
 
-def load_inline(name, cuda_sources, functions=None, extra_cuda_cflags=None, build_directory=None, verbose=False,
-                cpp_sources=None, **torch_only):
-    """torch.utils.cpp_extension.load_inline's arguments, kjit's way: NVRTC, the disk cache, and kernels
-    called from Python (mod.<function>[grid, block](*args)). build_directory is the cache folder."""
-    if cpp_sources:
+_TORCH_CPP = ("torch::", "at::Tensor", "TORCH_CHECK", "PYBIND11_MODULE", "c10::")
+
+
+def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None,
+                extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
+                is_python_module=True, with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
+                no_implicit_headers=False, *, arch=None):
+    """torch.utils.cpp_extension.load_inline's arguments, in torch's order, kjit's way: NVRTC, the disk
+    cache, and kernels called from Python (mod.<function>[grid, block](*args)). build_directory is the
+    cache folder. arch="sm_90" compiles and checks the functions without a GPU and returns the
+    CompileResult instead of loading it. Arguments for torch's C++ wrapper (cpp_sources, extra_cflags,
+    extra_ldflags) are refused with what to write instead; the rest of torch's are accepted."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"kjit.load_inline: name takes a non-empty str; given {name!r}")
+    if cpp_sources and cuda_sources is None and any("__global__" in s for s in _as_list(cpp_sources)):
+        raise UsageError("kjit.load_inline takes torch's argument order (name, cpp_sources, cuda_sources, ...): "
+                         "the CUDA source went to cpp_sources. Pass it as cuda_sources=src")
+    if cpp_sources and any(s.strip() for s in _as_list(cpp_sources)):
         raise UsageError(_NO_CPP.format(why=" (cpp_sources was given)"))
-    ignored = {k for k, v in torch_only.items() if v}
-    unknown = ignored - {"extra_cflags", "extra_ldflags", "extra_include_paths", "with_cuda", "with_pytorch_error_handling",
-                         "keep_intermediates", "use_pch", "is_python_module", "is_standalone"}
-    if unknown:
-        raise UsageError(f"kjit.load_inline: unknown argument(s) {', '.join(sorted(unknown))}")
-    if "extra_ldflags" in ignored or "extra_cflags" in ignored:
+    if extra_ldflags or extra_cflags:
         raise UsageError(_NO_CPP.format(why=" (extra_cflags/extra_ldflags are for that host wrapper)"))
-    sources = cuda_sources if isinstance(cuda_sources, str) else "\n".join(cuda_sources)
+    sources = "\n".join(_texts(_as_list(cuda_sources), "kjit.load_inline(cuda_sources=)"))
+    if not sources.strip():
+        raise UsageError(f"kjit.load_inline {name}: cuda_sources is empty (torch's order is name, cpp_sources, "
+                         "cuda_sources: kjit.load_inline(name, cuda_sources=src))")
     if "torch/extension.h" in sources:
         raise UsageError(_NO_CPP.format(why=" (the source includes <torch/extension.h>, a host-side header)"))
-    flags = list(extra_cuda_cflags or [])
-    for d in torch_only.get("extra_include_paths") or []:
-        flags.append(f"-I{d}")
-    if isinstance(functions, str):
-        functions = [functions]
-    return Module(_kjit.load_inline(name, sources, list(functions or []), flags,
-                                    _os.fspath(build_directory) if build_directory else "", bool(verbose)), sources)
+    flags = _texts(_as_list(extra_cuda_cflags), "kjit.load_inline(extra_cuda_cflags=)")
+    flags += [f"-I{_os.fspath(d)}" for d in _as_list(extra_include_paths)]
+    functions = _texts(_as_list(functions), "kjit.load_inline(functions=)")
+    cache = _os.fspath(build_directory) if build_directory else ""
+    try:
+        if arch is not None:
+            rt = Runtime(cache_dir=cache) if cache else _runtime()
+            result = rt.compile(Program(name + ".cu", sources), arch=arch, flags=flags)
+            for f in functions:
+                result.signature(f)  # UsageError naming the kernels there are, when f is not one
+            return result
+        return Module(_kjit.load_inline(name, sources, functions, flags, cache, bool(verbose)), sources)
+    except CompileError as e:
+        used = [t for t in _TORCH_CPP if t in sources]
+        if not used:
+            raise
+        raise UsageError(_NO_CPP.format(why=f" (the source uses {', '.join(used)}: the C++ wrapper torch compiles as "
+                                            "host code, which NVRTC cannot)") + "\n\nNVRTC said:\n" + e.log) from e
+
+
+def _as_list(value):
+    """None, one str, or a list of them, as a list."""
+    if value is None:
+        return []
+    if isinstance(value, (str, _os.PathLike)):
+        return [value]
+    return list(value)
 
 
 def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", flush_l2=True,
@@ -316,6 +414,10 @@ def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode
     """Times fn() like triton.testing.do_bench: CUDA events, an L2 flush before each call, the .grad
     of each tensor in grad_to_none reset before each call; returns the mean (return_mode: "min",
     "max", "mean", "median", "all") in ms, or the quantiles asked for."""
+    if return_mode not in ("min", "max", "mean", "median", "all"):
+        raise UsageError(f"kjit.bench: return_mode is min, max, mean, median or all; given {return_mode!r}")
+    if not callable(fn):
+        raise TypeError(f"kjit.bench: fn takes a callable; given {type(fn).__name__}")
     if grad_to_none:  # as Triton's: each tensor's .grad reset before every call
         tensors, timed = list(grad_to_none), fn
 
@@ -329,8 +431,6 @@ def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode
         return q[0] if len(q) == 1 else q
     if return_mode == "all":
         return r["samples_ms"]
-    if return_mode not in ("min", "max", "mean", "median"):
-        raise UsageError(f"kjit.bench: return_mode is min, max, mean, median or all; given {return_mode!r}")
     return r[f"{return_mode}_ms"]
 
 
@@ -401,18 +501,30 @@ def range(name):  # noqa: A001  (torch.profiler.record_function's role, under kj
         del r
 
 
+def _label(result):
+    """A diff side's label: the program and the options it was compiled with."""
+    shown = [o for o in result.options if not o.startswith(("-I", "--include-path", "--pre-include", "-include"))]
+    return f"{result.program_name} [{' '.join(shown)}]" if shown else result.program_name
+
+
 def diff(a, b, raw=False):
-    """What changed between two builds: CompileResults or PTX strings. str(d) is the report."""
+    """What changed between two builds: CompileResults or PTX strings. str(d) is the report; each
+    side is labelled with its program and options."""
     if isinstance(a, str) and isinstance(b, str):
         return _kjit.diff_ptx(a, b, raw)
-    return _kjit.diff(a, b, raw)
+    if not isinstance(a, CompileResult) or not isinstance(b, CompileResult):
+        raise TypeError(f"kjit.diff takes two CompileResults or two PTX strings; given {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    return _kjit.diff(a, b, raw, _label(a), _label(b))
 
 
 def resources(what, **options):
     """ptxas's resource usage per function (registers, spills, shared memory): of a CompileResult
     compiled with the report, or of a Program compiled here with it (arch= as in compile)."""
     if isinstance(what, Program):
-        what = _runtime()._rt.compile(what, _kjit.with_resource_report(_options(**options)))
+        what = _runtime()._rt.compile(what, _kjit.with_resource_report(_options("kjit.resources", **options)))
+    elif not isinstance(what, CompileResult):
+        raise TypeError(f"kjit.resources takes a kjit.Program or a CompileResult; given {type(what).__name__}")
     return _kjit.resources(what)
 
 

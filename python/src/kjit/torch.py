@@ -29,7 +29,7 @@ _SCALARS = {"signed integer": "SymInt", "unsigned integer": "SymInt", "integer":
             "bool": "bool"}  # by kjit.KernelSignature's kinds
 _TENSORS = ("pointer", "pointer or 64-bit integer")
 _registered = {}   # qualname -> torch.library.Library (kept alive: a collected Library unregisters its op)
-_kernels = {}      # id(kernel) -> qualname, with the kernel kept alive
+_kernels = {}      # kernel._identity -> (qualname, kernel), the kernel kept alive
 
 
 class _Plan:
@@ -226,8 +226,8 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
     if qualname in _registered:
         raise UsageError(f"{where}: kjit registered an operator of this name already; each op is registered once "
                          "(keep the object kjit.torch.op returned)")
-    if id(kernel) in _kernels:
-        raise UsageError(f"{where}: kernel {kernel.name} is registered already as {_kernels[id(kernel)][0]}")
+    if kernel._identity in _kernels:
+        raise UsageError(f"{where}: kernel {kernel.name} is registered already as {_kernels[kernel._identity][0]}")
     try:
         getattr(getattr(torch.ops, plan.namespace), plan.name)
         exists = True
@@ -257,5 +257,5 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
     if backward is not None:
         torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
     _registered[qualname] = lib
-    _kernels[id(kernel)] = (qualname, kernel)
+    _kernels[kernel._identity] = (qualname, kernel)
     return getattr(getattr(torch.ops, plan.namespace), plan.name).default

@@ -1,0 +1,21 @@
+// NVRTC's `cannot open source file "X"`: a note for the log saying where NVRTC looked and which
+// package ships X (the toolkit's CCCL, a pip package such as nvidia-cuda-cccl, a library's), so
+// that a program compiled against pip's CUDA packages (torch's nvidia/cu13 has no CCCL headers)
+// says what to install.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::compile {
+
+// The note for each header the log says is missing (one line each, "kjit: ..."), or "" when none
+// is. `searched`: the include folders NVRTC was given (the toolkit's, then the program's -I).
+std::string explain_missing_headers(std::string_view log, const std::vector<std::filesystem::path>& searched);
+
+// Who ships header `name` ("cub/cub.cuh"): a short phrase, or "" for a header kjit does not know.
+std::string header_package(std::string_view name);
+
+}  // namespace kjit::compile
