@@ -96,7 +96,7 @@ std::string read_log(const Api& a, nvJitLinkHandle h, bool error) {
   if ((error ? a.error_log_size(h, &size) : a.info_log_size(h, &size)) != NVJITLINK_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
   if ((error ? a.error_log(h, log.data()) : a.info_log(h, log.data())) != NVJITLINK_SUCCESS) return {};
-  log.resize(size - 1);  // the terminating NUL
+  std::erase(log, '\0');  // the terminating NUL, and any other: a log is text
   return log;
 }
 

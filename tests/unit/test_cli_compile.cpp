@@ -3,6 +3,8 @@
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
+#include <kjit/device.hpp>
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -13,6 +15,7 @@
 
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -198,4 +201,28 @@ TEST_SUITE("cli") {
     CHECK(two.code == 2);
     CHECK(two.out.find("kjit warm --arch sm_80,sm_90") != std::string::npos);
   }
+
+  // #40 item 5: NVRTC 13.0 ends a log with ptxas's report in two NUL bytes; kjit kept one of them
+  // ("^@" on stderr, "\u0000" in --json, '\x00' at the end of Python's CompileResult.log).
+  TEST_CASE("a compile log with ptxas's report holds no NUL byte on stderr or in --json") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "w.cu", "extern \"C\" __global__ void w(float* x) { int unused; x[0] = 1; }\n");
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    for (const char* flags : {"-Xptxas -v", "-res-usage", ""}) {
+      INFO("flags: " << flags);
+      Run text = kjit::test::run_command(k_kjit + " " + cache + " compile --arch sm_90 " + (dir / "w.cu").string() +
+                                         " -- " + flags + " 2>&1 >/dev/null");
+      CHECK(text.code == 0);
+      CHECK(text.out.find("warning #177-D") != std::string::npos);
+      CHECK(text.out.find('\0') == std::string::npos);
+      Run json = run(cache + " --json compile --arch sm_90 " + (dir / "w.cu").string() + " -- " + flags);
+      CHECK(json.code == 0);
+      CHECK(json.out.find("\\u0000") == std::string::npos);
+      const std::string log = nlohmann::json::parse(json.out).at(0).at("log").get<std::string>();
+      CHECK(log.find('\0') == std::string::npos);
+      CHECK(log.find("warning #177-D") != std::string::npos);
+      if (std::string(flags) == "-Xptxas -v") CHECK(log.find("ptxas info") != std::string::npos);
+    }
+  }
+
 }
