@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace kjit::cli {
 namespace {
@@ -74,6 +75,21 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
   }
 }
 
+// -o DIR names each output after its file's stem: two files of one stem (a/k.cu, b/k.cu) would
+// write the same DIR/k.ptx, the second over the first. Refused before anything is compiled.
+void refuse_same_outputs(const std::vector<std::string>& files, const std::string& out_dir) {
+  std::map<std::string, std::string> by_stem;
+  for (const auto& file : files) {
+    auto [it, added] = by_stem.emplace(std::filesystem::path(file).stem().string(), file);
+    std::error_code ec;
+    if (added || it->second == file || std::filesystem::equivalent(it->second, file, ec)) continue;
+    throw UsageError(fmt::format("-o {}: {} and {} would both be written as {}.*, the second over the first; "
+                                 "compile them with one -o folder each",
+                                 out_dir, it->second, file,
+                                 (std::filesystem::path(out_dir) / it->first).string()));
+  }
+}
+
 }  // namespace
 
 void add_compile_commands(CLI::App& app, Context& ctx) {
@@ -97,7 +113,13 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                   "with no kernel (an empty file, or templates no --instantiate names) gives a warning. Flags after -- "
                   "are NVRTC's or nvcc's (translated, host-only ones dropped with a warning): docs/nvcc-flags.md "
                   "lists what kjit does with each nvcc flag.");
-  compile->callback([&ctx, args] {
+  compile->callback([&ctx, args, compile] {
+    if (compile->count("--emit") > 0 && args->out_dir.empty()) {
+      throw UsageError(fmt::format("--emit {}: it says what -o writes, and no -o DIR was given (kjit ptx FILE prints "
+                                   "the PTX)",
+                                   args->emit));
+    }
+    if (!args->out_dir.empty() && !args->link && !args->lto) refuse_same_outputs(args->files, args->out_dir);
     if (!args->out_dir.empty()) {
       // A path under a file (-o ok.cu/sub) or a folder that cannot be made is an input that
       // failed (kind io, exit 1), as an unwritable folder is.

@@ -225,4 +225,48 @@ TEST_SUITE("cli") {
     }
   }
 
+  // #40 item 6: "kjit compile a/k.cu b/k.cu -o out" wrote out/k.ptx twice, exit 0, a's kernel lost.
+  TEST_CASE("compile -o refuses two files of one name and writes nothing") {
+    kjit::test::TempDir dir;
+    std::mt19937 rng(std::random_device{}());
+    const std::string stem = "k" + std::to_string(rng() % 100000);
+    std::filesystem::create_directories(dir / "a");
+    std::filesystem::create_directories(dir / "b");
+    kjit::test::write_file(dir / "a" / (stem + ".cu"), kernel_source(1));
+    kjit::test::write_file(dir / "b" / (stem + ".cu"), kernel_source(2));
+    kjit::test::write_file(dir / "c.cu", kernel_source(3));
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    const std::string a = (dir / "a" / (stem + ".cu")).string(), b = (dir / "b" / (stem + ".cu")).string();
+    Run r = kjit::test::run_command(k_kjit + " " + cache + " compile --arch sm_90 " + (dir / "c.cu").string() + " " + a +
+                                    " " + b + " -o " + (dir / "out").string() + " 2>&1");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.out.find(a) != std::string::npos, r.out);
+    CHECK_MESSAGE(r.out.find(b) != std::string::npos, r.out);
+    CHECK(!std::filesystem::exists(dir / "out" / (stem + ".ptx")));
+    CHECK(!std::filesystem::exists(dir / "out" / "c.ptx"));  // refused before anything was compiled
+    Run json = run(cache + " --json compile --arch sm_90 " + a + " " + b + " -o " + (dir / "out").string());
+    CHECK(json.code == 2);
+    CHECK(nlohmann::json::parse(json.out).at("error").at("kind") == "usage");
+    // One folder each: both kept.
+    CHECK(run(cache + " compile --arch sm_90 " + a + " -o " + (dir / "out_a").string()).code == 0);
+    CHECK(run(cache + " compile --arch sm_90 " + b + " -o " + (dir / "out_b").string()).code == 0);
+    CHECK(kjit::test::read_file(dir / "out_a" / (stem + ".ptx")).find("k1") != std::string::npos);
+    CHECK(kjit::test::read_file(dir / "out_b" / (stem + ".ptx")).find("k2") != std::string::npos);
+    // The same file twice writes the same output: not refused.
+    CHECK(run(cache + " compile --arch sm_90 " + a + " " + a + " -o " + (dir / "out_twice").string()).code == 0);
+  }
+
+  // #40 item 17: "--emit" without "-o" was ignored silently.
+  TEST_CASE("compile --emit without -o is a usage error naming -o") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", kernel_source(5));
+    Run r = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() + " compile --arch sm_90 --emit ptx " +
+                                    (dir / "k.cu").string() + " 2>&1");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.out.find("-o DIR") != std::string::npos, r.out);
+    CHECK(run("--cache-dir " + (dir / "cache").string() + " compile --arch sm_90 --emit ptx -o " +
+              (dir / "out").string() + " " + (dir / "k.cu").string()).code == 0);
+    CHECK(std::filesystem::exists(dir / "out" / "k.ptx"));
+  }
+
 }
