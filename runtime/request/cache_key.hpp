@@ -1,8 +1,11 @@
 // kjit::request::CacheKey: the cache key of a compile request, from its inputs only: key-format
 // version, kjit version, NVRTC version, target (arch and output kind), the canonical option
-// list, program name, source, every in-memory header, the content of every user header
-// reachable by #include, and the name expressions. Nothing else (not the cache path, not
-// timestamps, not the environment). Never throws.
+// list, the program's file name (its name after the last '/'), source, every in-memory header,
+// the content of every user header reachable by #include, the name expressions, and the
+// program's name as given where the output can hold it (__FILE__, __BASE_FILE__, assert or an
+// _ASSERT macro in the source or a header; line info, -G, LTO-IR). Nothing else (not the cache
+// path, not timestamps, not the environment): one file spelled `k.cu`, `./k.cu` or by its
+// absolute path is one key. Never throws.
 #pragma once
 
 #include <kjit/compile_options.hpp>
@@ -13,11 +16,12 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kjit::request {
 
-inline constexpr std::uint32_t k_key_format_version = 1;
+inline constexpr std::uint32_t k_key_format_version = 2;  // 2: the program's file name, not its path
 
 struct CacheKey {
   cache::Key key;
@@ -29,6 +33,9 @@ struct CacheKey {
                           const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
                           const std::filesystem::path& source_dir,
                           cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
+
+  // "k.cu" of "kernels/k.cu" (the name itself when it has no '/').
+  static std::string_view file_name(std::string_view program_name);
 
   // The key of a link: key-format version, kjit and nvJitLink versions, target, nvJitLink's
   // options, the link's name, each program part by its own compile key (which covers its

@@ -59,9 +59,37 @@ cache::Entry to_entry(const CompileResult& r) {
 
 namespace {
 
+// One entry serves every spelling of a file's name that its output cannot hold (request/cache_key):
+// a log kept from another spelling names the program as this request does ("k.cu(3): warning"
+// for "./k.cu(3): warning"). Only a hit with a log reads the meta section.
+void respell_log(std::string& log, std::string_view meta, const std::string& program_name) {
+  const nlohmann::json j = nlohmann::json::parse(meta.begin(), meta.end(), nullptr, false);
+  if (!j.is_object()) return;
+  const auto stored = j.find("program");
+  if (stored == j.end() || !stored->is_string()) return;
+  const std::string from = stored->get<std::string>() + "(";
+  if (from.size() == 1 || from == program_name + "(") return;
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    end = end == std::string::npos ? log.size() : end + 1;
+    const std::string_view line(log.data() + pos, end - pos);
+    if (line.starts_with(from)) {
+      out += program_name;
+      out += line.substr(from.size() - 1);
+    } else {
+      out += line;
+    }
+    pos = end;
+  }
+  log = std::move(out);
+}
+
 // The small sections of a checked entry into `r`; returns the cubin's section, or null.
 const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache::SectionRef>& sections,
                                 CompileResult& r) {
+  std::string_view meta;
   const cache::SectionRef* cubin = nullptr;
   bool seen[8] = {};
   for (const cache::SectionRef& s : sections) {
@@ -75,10 +103,11 @@ const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache:
     case cache::SectionKind::log: r.log = view; break;
     case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
     case cache::SectionKind::ltoir: r.ltoir = view; break;
-    case cache::SectionKind::meta:
+    case cache::SectionKind::meta: meta = view; break;
     case cache::SectionKind::tuning: break;
     }
   }
+  if (!r.log.empty()) respell_log(r.log, meta, r.program_name);
   return cubin;
 }
 

@@ -256,6 +256,58 @@ TEST_SUITE("cli") {
     CHECK(run(cache + " compile --arch sm_90 " + a + " " + a + " -o " + (dir / "out_twice").string()).code == 0);
   }
 
+  // #40 item 7: kernels_src/square.cu, ./square.cu, square.cu and the absolute path were four keys
+  // and four compiles of the same bytes and options.
+  TEST_CASE("one file spelled four ways is one key unless its output can hold the name") {
+    kjit::test::TempDir dir;
+    std::filesystem::create_directories(dir / "kernels");
+    std::mt19937 rng(std::random_device{}());
+    const int n = static_cast<int>(rng() % 1000);
+    // An unused variable: a warning, whose log names the file as each request spells it.
+    kjit::test::write_file(dir / "kernels" / "square.cu",
+                           "namespace { __device__ float g; }\nextern \"C\" __global__ void sq(float* x) {\n"
+                           "  int unused;\n  g = x[1];\n  x[0] = x[0] * x[0] + g + " + std::to_string(n) + ";\n}\n");
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    const std::string top = "cd " + dir.path().string() + " && " + k_kjit + " " + cache;
+    const std::string inside = "cd " + (dir / "kernels").string() + " && " + k_kjit + " " + cache;
+    auto compile = [](const std::string& where, const std::string& file, const std::string& flags = "") {
+      Run r = kjit::test::run_command(where + " --json compile --arch sm_90 " + file + " -- " + flags + " 2>/dev/null");
+      REQUIRE_MESSAGE(r.code == 0, r.out);
+      return nlohmann::json::parse(r.out).at(0);
+    };
+    const auto first = compile(top, "kernels/square.cu");
+    CHECK(first["outcome"] == "compiled");
+    for (const auto& [where, file] : std::vector<std::pair<std::string, std::string>>{
+             {inside, "./square.cu"}, {inside, "square.cu"}, {top, (dir / "kernels" / "square.cu").string()},
+             {top, "kernels/../kernels/square.cu"}}) {
+      INFO("spelled " << file);
+      const auto j = compile(where, file);
+      CHECK(j["key"] == first["key"]);
+      CHECK(j["outcome"] == "hit");
+      // The log of the hit names the file as this request does.
+      const std::string log = j["log"].get<std::string>();
+      CHECK_MESSAGE(log.find(file + "(3): warning") == 0, log);
+    }
+    // Another file name: NVRTC names the anonymous namespace's symbols after it, another key.
+    std::filesystem::copy_file(dir / "kernels" / "square.cu", dir / "kernels" / "cube.cu");
+    CHECK(compile(inside, "cube.cu")["key"] != first["key"]);
+    // Line info holds the name as given: one key per spelling.
+    const auto lined = compile(top, "kernels/square.cu", "-lineinfo");
+    CHECK(compile(inside, "./square.cu", "-lineinfo")["key"] != lined["key"]);
+    CHECK(compile(top, "kernels/square.cu", "-lineinfo")["key"] == lined["key"]);
+    // So does __FILE__ (or assert): the PTX of each spelling holds its own name.
+    kjit::test::write_file(dir / "kernels" / "named.cu",
+                           "extern \"C\" __global__ void nm(const char** out) { *out = __FILE__; }\n");
+    const auto a = compile(top, "kernels/named.cu");
+    const auto b = compile(inside, "./named.cu");
+    CHECK(a["key"] != b["key"]);
+    CHECK(b["outcome"] == "compiled");
+    Run ptx_a = kjit::test::run_command(top + " ptx --arch sm_90 kernels/named.cu 2>/dev/null");
+    Run ptx_b = kjit::test::run_command(inside + " ptx --arch sm_90 ./named.cu 2>/dev/null");
+    CHECK(ptx_a.code == 0);
+    CHECK(ptx_a.out != ptx_b.out);  // the string __FILE__ became differs
+  }
+
   // #40 item 17: "--emit" without "-o" was ignored silently.
   TEST_CASE("compile --emit without -o is a usage error naming -o") {
     kjit::test::TempDir dir;
