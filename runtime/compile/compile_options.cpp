@@ -140,7 +140,17 @@ struct ArchFlags {
           "per arch (--arch {}), or warm the cache for all of them with kjit warm --arch {}",
           groups.size(), fmt::join(named, ", "), fmt::join(names, ", then --arch "), fmt::join(names, ",")));
     }
-    out.arch = groups.front().target.arch;
+    const Named& asked = groups.front();
+    const Arch& typed = out.arch;  // CompileOptions::arch (kjit's --arch); native: the flags choose
+    if (!typed.is_native() &&
+        (typed.number() != asked.target.arch.number() || typed.suffix() != asked.target.arch.suffix())) {
+      throw UsageError(fmt::format(
+          "reading compile flags: \"{}\" asks for {}, and the options' arch (--arch, CompileOptions::arch) is {}; "
+          "kjit compiles one arch per request: name it once (--arch {}, or \"{}\" alone)",
+          asked.flag, asked.target.arch.str(), typed.str(), typed.str(), asked.flag));
+    }
+    // sm_90 and compute_90 agree: the real one, which makes both.
+    if (typed.is_native() || !typed.is_real()) out.arch = asked.target.arch;
     if (lto) out.flags.emplace_back("-dlto");
   }
 };

@@ -308,6 +308,38 @@ TEST_SUITE("cli") {
     CHECK(ptx_a.out != ptx_b.out);  // the string __FILE__ became differs
   }
 
+  // #40 item 8: "kjit compile k.cu --arch sm_90 -- -arch sm_80" compiled for sm_80 without a word.
+  TEST_CASE("an arch after -- that disagrees with --arch is a usage error and one that agrees is taken") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", kernel_source(4));
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    const std::string file = (dir / "k.cu").string();
+    std::mt19937 rng(std::random_device{}());
+    const std::vector<std::string> archs = {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90"};
+    const std::string typed = archs[rng() % archs.size()];
+    std::string other = archs[rng() % archs.size()];
+    while (other == typed) other = archs[rng() % archs.size()];
+    for (const std::string& flag : {"-arch " + other, "-arch=" + other, "--gpu-architecture=" + other,
+                                    "-gencode arch=compute_" + other.substr(3) + ",code=" + other}) {
+      INFO(typed << " against " << flag);
+      Run r = kjit::test::run_command(k_kjit + " " + cache + " compile --arch " + typed + " " + file + " -- " + flag +
+                                      " 2>&1");
+      CHECK(r.code == 2);
+      CHECK(r.out.find(typed) != std::string::npos);
+      CHECK(r.out.find(other) != std::string::npos);
+      CHECK(r.out.find("one arch per request") != std::string::npos);
+    }
+    auto arch_of = [&](const std::string& args) {
+      Run r = run(cache + " --json compile " + args);
+      REQUIRE_MESSAGE(r.code == 0, r.out);
+      return nlohmann::json::parse(r.out).at(0).at("arch").get<std::string>();
+    };
+    CHECK(arch_of("--arch " + typed + " " + file + " -- -arch=" + typed) == typed);
+    CHECK(arch_of(file + " -- -arch " + other) == other);  // no --arch: the flag's
+    CHECK(arch_of("--arch compute_90 " + file + " -- -arch=sm_90") == "sm_90");  // they agree: sm_90 makes both
+    CHECK(arch_of("--arch sm_90 " + file + " -- -arch=compute_90") == "sm_90");
+  }
+
   // #40 item 17: "--emit" without "-o" was ignored silently.
   TEST_CASE("compile --emit without -o is a usage error naming -o") {
     kjit::test::TempDir dir;

@@ -43,8 +43,9 @@ struct Fixture {
     return c;
   }
 
-  std::string key(const std::vector<std::string>& flags, const char* source = k_plain) {
-    return rt.explain(kjit::Program("k.cu", source), CompileOptions{.arch = Arch::sm(90), .flags = flags}).key;
+  // `arch`: the typed arch; native where the flags name one (a typed arch they disagree with is refused).
+  std::string key(const std::vector<std::string>& flags, const char* source = k_plain, Arch arch = Arch::sm(90)) {
+    return rt.explain(kjit::Program("k.cu", source), CompileOptions{.arch = arch, .flags = flags}).key;
   }
 
   kjit::CompileResult compile(const std::vector<std::string>& flags, const char* source = k_plain,
@@ -119,10 +120,18 @@ TEST_SUITE("NvccFlags") {
     CHECK(contains(flags_of({"-gencode", "arch=compute_90,code=lto_90"}), "-dlto"));
     // One key: the gencode spelling and the NVRTC spelling of the arch.
     CHECK(flags_of({"-gencode", "arch=compute_90,code=sm_90"}) == flags_of({"--gpu-architecture=sm_90"}));
-    CHECK(fx.key({"-gencode", "arch=compute_80,code=sm_80"}) == fx.key({"--gpu-architecture=sm_80"}));
-    CHECK(fx.key({"-gencode", "arch=compute_80,code=sm_80"}) != fx.key({}));
+    CHECK(fx.key({"-gencode", "arch=compute_80,code=sm_80"}, k_plain, Arch::native()) ==
+          fx.key({"--gpu-architecture=sm_80"}, k_plain, Arch::native()));
+    CHECK(fx.key({"-gencode", "arch=compute_80,code=sm_80"}, k_plain, Arch::native()) != fx.key({}));
     // A compile really is for that arch.
-    CHECK(fx.compile({"-gencode", "arch=compute_80,code=sm_80"}).arch == Arch::sm(80));
+    CHECK(fx.compile({"-gencode", "arch=compute_80,code=sm_80"}, k_plain, Arch::native()).arch == Arch::sm(80));
+    // #40 item 8: a typed arch (kjit's --arch) and flags that disagree are refused, naming both.
+    CHECK_THROWS_WITH_AS(fx.compile({"-gencode", "arch=compute_80,code=sm_80"}), doctest::Contains("sm_90"),
+                         kjit::UsageError);
+    CHECK_THROWS_WITH_AS(kjit::normalized(CompileOptions{.arch = Arch::sm(90), .flags = {"-arch", "sm_80"}}),
+                         doctest::Contains("\"-arch sm_80\" asks for sm_80"), kjit::UsageError);
+    CHECK(kjit::normalized(CompileOptions{.arch = Arch::sm(90), .flags = {"-arch=compute_90"}}).arch == Arch::sm(90));
+    CHECK(kjit::normalized(CompileOptions{.arch = Arch::compute(90), .flags = {"-arch=sm_90"}}).arch == Arch::sm(90));
     CHECK_THROWS_WITH_AS(arch_of({"-gencode", "arch=compute_90,code=sm90"}), doctest::Contains("sm90"),
                          kjit::UsageError);
     CHECK_THROWS_AS(arch_of({"-gencode", "compute_90"}), kjit::UsageError);
