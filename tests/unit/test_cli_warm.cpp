@@ -161,4 +161,37 @@ TEST_SUITE("cli warm") {
       CHECK(native.out.find("--arch") != std::string::npos);
     }
   }
+
+  // #40 item 13: "kjit warm x.cu" gave a JSON parse error and "kjit warm ." "No such file".
+  TEST_CASE("warm on a source file or a folder without a kjit.json says what warm takes and points to compile") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "x.cu", "extern \"C\" __global__ void x(float* p) { p[0] = 1; }\n");
+    std::filesystem::create_directories(dir / "empty");
+    const std::string warm = "cd " + dir.path().string() + " && " + k_kjit + " --cache-dir " + (dir / "cache").string();
+    for (const std::string& source : {std::string("x.cu"), (dir / "x.cu").string()}) {
+      Run r = run(warm + " warm " + source + " --arch sm_90 2>&1");
+      INFO(r.out);
+      CHECK(r.code == 2);
+      CHECK(r.out.find(source) != std::string::npos);
+      CHECK(r.out.find("kjit compile") != std::string::npos);
+      CHECK(r.out.find("kjit.json") != std::string::npos);
+      CHECK(r.out.find("invalid JSON") == std::string::npos);
+    }
+    for (const std::string& folder : {std::string("."), std::string("empty"), (dir / "empty").string()}) {
+      Run r = run(warm + " warm " + folder + " --arch sm_90 2>&1");
+      INFO(r.out);
+      CHECK(r.code == 2);
+      CHECK(r.out.find("holds no kjit.json") != std::string::npos);
+      CHECK(r.out.find("kjit compile") != std::string::npos);
+      CHECK(r.out.find("No such file") == std::string::npos);
+      Run json = run(warm + " --json warm " + folder + " --arch sm_90 2>/dev/null");
+      CHECK(json.code == 2);
+      CHECK(nlohmann::json::parse(json.out).at("error").at("kind") == "usage");
+    }
+    // A path that does not exist is still an input that cannot be read (exit 1), naming it.
+    Run missing = run(warm + " warm nowhere.json --arch sm_90 2>&1");
+    CHECK(missing.code == 1);
+    CHECK(missing.out.find("nowhere.json") != std::string::npos);
+  }
+
 }
