@@ -1,16 +1,36 @@
-// kjit info: versions, devices, supported archs, cache dir.
+// kjit info: versions, the NVRTC and toolkit found, the disassembler, devices, supported archs,
+// cache dir.
 #include "commands.hpp"
+
+#include <kjit/tools/inspect.hpp>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace kjit::cli {
+namespace {
+
+// The toolkit's root as NVRTC's include folders show it: the folder holding include/ ("" when
+// NVRTC has only its built-in headers).
+std::string toolkit_root(const ToolkitPaths& paths) {
+  for (auto it = paths.include_dirs.rbegin(); it != paths.include_dirs.rend(); ++it) {
+    const std::filesystem::path dir(*it);
+    if (dir.filename() == "include") return dir.parent_path().string();
+  }
+  return {};
+}
+
+}  // namespace
 
 void add_info_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("info", "Versions, devices, supported archs and the cache directory");
+  auto* cmd = app.add_subcommand("info", "Versions, the NVRTC library and toolkit found, the SASS disassembler, "
+                                         "devices, supported archs and the cache directory");
   cmd->callback([&ctx] {
     std::vector<std::string> archs;
     for (int a : supported_archs()) archs.push_back(fmt::format("sm_{}", a));
+    const ToolkitPaths paths = toolkit_paths();
+    const std::string root = toolkit_root(paths);
+    const std::optional<std::filesystem::path> disassembler = inspect::find_disassembler();
     bool driver = driver_available();
     nlohmann::json devices = nlohmann::json::array();
     for (int i = 0; driver && i < device_count(); ++i) {
@@ -22,17 +42,34 @@ void add_info_command(CLI::App& app, Context& ctx) {
     std::string cache_dir = ctx.runtime().cache_dir().string();
     if (ctx.json) {
       nlohmann::json j{{"kjit_version", std::string(version())}, {"nvrtc_version", nvrtc_version()},
+                       {"nvrtc_library", json_name(paths.nvrtc_library)}, {"toolkit_root", json_name(root)},
+                       {"toolkit_include_dirs", json_names(paths.include_dirs)},
+                       {"disassembler", disassembler ? nlohmann::json(json_name(disassembler->string())) : nlohmann::json(nullptr)},
                        {"supported_archs", archs}, {"driver", driver}, {"devices", devices}, {"cache_dir", cache_dir}};
+      if (!disassembler) j["disassembler_error"] = inspect::disassembler_unavailable_reason();
       if (!driver) j["driver_error"] = driver_unavailable_reason();
       print_json(j, 2);
       return;
     }
-    fmt::print("kjit {}\nNVRTC {}\nsupported archs: {}\n", version(), nvrtc_version(), fmt::join(archs, " "));
+    fmt::print("kjit {}\nNVRTC {} ({})\n", version(), nvrtc_version(),
+               paths.nvrtc_library.empty() ? "library file unknown" : paths.nvrtc_library);
+    if (root.empty()) {
+      fmt::print("toolkit: none found (NVRTC's built-in headers only; set KJIT_CUDA_HOME)\n");
+    } else {
+      fmt::print("toolkit: {} (headers {})\n", root, fmt::join(paths.include_dirs, ", "));
+    }
+    if (disassembler) {
+      fmt::print("SASS: {}\n", disassembler->string());
+    } else {
+      fmt::print("SASS: none ({})\n", inspect::disassembler_unavailable_reason());
+    }
+    fmt::print("supported archs: {}\n", fmt::join(archs, " "));
     if (!driver) {
-      fmt::print("driver: none ({})\n  what works without a GPU, with --arch sm_XX: compile (also --link), ptx, sass, "
+      fmt::print("driver: none ({})\n  what works without a GPU, with --arch sm_XX: compile (also --link), ptx, {}"
                  "resources, diff, warm, cache explain; and cache stats|ls|verify|prune|clear. Needs a GPU: the "
-                 "native arch, tune, profile, launching kernels.\n",
-                 driver_unavailable_reason());
+                 "native arch, tune, profile, launching kernels{}.\n",
+                 driver_unavailable_reason(), disassembler ? "sass, " : "",
+                 disassembler ? "" : "; sass needs nvdisasm or cuobjdump besides");
     } else {
       fmt::print("devices: {}\n", devices.size());
       for (const auto& d : devices) {

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -36,10 +37,23 @@ struct Runtime::Impl {
         service(config, counters, [this](LogLevel level, std::string_view message) { log(level, message); }),
         registry(counters) {
     if (!config.dump_dir.empty()) {
-      service.set_result_hook(inspect::dump_hook(config.dump_dir, config.dump_hits,
-                                                 [this](LogLevel level, std::string_view message) { log(level, message); }));
+      auto dump = inspect::dump_hook(config.dump_dir, config.dump_hits,
+                                     [this](LogLevel level, std::string_view message) { log(level, message); });
+      service.set_result_hook([this, dump = std::move(dump)](const Program& program, const CompileResult& result) {
+        // Only compiles are dumped: the first hit says so, once, so that an empty dump folder is explained.
+        if (!config.dump_hits && (result.outcome == Outcome::hit || result.outcome == Outcome::remote_hit) &&
+            !dump_hit_said.exchange(true, std::memory_order_relaxed)) {
+          log(LogLevel::warn,
+              fmt::format("KJIT_DUMP_DIR {}: program {} came from the cache and is not dumped (only compiles are); "
+                          "KJIT_ALWAYS_COMPILE=1 compiles, and dumps, every request",
+                          config.dump_dir.string(), program.name()));
+        }
+        dump(program, result);
+      });
     }
   }
+
+  std::atomic<bool> dump_hit_said{false};  // the hint that a hit is not dumped, given
 
   void log(LogLevel level, std::string_view message) const {
     if (level <= config.log_level) deliver(level, message);

@@ -86,6 +86,36 @@ private:
   struct sigaction m_int {}, m_quit {};
 };
 
+// Without a device there is no chip to check the names against: each chip CUPTI knows is tried
+// (the reference GPU's, GH100, first: usually the only one), and a name that no chip knows is the
+// caller's to fix (UsageError), as it is on a GPU machine. Where CUPTI cannot check (not there, no
+// host API, no chip it can check), the names pass: the program's profile says why no counters
+// were read.
+void check_metrics_for_any_chip(const std::vector<std::string>& metrics) {
+  const profile::CuptiApi* api = profile::cupti(nullptr);
+  if (api == nullptr || api->host_supported_chips == nullptr) return;
+  CUpti_Profiler_Host_GetSupportedChips_Params c{CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+  if (api->host_supported_chips(&c) != CUPTI_SUCCESS || c.numChips == 0 || c.ppChipNames == nullptr) return;
+  std::vector<std::string> chips(c.ppChipNames, c.ppChipNames + c.numChips);
+  const auto reference = std::find(chips.begin(), chips.end(), "GH100");
+  if (reference != chips.end()) std::rotate(chips.begin(), reference, reference + 1);
+  std::string refused;  // the first chip's message
+  for (const auto& chip : chips) {
+    try {
+      (void)plan_metrics(metrics, chip);
+      return;
+    } catch (const UsageError& e) {
+      if (refused.empty()) refused = e.what();
+    } catch (const UnavailableError&) {
+      // A chip CUPTI lists but cannot check (Volta has no range profiler): the next one.
+    }
+  }
+  if (refused.empty()) return;  // no chip could check them
+  throw UsageError(fmt::format("{}; no GPU here, so the names were checked for every chip CUPTI {} knows, and none "
+                               "knows them all",
+                               refused, api->library));
+}
+
 }  // namespace
 
 ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileRunOptions& options) {
@@ -104,6 +134,8 @@ ProfiledRun profile_program(const std::vector<std::string>& argv, const ProfileR
       } catch (const UnavailableError&) {
         // CUPTI cannot check them here; the program's profile says why it read no counters.
       }
+    } else {
+      check_metrics_for_any_chip(options.metrics);
     }
   }
   const fs::path injection = injection_library();

@@ -2,6 +2,7 @@
 // stderr, one exit-code table (3: could not run here), the help and parse errors that say what
 // to do, templates that were never instantiated, and prune's units. Nothing here needs a GPU;
 // the cases that depend on what is installed check what this machine has.
+#include "runtime/profile/cupti_library.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -228,6 +230,66 @@ TEST_SUITE("cli contract") {
         CHECK_MESSAGE(info.out.find(cmd) != std::string::npos, cmd);
       }
     }
+  }
+
+  // #40 item 16: info said it showed the NVRTC found but gave only its version, listed sass as
+  // working where no disassembler was installed, and showed no toolkit root.
+  TEST_CASE("info shows the NVRTC library file and the toolkit root and lists sass only with a disassembler") {
+    kjit::test::TempDir dir;
+    Run json = run(dir, "--json info");
+    REQUIRE(json.code == 0);
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    const std::string library = doc["nvrtc_library"].get<std::string>();
+    CHECK(library.find("libnvrtc") != std::string::npos);
+    CHECK(std::filesystem::exists(library));
+    const std::string root = doc["toolkit_root"].get<std::string>();
+    REQUIRE_FALSE(root.empty());
+    CHECK(std::filesystem::exists(std::filesystem::path(root) / "include" / "cuda_runtime.h"));
+    const auto disassembler = kjit::inspect::find_disassembler();
+    CHECK(doc["disassembler"].is_null() == !disassembler);
+    Run text = run(dir, "info");
+    CHECK(text.out.find(library) != std::string::npos);
+    CHECK(text.out.find("toolkit: " + root) != std::string::npos);
+    if (disassembler) {
+      CHECK(text.out.find("SASS: " + disassembler->string()) != std::string::npos);
+    } else {
+      CHECK(text.out.find("SASS: none") != std::string::npos);
+      CHECK(doc["disassembler_error"].get<std::string>().find("nvdisasm") != std::string::npos);
+    }
+    if (!kjit::driver_available()) {
+      const auto works = text.out.find("what works without a GPU");
+      REQUIRE(works != std::string::npos);
+      const std::string listed = text.out.substr(works, text.out.find("Needs a GPU", works) - works);
+      CHECK_MESSAGE((listed.find("sass") != std::string::npos) == disassembler.has_value(), listed);
+    }
+  }
+
+  // #40 item 16: "kjit profile --metrics bogus" exited 0 without a GPU, though the README says exit 2.
+  TEST_CASE("profile --metrics with a name no chip knows is usage also without a GPU") {
+    // Whether CUPTI loads, asked in a child: once loaded it stays for the process, and other cases
+    // of this binary need it absent.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) ::_exit(kjit::profile::cupti(nullptr) != nullptr ? 0 : 1);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      MESSAGE("no CUPTI here: metric names cannot be checked");
+      return;
+    }
+    kjit::test::TempDir dir;
+    Run bogus = run(dir, "profile --metrics bogus__metric.sum -- /bin/true");
+    CHECK(bogus.code == 2);
+    CHECK(bogus.err.find("bogus__metric.sum") != std::string::npos);
+    Run json = run(dir, "--json profile --metrics sol,not_a_metric -- /bin/true");
+    CHECK(json.code == 2);
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc["error"]["kind"] == "usage");
+    // Names a chip knows pass: the program runs and profile exits as it did.
+    CHECK(run(dir, "profile --metrics sol,dram__bytes_read.sum -- /bin/true").code == 0);
+    CHECK(run(dir, "profile --metrics sol -- /bin/false").code == 1);
   }
 
   TEST_CASE("-v and KJIT_LOG=info tell a compile's cache, key, outcome, phases and entry") {

@@ -194,4 +194,28 @@ TEST_SUITE("cli warm") {
     CHECK(missing.out.find("nowhere.json") != std::string::npos);
   }
 
+  // #40 item 16: docs/manifest.md's example could not compile, and left out the variants' default.
+  // Its manifest and its kernel, taken from the page, warmed for every variant.
+  TEST_CASE("docs/manifest.md's example manifest and kernel warm for every variant") {
+    const std::string page = kjit::test::read_file(std::filesystem::path(KJIT_SOURCE_DIR) / "docs" / "manifest.md");
+    auto block = [&page](const std::string& fence) {
+      const auto start = page.find("```" + fence + "\n");
+      REQUIRE_MESSAGE(start != std::string::npos, "no ```" << fence << " block in docs/manifest.md");
+      const auto body = start + fence.size() + 4;
+      return page.substr(body, page.find("```", body) - body);
+    };
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "kernels" / "kjit.json", block("json"));
+    const std::string cuda = block("cuda");
+    REQUIRE(cuda.rfind("// scale.cu\n", 0) == 0);
+    kjit::test::write_file(dir / "kernels" / "scale.cu", cuda);
+    Run r = run(k_kjit + " --cache-dir " + (dir / "cache").string() + " --json warm " + (dir / "kernels").string() +
+                " --arch sm_90 2>&1 >" + (dir / "out.json").string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(kjit::test::read_file(dir / "out.json"));
+    CHECK(j["failed"] == 0);
+    CHECK(j["items"].size() == 2);  // its two variants, for sm_90
+    CHECK(page.find("gets the first one listed") != std::string::npos);  // the default variant, said
+  }
 }

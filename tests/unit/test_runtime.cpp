@@ -205,8 +205,22 @@ TEST_SUITE("Runtime") {
       std::filesystem::remove_all(e.path());
     }
     CHECK(found);
-    kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)});  // a hit: not dumped
+    // A hit: not dumped, and said once (#40 item 16: "a cache hit writes nothing without a hint").
+    std::vector<std::string> warnings;
+    c.log = [&warnings](kjit::LogLevel level, std::string_view m) {
+      if (level == kjit::LogLevel::warn) warnings.emplace_back(m);
+    };
+    {
+      kjit::Runtime rt(c);
+      rt.compile(p, {.arch = kjit::Arch::sm(90)});
+      rt.compile(p, {.arch = kjit::Arch::sm(90)});
+      rt.compile(kjit::Program("dir/square.cu", k_square), {.arch = kjit::Arch::sm(90)});  // one key
+    }
     CHECK(std::filesystem::is_empty(c.dump_dir));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("square.cu") != std::string::npos);
+    CHECK(warnings[0].find("KJIT_ALWAYS_COMPILE=1") != std::string::npos);
+    c.log = [](kjit::LogLevel, std::string_view) {};
     c.dump_hits = true;
     kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)});
     CHECK_FALSE(std::filesystem::is_empty(c.dump_dir));
