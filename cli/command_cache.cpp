@@ -23,6 +23,9 @@ std::string human(std::uint64_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+// "1 entry", "2 entries".
+std::string entries(std::uint64_t n) { return fmt::format("{} entr{}", n, n == 1 ? "y" : "ies"); }
+
 Cache open_cache(Context& ctx) {
   Runtime& rt = ctx.runtime();
   return Cache(rt.cache_dir(), rt.config().cache_max_size, rt.config().cache_shared);
@@ -168,7 +171,7 @@ void print_entries(Context& ctx) {
                std::chrono::time_point_cast<std::chrono::seconds>(e.last_use), e.program.empty() ? "-" : e.program,
                e.arch.empty() ? "-" : e.arch, e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")));
   }
-  fmt::print("{} entr{}\n", entries.size(), entries.size() == 1 ? "y" : "ies");
+  fmt::print("{}\n", cli::entries(listed.entries.size()));
 }
 
 void add_ls(CLI::App& cache, Context& ctx) {
@@ -236,8 +239,8 @@ void add_prune(CLI::App& cache, Context& ctx) {
     if (ctx.json) {
       print_json(prune_json(p), 2);
     } else {
-      fmt::print("removed {} entries ({}), kept {} ({})\n", p.removed_entries, human(p.removed_bytes), p.kept_entries,
-                 human(p.kept_bytes));
+      fmt::print("removed {} ({}), kept {} ({})\n", entries(p.removed_entries), human(p.removed_bytes),
+                 entries(p.kept_entries), human(p.kept_bytes));
     }
   });
 }
@@ -250,7 +253,7 @@ void add_clear(CLI::App& cache, Context& ctx) {
     if (ctx.json) {
       print_json(prune_json(p), 2);
     } else {
-      fmt::print("removed {} entries ({})\n", p.removed_entries, human(p.removed_bytes));
+      fmt::print("removed {} ({})\n", entries(p.removed_entries), human(p.removed_bytes));
     }
   });
 }

@@ -48,8 +48,8 @@ void print_table(const WarmReport& r) {
     fmt::print("{:<{}}  {:<{}}  {:<10}  {:<8}  {:<7}  {:>7.0f} ms\n", i.file, wk, variant_label(i), wv, i.arch.str(),
                to_string(i.status), to_string(i.pch), i.ms);
   }
-  fmt::print("total: {} items: {} compiled, {} already cached, {} failed in {:.1f} s (-j {}, cache {})\n",
-             r.items.size(), r.compiled, r.cached, r.failed, r.wall_ms / 1000.0, r.jobs, r.cache_dir.string());
+  fmt::print("total: {} item{}: {} compiled, {} already cached, {} failed in {:.1f} s (-j {}, cache {})\n",
+             r.items.size(), r.items.size() == 1 ? "" : "s", r.compiled, r.cached, r.failed, r.wall_ms / 1000.0, r.jobs, r.cache_dir.string());
 }
 
 }  // namespace

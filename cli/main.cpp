@@ -92,6 +92,28 @@ std::string first_command_word(CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// Each command's and subcommand's --help: its own footer, then the global options (given before
+// or after the command: fallthrough) and, unless it says its own, the exit codes in one line.
+void add_global_options_footer(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    const std::string name = o->get_name(false, true);
+    if (name == "-h,--help" || name == "--version") continue;
+    names.push_back(name + (o->get_items_expected_min() > 0 ? " " + o->get_type_name() : ""));
+  }
+  const std::string global = fmt::format("Global options, before or after the command (kjit --help): {}.",
+                                         fmt::join(names, ", "));
+  const std::string exits = "Exit codes: 0 success, 1 an input failed, 2 usage, 3 could not run (kjit --help).";
+  auto add = [&](auto& self, CLI::App* command) -> void {
+    std::string footer = command->get_footer();
+    const bool own_exits = footer.find("Exit code") != std::string::npos;
+    footer += (footer.empty() ? "" : "\n") + global + (own_exits ? "" : "\n" + exits);
+    command->footer(footer);
+    for (CLI::App* sub : command->get_subcommands([](CLI::App*) { return true; })) self(self, sub);
+  };
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) add(add, command);
+}
+
 }  // namespace
 
 }  // namespace kjit::cli
@@ -102,7 +124,6 @@ int main(int argc, char** argv) {
   CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
                "diff what the compiler made, and warm caches ahead of time.",
                "kjit"};
-  app.footer(k_exit_codes_help);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kjit::version()));
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
@@ -134,6 +155,10 @@ int main(int argc, char** argv) {
   add_warm_command(app, ctx);
   add_profile_command(app, ctx);
   add_tune_command(app, ctx);
+  // The whole exit-code paragraph once, in `kjit --help` (set after the commands, which would
+  // inherit it); each command's --help ends in the global options it takes and the short table.
+  app.footer(k_exit_codes_help);
+  add_global_options_footer(app);
 
   // Everything after the first "--" is NVRTC flags, for whichever command takes them (for
   // `profile`, the program and its arguments); CLI11

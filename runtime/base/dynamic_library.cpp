@@ -13,7 +13,12 @@ DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& candid
       return out;
     }
     const char* e = dlerror();
-    if (out.m_why.empty()) out.m_why = path + ": " + (e ? e : "unknown reason");
+    if (out.m_why.empty()) {
+      // dlerror() names the file itself ("libcuda.so.1: cannot open shared object file: ..."),
+      // except when it has nothing to say.
+      const std::string why = e ? e : "unknown reason";
+      out.m_why = why.starts_with(path + ":") ? why : path + ": " + why;
+    }
   }
   if (candidates.size() > 1) out.m_why += " (and " + std::to_string(candidates.size() - 1) + " other places)";
   return out;

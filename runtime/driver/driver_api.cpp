@@ -102,7 +102,7 @@ const DriverApi& get() {
   std::string reason;
   if (const DriverApi* api = try_driver(&reason)) return *api;
   throw DriverNotFoundError(fmt::format(
-      "no CUDA driver found (libcuda.so.1): {}; compile-only features (compiling to PTX and cubin "
+      "no CUDA driver found: {}; compile-only features (compiling to PTX and cubin "
       "for a named arch, caching, dumping, diffing, warming) still work", reason));
 }
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 TEST_SUITE("DynamicLibrary") {
@@ -38,5 +40,15 @@ TEST_SUITE("DynamicLibrary") {
     const bool cleared = fn == nullptr;
     CHECK(cleared);
     CHECK(lib.missing() == "anything");
+  }
+
+  // #40 item 17: dlerror() names the file already; "libcuda.so.1: libcuda.so.1: cannot open ..." named it twice.
+  TEST_CASE("a library that does not open is named once in why") {
+    const std::string name = "libkjit-no-such-library-" + std::to_string(::getpid()) + ".so.1";
+    auto lib = kjit::base::DynamicLibrary::open_first({name});
+    CHECK_FALSE(static_cast<bool>(lib));
+    CHECK_MESSAGE(lib.why().find(name + ": ") == 0, lib.why());
+    CHECK_MESSAGE(lib.why().find(name, 1) == std::string::npos, lib.why());
+    CHECK(lib.why().find("cannot open shared object file") != std::string::npos);
   }
 }

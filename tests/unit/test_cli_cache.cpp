@@ -86,6 +86,23 @@ TEST_SUITE("cli cache") {
     CHECK(by_arch["sm_90"]["last_use"].get<long long>() > 0);
   }
 
+  // #40 item 17: "removed 1 entries".
+  TEST_CASE("cache prune and clear and ls count one entry and several entries in English") {
+    kjit::test::TempDir dir;
+    std::ofstream(dir / "one.cu") << "extern \"C\" __global__ void one(float* x) { x[0] *= 3.0f; }\n";
+    REQUIRE(run(dir, "compile " + (dir / "one.cu").string() + " --arch sm_90").code == 0);
+    CHECK(run(dir, "cache ls").out.find("\n1 entry\n") != std::string::npos);
+    Run pruned = run(dir, "cache prune --max-size 1");
+    CHECK_MESSAGE(pruned.out.find("removed 1 entry (") == 0, pruned.out);
+    CHECK_MESSAGE(pruned.out.find("kept 0 entries (") != std::string::npos, pruned.out);
+    REQUIRE(run(dir, "compile " + (dir / "one.cu").string() + " --arch sm_90").code == 0);
+    REQUIRE(run(dir, "compile " + (dir / "one.cu").string() + " --arch sm_80").code == 0);
+    CHECK(run(dir, "cache ls").out.find("\n2 entries\n") != std::string::npos);
+    Run cleared = run(dir, "cache clear");
+    CHECK_MESSAGE(cleared.out.find("removed 2 entries (") == 0, cleared.out);
+    CHECK_MESSAGE(run(dir, "cache clear").out.find("removed 0 entries (") == 0, cleared.out);
+  }
+
   TEST_CASE("cache commands warn about links inside the cache and leave what they point to") {
     kjit::test::TempDir dir;
     const fs::path cache = dir / "cache";

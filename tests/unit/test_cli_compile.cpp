@@ -353,4 +353,21 @@ TEST_SUITE("cli") {
     CHECK(std::filesystem::exists(dir / "out" / "k.ptx"));
   }
 
+  // #40 item 17: every message without a driver named the library twice ("libcuda.so.1: libcuda.so.1: ...").
+  TEST_CASE("without a driver the message names libcuda.so.1 once") {
+    if (kjit::driver_available()) {
+      MESSAGE("a driver is present; the driver-absent case is not testable here");
+      return;
+    }
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", kernel_source(6));
+    const std::string cache = "--cache-dir " + (dir / "cache").string();
+    for (const std::string& args : {"compile " + (dir / "k.cu").string(), std::string("info")}) {
+      Run r = kjit::test::run_command(k_kjit + " " + cache + " " + args + " 2>&1");
+      INFO(args << ": " << r.out);
+      const auto first = r.out.find("libcuda.so.1");
+      CHECK(first != std::string::npos);
+      CHECK(r.out.find("libcuda.so.1", first + 1) == std::string::npos);
+    }
+  }
 }

@@ -292,6 +292,30 @@ TEST_SUITE("cli contract") {
     CHECK(run(dir, "profile --metrics sol -- /bin/false").code == 1);
   }
 
+  // #40 item 17: each command's --help repeated the whole exit-code paragraph and none listed the global options.
+  TEST_CASE("each command's help lists the global options and the exit codes in one line") {
+    kjit::test::TempDir dir;
+    const std::string paragraph = "With --json every command prints exactly one JSON document";
+    Run top = run(dir, "--help");
+    CHECK(top.out.find(paragraph) != std::string::npos);
+    for (const std::string cmd : {"info", "compile", "ptx", "sass", "resources", "diff", "warm", "tune", "profile",
+                                  "cache", "cache stats", "cache ls", "cache prune", "cache explain", "cache remote ping"}) {
+      INFO(cmd);
+      Run help = run(dir, cmd + " --help");
+      CHECK(help.code == 0);
+      CHECK(help.out.find(paragraph) == std::string::npos);
+      const auto global = help.out.find("Global options");
+      REQUIRE(global != std::string::npos);
+      for (const char* option : {"--cache-dir", "--remote", "--json", "-v,--verbose", "-q,--quiet", "--lock-timeout"}) {
+        CHECK_MESSAGE(help.out.find(option, global) != std::string::npos, option);
+      }
+      CHECK(help.out.find("Exit code") != std::string::npos);
+      CHECK(help.out.find("Exit code") == help.out.rfind("Exit code"));
+    }
+    // A global option after the command works as the help says.
+    CHECK(run(dir, "info --json").out.find("\"kjit_version\"") != std::string::npos);
+  }
+
   TEST_CASE("-v and KJIT_LOG=info tell a compile's cache, key, outcome, phases and entry") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "good.cu", k_good);

@@ -128,7 +128,7 @@ extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* out) {
     kjit::test::TempDir dir;
     kjit::Runtime rt(config_in(dir));
     CHECK(kjit::device_count() == 0);
-    CHECK_THROWS_WITH_AS(kjit::Device::current(), doctest::Contains("no CUDA driver found (libcuda.so.1)"),
+    CHECK_THROWS_WITH_AS(kjit::Device::current(), doctest::Contains("no CUDA driver found: dlopen failed: libcuda.so.1: "),
                          kjit::DriverNotFoundError);
     CHECK_THROWS_WITH_AS(rt.load(kjit::Program("s.cu", k_square)), doctest::Contains("compile-only features"),
                          kjit::DriverNotFoundError);
