@@ -6,6 +6,7 @@
 #include <kjit/runtime.hpp>
 
 #include "cache/hash.hpp"
+#include "runtime/base/default_log.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/request/compile_service.hpp"
@@ -22,7 +23,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 
 namespace kjit {
 
@@ -72,8 +72,7 @@ struct Runtime::Impl {
     if (config.log) {
       config.log(level, message);
     } else {
-      std::fprintf(stderr, "kjit: %s: %.*s\n", std::string(to_string(level)).c_str(),
-                   static_cast<int>(message.size()), message.data());
+      base::print_log(level, message);
     }
   }
 

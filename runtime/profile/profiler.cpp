@@ -5,6 +5,7 @@
 #include <kjit/tools/profile.hpp>
 
 #include "cache/file_io.hpp"
+#include "runtime/base/default_log.hpp"
 #include "runtime/trace/nvtx.hpp"
 #include "runtime/profile/chrome_trace.hpp"
 #include "runtime/profile/collector.hpp"
@@ -12,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -40,7 +40,7 @@ void say_once(const ProfileOptions& options, const std::string& message) {
   if (options.log) {
     options.log(LogLevel::warn, text);
   } else {
-    std::fprintf(stderr, "kjit: warn: %s\n", text.c_str());
+    base::default_log(LogLevel::warn, text);  // the library's default callback, as a Runtime's
   }
 }
 

@@ -552,4 +552,26 @@ TEST_SUITE("profile") {
                                         "$KJIT_PROFILE_LAUNCH_SKIP' 2>/dev/null");
     CHECK(told.out.rfind("sol,dram__bytes.sum/soft/2/1\n", 0) == 0);
   }
+
+  // #40 item 11: a Profiler without a log callback printed its warning itself, whatever KJIT_LOG
+  // said; it now goes through the library's default log, as a Runtime's does.
+  TEST_CASE("a profiler without a callback reports through the default log and KJIT_LOG=error quiets it") {
+    if (kjit::driver::try_driver() != nullptr) {
+      MESSAGE("a CUDA driver is here: a profiler may record, with nothing to say");
+      return;
+    }
+    kjit::test::TempDir tmp;
+    const std::string probe = std::string(KJIT_TEST_TOOLS_DIR) + "/kjit_profiler_probe";
+    const auto err = tmp / "err.txt";
+    auto quiet = kjit::test::run_command("env -u KJIT_CUPTI_LIBRARY KJIT_LOG=error " + probe + " 2>" + err.string());
+    CHECK(quiet.code == 0);
+    CHECK(quiet.out == "inactive\n");
+    CHECK_MESSAGE(kjit::test::read_file(err).empty(), kjit::test::read_file(err));
+    auto shown = kjit::test::run_command("env -u KJIT_CUPTI_LIBRARY -u KJIT_LOG " + probe + " 2>" + err.string());
+    CHECK(shown.code == 0);
+    CHECK(shown.out == "inactive\n");
+    const std::string said = kjit::test::read_file(err);
+    CHECK_MESSAGE(said.rfind("kjit: warn: profiler: ", 0) == 0, said);
+    CHECK(said.find("runs unprofiled") != std::string::npos);
+  }
 }

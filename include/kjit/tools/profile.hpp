@@ -52,7 +52,8 @@ struct ProfileOptions {
   // and counted (ProfileSummary::dropped), so a long run never grows without end.
   std::size_t max_events = 2'000'000;
   bool memory = true;  // memcpy and memset records besides kernels
-  // Where the one message about a profiler that cannot record goes; empty: stderr.
+  // Where the one message about a profiler that cannot record goes; empty: the library's default
+  // log, as a Runtime's without RuntimeConfig::log (stderr, "kjit: warn: ...", unless KJIT_LOG=error).
   LogCallback log;
   // Hardware counters: "sol" (Nsight Compute's speed-of-light set) and/or metric names such as
   // "dram__throughput.avg.pct_of_peak_sustained_elapsed" (an entry may list several, comma-separated);
