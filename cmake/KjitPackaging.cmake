@@ -13,6 +13,9 @@ if(TARGET kjit_cli)
 endif()
 
 install(EXPORT kjitTargets NAMESPACE kjit:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kjit)
+# The config finds NVRTC again where the consumer's toolkit is (find_dependency(CUDAToolkit)).
+set(KJIT_NVRTC_MAJOR ${CUDAToolkit_VERSION_MAJOR})
+set(KJIT_CUDA_ROOT_AT_BUILD ${CUDAToolkit_LIBRARY_ROOT})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kjitConfig.cmake.in
   ${PROJECT_BINARY_DIR}/kjitConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kjit)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/kjitConfigVersion.cmake COMPATIBILITY SameMajorVersion)

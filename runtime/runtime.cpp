@@ -7,6 +7,7 @@
 
 #include "cache/hash.hpp"
 #include "runtime/base/default_log.hpp"
+#include "runtime/base/toolkit_location.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/request/compile_service.hpp"
@@ -36,6 +37,7 @@ struct Runtime::Impl {
       : config(std::move(c)),
         service(config, counters, [this](LogLevel level, std::string_view message) { log(level, message); }),
         registry(counters) {
+    if (auto problem = base::cuda_home_problem()) log(LogLevel::warn, *problem);
     if (!config.dump_dir.empty()) {
       auto dump = inspect::dump_hook(config.dump_dir, config.dump_hits,
                                      [this](LogLevel level, std::string_view message) { log(level, message); });

@@ -6,7 +6,10 @@
 
 #include <dlfcn.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <system_error>
 
 namespace kjit::base {
 
@@ -29,6 +32,28 @@ std::vector<std::filesystem::path> toolkit_roots() {
   roots.push_back(std::filesystem::path(KJIT_CUDA_INCLUDE_DIR).parent_path());
   roots.emplace_back("/usr/local/cuda");
   return roots;
+}
+
+std::optional<std::string> cuda_home_problem() {
+  const auto home = env_text(Env::cuda_home);
+  if (!home) return std::nullopt;
+  std::error_code ec;
+  const std::filesystem::path root(*home);
+  std::string what;
+  if (!std::filesystem::is_directory(root, ec)) {
+    what = std::filesystem::exists(root, ec) ? "is not a folder" : "does not exist";
+  } else if (!std::filesystem::is_directory(root / "include", ec)) {
+    what = "has no include folder (it is no CUDA toolkit)";
+  } else {
+    return std::nullopt;
+  }
+  std::string instead;
+  for (const auto& r : toolkit_roots()) {
+    if (r == root) continue;
+    if (!instead.empty()) instead += ", ";
+    instead += r.string();
+  }
+  return fmt::format("KJIT_CUDA_HOME={} {}: the CUDA toolkit is looked for in {} instead", *home, what, instead);
 }
 
 std::vector<std::string> toolkit_library_candidates(const std::string& soname, const std::vector<std::string>& folders) {

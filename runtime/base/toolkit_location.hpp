@@ -5,12 +5,17 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kjit::base {
 
 std::vector<std::filesystem::path> toolkit_roots();
+// What is wrong with $KJIT_CUDA_HOME, which names the toolkit first (a folder that is not there,
+// or has no include/ folder: kjit then looks further down the list), as a message naming it and
+// where the toolkit is looked for instead; nullopt when it is unset or looks like a toolkit.
+std::optional<std::string> cuda_home_problem();
 // The folder of the libnvrtc this process loaded (empty when it cannot be told): its siblings
 // (libnvJitLink) are of the same toolkit.
 std::filesystem::path nvrtc_library_dir();

@@ -5,6 +5,7 @@
 #   KJIT_CONSUMER_WORK    a scratch folder (prefix/ and build/)
 #   KJIT_CONSUMER_PROGRAM the program, relative to the project's build folder
 #   KJIT_CONSUMER_EXPECT  a regular expression its output must match
+#   KJIT_CONSUMER_CUDA_ROOT  optional: the consumer's CUDAToolkit_ROOT (a toolkit elsewhere)
 file(REMOVE_RECURSE ${KJIT_CONSUMER_WORK})
 set(prefix ${KJIT_CONSUMER_WORK}/prefix)
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${KJIT_BINARY_DIR} --prefix ${prefix} RESULT_VARIABLE rc)
@@ -29,8 +30,12 @@ if(NOT include_count EQUAL 1)
   message(FATAL_ERROR "kjit::kjit lists its include folder ${include_count} times: ${includes}")
 endif()
 
+set(cuda_root "")
+if(KJIT_CONSUMER_CUDA_ROOT)
+  set(cuda_root -DCUDAToolkit_ROOT=${KJIT_CONSUMER_CUDA_ROOT})
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${KJIT_CONSUMER_SOURCE} -B ${KJIT_CONSUMER_WORK}/build -G ${KJIT_GENERATOR}
-                        -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${prefix} ${cuda_root} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring ${KJIT_CONSUMER_SOURCE} with find_package(kjit) failed")
 endif()
