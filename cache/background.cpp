@@ -1,9 +1,12 @@
 #include "cache/background.hpp"
 
+#include "cache/at_fork.hpp"
+
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <new>
 #include <set>
 #include <vector>
 
@@ -41,6 +44,14 @@ void Background::Recurring::stop() {
 }
 
 Background::Background(Limits limits) : m_limits(limits) {
+  // The fork handlers, with the first object (no work at load time); registered outside the live
+  // lock, which a fork's prepare takes after the registry's own.
+  static const bool fork_handlers = [] {
+    new AtFork::Registration(AtFork::add({&Background::lock_all_for_fork, &Background::unlock_all_after_fork,
+                                          &Background::reset_all_in_child}));  // leaked: for the process
+    return true;
+  }();
+  (void)fork_handlers;
   // Known to the atexit handler from the start (it is registered with the first object: no work
   // at load time). Taken here, never under m_mutex: the handler takes this lock, then m_mutex.
   Live& l = live();
@@ -66,6 +77,44 @@ void Background::finish_all_at_exit() {
   std::lock_guard lock(l.mutex);
   for (Background* bg : l.all) bg->finish(bg->m_limits.exit_bound);
   l.all.clear();
+}
+
+void Background::lock_all_for_fork() {
+  Live& l = live();
+  l.mutex.lock();
+  for (Background* bg : l.all) bg->m_mutex.lock();
+}
+
+void Background::unlock_all_after_fork() {
+  Live& l = live();
+  for (Background* bg : l.all) bg->m_mutex.unlock();
+  l.mutex.unlock();
+}
+
+void Background::reset_all_in_child() {
+  Live& l = live();
+  new (&l.mutex) std::mutex();
+  for (Background* bg : l.all) bg->reset_in_child();
+}
+
+void Background::reset_in_child() {
+  // One thread here. The locks and condition variables may hold the parent's waiters' state.
+  new (&m_mutex) std::mutex();
+  new (&m_wake) std::condition_variable();
+  new (&m_idle) std::condition_variable();
+  // The parent's worker is no thread of this process: forgotten, never joined nor detached (its
+  // handle's storage is reused; glibc already took back its stack here).
+  new (&m_thread) std::thread();
+  m_thread_id = std::thread::id();
+  // Its work is the parent's (which runs it): gone without running or counting here.
+  m_queue.clear();
+  m_queue_bytes = 0;
+  m_periodic.clear();
+  m_calling = 0;
+  m_running = false;
+  m_running_owner = nullptr;
+  m_sleep_until = Clock::time_point::max();
+  m_counts.started = false;
 }
 
 void Background::start() {

@@ -12,6 +12,10 @@
 // and so does an atexit handler (registered by the first object, never at load time) for objects
 // never destroyed (the global Runtime), which then stop taking work. Thread-safe. No CUDA; never throws
 // past allocation failures; jobs must not throw (one that does is counted as done).
+// fork(): a child gets every Background fresh (cache/at_fork): no thread (its own starts on its
+// first need), none of the parent's queued jobs or recurring calls (the parent's: its worker runs
+// them; their drop() is not called), unlocked locks; so its jobs run and its exit never waits
+// for the parent's thread.
 #pragma once
 
 #include <chrono>
@@ -107,6 +111,11 @@ private:
   void loop();
   void unregister(std::uint64_t id);
   static void finish_all_at_exit();
+  // fork(): every live object's lock taken (prepare), released (parent), made fresh (child).
+  static void lock_all_for_fork();
+  static void unlock_all_after_fork();
+  static void reset_all_in_child();
+  void reset_in_child();
 
   Limits m_limits;
   mutable std::mutex m_mutex;

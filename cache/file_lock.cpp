@@ -102,7 +102,9 @@ void FileLock::release() {
   if (m_fd >= 0) {
     // Unlink while still holding: a waiter that opened this file notices it is gone.
     if (!m_remove_on_release.empty()) ::unlinkat(m_dir_fd, m_remove_on_release.c_str(), 0);
-    // Closing the last descriptor of the open file description drops the flock.
+    // Unlocked explicitly: closing drops the flock only with the last descriptor of the open
+    // file description, and a child forked meanwhile holds one.
+    ::flock(m_fd, LOCK_UN);
     ::close(m_fd);
     m_fd = -1;
   }

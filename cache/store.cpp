@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <new>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +43,13 @@ Store::Store(StoreConfig config)
       m_dir(open_dir(m_config, m_refused)),
       m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats),
       m_usage(m_dir ? UsageCounter(m_dir->fd(), m_config.dir, "usage", m_dir->file_mode())
-                    : UsageCounter(sub("usage"))) {}
+                    : UsageCounter(sub("usage"))) {
+  m_fork = AtFork::add({[this] { m_flush_mutex.lock(); }, [this] { m_flush_mutex.unlock(); },
+                        [this] {
+                          new (&m_flush_mutex) std::mutex();
+                          m_flushed = m_stats.snapshot();
+                        }});
+}
 
 Result<void> Store::trusted() const {
   if (m_refused) return *m_refused;

@@ -11,9 +11,11 @@
 //   usage                   running total of entries and bytes (UsageCounter)
 //   stats                   counters of every process (PersistentStats, replaced whole)
 //   .tmp.*                  the temporaries of stats and CACHEDIR.TAG (removed as the shards' are)
-// Thread-safe: one Store may serve many threads.
+// Thread-safe: one Store may serve many threads. After fork() the child's Store flushes only the
+// counts it made itself (the parent's, counted before the fork, are the parent's to flush).
 #pragma once
 
+#include "cache/at_fork.hpp"
 #include "cache/dir_trust.hpp"
 #include "cache/entry.hpp"
 #include "cache/file_lock.hpp"
@@ -226,6 +228,8 @@ private:
   std::atomic<bool> m_tag_checked{false};
   std::mutex m_flush_mutex;
   StatsSnapshot m_flushed;  // what flush_stats already added, under m_flush_mutex
+  // fork(): a child's flush adds only what it counted itself (its parent adds the rest).
+  AtFork::Registration m_fork;
 };
 
 }  // namespace kjit::cache

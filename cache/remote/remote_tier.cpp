@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
 #include <random>
 #include <unistd.h>
 
@@ -48,7 +49,33 @@ RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request
       m_log(std::move(log)),
       m_request(std::move(request)),
       m_own_background(background == nullptr ? std::make_unique<Background>() : nullptr),
-      m_background(background == nullptr ? m_own_background.get() : background) {}
+      m_background(background == nullptr ? m_own_background.get() : background) {
+  m_fork = AtFork::add({[this] {
+                          m_request_mutex.lock();
+                          m_pending_mutex.lock();
+                        },
+                        [this] {
+                          m_pending_mutex.unlock();
+                          m_request_mutex.unlock();
+                        },
+                        [this] {
+                          new (&m_request_mutex) std::mutex();
+                          new (&m_pending_mutex) std::mutex();
+                          new (&m_pending_cv) std::condition_variable();
+                          // The parent's connections, writes and locks are the parent's: forgotten
+                          // here (never closed, written to nor released), a new connection opened
+                          // on first use (open_remote_store connects lazily).
+                          if (auto fresh = open_remote_store(m_config.url, m_config.timeouts)) {
+                            (void)m_request.release();
+                            m_request = std::move(*fresh);
+                          }
+                          (void)m_writer.release();
+                          (void)new auto(std::move(m_held));
+                          m_held.clear();
+                          m_pending = 0;
+                          m_pending_bytes = 0;
+                        }});
+}
 
 RemoteTier::~RemoteTier() {
   if (m_own_background) {

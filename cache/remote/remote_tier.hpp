@@ -14,9 +14,11 @@
 //     server costs a request at most a few timeouts, never an error.
 // Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks). Counts into the
 // Stats it is given (the remote_* counters). Thread-safe. No CUDA here; nothing here throws
-// past allocation failures.
+// past allocation failures. fork(): a child never speaks on its parent's connections (it opens its
+// own on first use) and has none of its parent's writes queued nor locks held.
 #pragma once
 
+#include "cache/at_fork.hpp"
 #include "cache/background.hpp"
 #include "cache/entry.hpp"
 #include "cache/key.hpp"
@@ -138,6 +140,7 @@ private:
   std::uint64_t m_pending_bytes = 0;
   std::map<std::string, Background::Recurring> m_held;  // token -> refresh of a lock this process holds
   std::unique_ptr<RemoteStore> m_writer;  // the Background thread's own connection
+  AtFork::Registration m_fork;  // last: gone before what its handlers use
 };
 
 }  // namespace kjit::cache

@@ -129,6 +129,14 @@ void PchDirectories::make_root() {
 
 PchDirectories::Lease PchDirectories::acquire() {
   std::lock_guard lock(m_mutex);
+  if (!m_root.empty() && m_owner_pid != ::getpid()) {
+    // A forked child: the folder and its slots are the parent's, which goes on using them (two
+    // processes writing one PCH file would spoil it). The child makes a folder of its own.
+    if (m_lock_fd >= 0) ::close(m_lock_fd);  // the parent's descriptor keeps its lock
+    m_lock_fd = -1;
+    m_root.clear();
+    m_busy.clear();
+  }
   if (m_root.empty()) make_root();
   std::size_t slot = 0;
   while (slot < m_busy.size() && m_busy[slot]) ++slot;

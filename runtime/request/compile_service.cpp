@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 namespace kjit::request {
 
@@ -28,6 +29,14 @@ PreparedRequest PreparedRequest::make(const Program& program, const CompileOptio
 
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
+  m_fork = cache::AtFork::add({[this] { m_inflight_mutex.lock(); }, [this] { m_inflight_mutex.unlock(); },
+                               [this] {
+                                 // The parent's compiles in flight are its threads', not here: their
+                                 // promises are never kept in this process.
+                                 new (&m_inflight_mutex) std::mutex();
+                                 m_inflight.clear();
+                                 m_flush_queued = false;  // the queued flush was the parent's worker's
+                               }});
   m_cache_dir = config.cache_dir.empty() ? base::cache_dir_from_environment() : config.cache_dir.native();
   if (config.cache_disabled) return;
   // Entries are executable code: a folder someone else may write into is not read (the store
@@ -376,6 +385,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   const std::vector<std::string>& flags = request.flags;
   trace::nvtx::Range range("compile", program.name());
   trace::PhaseScope phase;
+  const cache::AtFork::Busy busy;  // a fork waits for NVRTC (its locks and once-initialisations)
   compile::NvrtcOutput out;
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();

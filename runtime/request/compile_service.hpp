@@ -10,6 +10,9 @@
 // its folder is not trusted: see cache/dir_trust.hpp), the remote tier, that worker and the
 // precompiled-header folders. Observers (dumps) see every
 // result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
+// fork(): a child's service has none of its parent's compiles in flight (a key the parent was
+// compiling is compiled again in the child, never waited for), its own fresh worker and stats
+// flush; a fork waits for the NVRTC and nvJitLink calls in progress (cache::AtFork::Busy).
 #pragma once
 
 #include <kjit/compile_options.hpp>
@@ -19,6 +22,7 @@
 #include <kjit/program.hpp>
 #include <kjit/runtime_config.hpp>
 
+#include "cache/at_fork.hpp"
 #include "cache/background.hpp"
 #include "cache/key.hpp"
 #include "cache/remote/remote_tier.hpp"
@@ -147,6 +151,7 @@ private:
   // Compiles in flight in this process: key -> the result others wait for.
   std::mutex m_inflight_mutex;
   std::unordered_map<cache::Key, std::shared_future<CompileResult>, cache::KeyHash> m_inflight;
+  cache::AtFork::Registration m_fork;  // last: gone before what its handlers use
 };
 
 }  // namespace kjit::request

@@ -2,6 +2,7 @@
 
 #include <kjit/error.hpp>
 
+#include "cache/at_fork.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/link/nvjitlink_linker.hpp"
 #include "runtime/trace/nvtx.hpp"
@@ -84,7 +85,10 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
 
     trace::nvtx::Range range("link", link.name());
     trace::PhaseScope phase;
-    link::LinkOutput out = link::NvJitLinker::link(parts, prepared.options);
+    link::LinkOutput out = [&] {
+      const cache::AtFork::Busy busy;  // a fork waits for nvJitLink (opened and run here)
+      return link::NvJitLinker::link(parts, prepared.options);
+    }();
     phase.end(trace::Phase::link, link.name());
     if (!out.succeeded) {
       const auto names = part_names(link);

@@ -1,10 +1,22 @@
 #include "runtime/request/module_registry.hpp"
 
 #include <limits>
-
 #include <mutex>
+#include <new>
 
 namespace kjit::request {
+
+ModuleRegistry::ModuleRegistry(Counters& counters) : m_counters(counters) {
+  m_fork = cache::AtFork::add({[this] { m_mutex.lock(); }, [this] { m_mutex.unlock(); },
+                               [this] {
+                                 new (&m_mutex) std::shared_mutex();
+                                 // Forgotten, not destroyed: unloading would call the driver here.
+                                 (void)new auto(std::move(m_by_request));
+                                 (void)new auto(std::move(m_by_key));
+                                 m_by_request.clear();
+                                 m_by_key.clear();
+                               }});
+}
 
 std::optional<Module> ModuleRegistry::find(const RequestHash& request) const {
   std::shared_lock lock(m_mutex);

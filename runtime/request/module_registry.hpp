@@ -3,10 +3,13 @@
 // compiled result (cache key + device: two spellings of one request, or two loaders asking for
 // one kernel file, share one module). Every load through a Runtime (Runtime::load, KernelLoader,
 // kernels::Kernels) goes through its one registry. Thread-safe; never throws past allocation.
+// fork(): a child's registry is empty (the parent's modules live in the parent's CUDA contexts,
+// which CUDA does not carry into a child; they are left alone there, never unloaded).
 #pragma once
 
 #include <kjit/module.hpp>
 
+#include "cache/at_fork.hpp"
 #include "runtime/request/counters.hpp"
 #include "runtime/request/request_hash.hpp"
 
@@ -21,7 +24,7 @@ namespace kjit::request {
 
 class ModuleRegistry {
 public:
-  explicit ModuleRegistry(Counters& counters) : m_counters(counters) {}
+  explicit ModuleRegistry(Counters& counters);
 
   // The module loaded for this exact request, counted as a registry hit.
   std::optional<Module> find(const RequestHash& request) const;
@@ -57,6 +60,7 @@ private:
   mutable std::shared_mutex m_mutex;
   std::unordered_map<RequestHash, Module, RequestHashHasher> m_by_request;
   std::map<std::pair<std::string, int>, Module> m_by_key;
+  cache::AtFork::Registration m_fork;
 };
 
 }  // namespace kjit::request

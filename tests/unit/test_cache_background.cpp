@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
@@ -219,5 +220,46 @@ TEST_SUITE("Background") {
     CHECK(after.stalled());
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
+  }
+
+  // #40 item 18: a child forked after the worker started inherited a thread handle of a thread it
+  // does not have: its jobs never ran, drain() waited forever, and its exit waited out the bound.
+  TEST_CASE("a child forked after the worker started runs its own jobs on a worker of its own") {
+    kjit::test::TempDir dir;
+    static Background* bg = new Background();  // as a global Runtime's: never destroyed
+    std::atomic<int> parent_ran{0};
+    for (int round = 0; round < 3; ++round) {
+      // The parent's worker busy with a job, idle, or sleeping until a heartbeat is due.
+      bg->post({[&] { ++parent_ran; std::this_thread::sleep_for(std::chrono::milliseconds(round == 0 ? 50 : 0)); }});
+      auto beat = round == 2 ? bg->every(std::chrono::milliseconds(30), [] {}) : Background::Recurring();
+      if (round == 1) bg->drain();
+      const auto mark = dir / ("child" + std::to_string(round));
+      const pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        std::fflush(stdout);
+        ::dup2(::open("/dev/null", O_WRONLY | O_CLOEXEC), 1);  // the test runner's own exit output, not twice
+        bool ok = bg->post({[mark] { std::ofstream(mark) << "ran"; }});
+        bg->drain();
+        ok = ok && std::filesystem::exists(mark);
+        std::exit(ok ? 0 : 1);  // the exit handlers finish the child's worker
+      }
+      int status = 0;
+      bool exited = false;
+      for (int i = 0; i < 600 && !exited; ++i) {  // a hang is the failure; 60 s is far above any job
+        exited = ::waitpid(pid, &status, WNOHANG) == pid;
+        if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (!exited) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+      REQUIRE_MESSAGE(exited, "round " << round << ": the child hung (killed after 60 s)");
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+      CHECK(kjit::test::read_file(mark) == "ran");
+    }
+    bg->drain();
+    CHECK(parent_ran == 3);  // the parent's worker ran its own jobs, each once
   }
 }
