@@ -4,6 +4,7 @@
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include "arguments.hpp"
 #include "bindings.hpp"

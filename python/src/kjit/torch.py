@@ -226,8 +226,9 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
     if qualname in _registered:
         raise UsageError(f"{where}: kjit registered an operator of this name already; each op is registered once "
                          "(keep the object kjit.torch.op returned)")
-    if kernel._identity in _kernels:
-        raise UsageError(f"{where}: kernel {kernel.name} is registered already as {_kernels[kernel._identity][0]}")
+    identity = getattr(kernel, "_identity", id(kernel))  # one kernel of one loaded module, whichever handle
+    if identity in _kernels:
+        raise UsageError(f"{where}: kernel {kernel.name} is registered already as {_kernels[identity][0]}")
     try:
         getattr(getattr(torch.ops, plan.namespace), plan.name)
         exists = True
@@ -257,5 +258,5 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
     if backward is not None:
         torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
     _registered[qualname] = lib
-    _kernels[kernel._identity] = (qualname, kernel)
+    _kernels[identity] = (qualname, kernel)
     return getattr(getattr(torch.ops, plan.namespace), plan.name).default
