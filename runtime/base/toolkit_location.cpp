@@ -56,6 +56,19 @@ std::optional<std::string> cuda_home_problem() {
   return fmt::format("KJIT_CUDA_HOME={} {}: the CUDA toolkit is looked for in {} instead", *home, what, instead);
 }
 
+void load_nvrtc_builtins() {
+  static const bool loaded = [] {
+    const auto dir = nvrtc_library_dir();
+    if (dir.empty()) return false;
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    const std::string name = "libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
+    // Never closed: NVRTC's own dlopen by that name (its soname) then finds this one.
+    return ::dlopen((dir / name).c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  }();
+  (void)loaded;
+}
+
 std::vector<std::string> toolkit_library_candidates(const std::string& soname, const std::vector<std::string>& folders) {
   std::vector<std::string> out{soname};
   if (const auto beside = nvrtc_library_dir(); !beside.empty()) out.push_back((beside / soname).string());

@@ -16,6 +16,11 @@ std::vector<std::filesystem::path> toolkit_roots();
 // or has no include/ folder: kjit then looks further down the list), as a message naming it and
 // where the toolkit is looked for instead; nullopt when it is unset or looks like a toolkit.
 std::optional<std::string> cuda_home_problem();
+// Loads libnvrtc-builtins from beside the loaded libnvrtc, once (call it before a compile). NVRTC
+// opens it by its name alone, which finds only what the loader's paths find: a toolkit elsewhere
+// than those (linked through kjitConfig.cmake's find_dependency) then compiles too. Never throws;
+// without it there, NVRTC looks for itself as before.
+void load_nvrtc_builtins();
 // The folder of the libnvrtc this process loaded (empty when it cannot be told): its siblings
 // (libnvJitLink) are of the same toolkit.
 std::filesystem::path nvrtc_library_dir();

@@ -7,6 +7,7 @@
 #include "cache/config.hpp"
 #include "runtime/compile/arch_resolution.hpp"
 #include "runtime/base/environment.hpp"
+#include "runtime/base/toolkit_location.hpp"
 #include "runtime/compile/nvrtc_compiler.hpp"
 #include "runtime/compile/option_marshalling.hpp"
 #include "runtime/trace/nvtx.hpp"
@@ -386,6 +387,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   trace::nvtx::Range range("compile", program.name());
   trace::PhaseScope phase;
   const cache::AtFork::Busy busy;  // a fork waits for NVRTC (its locks and once-initialisations)
+  base::load_nvrtc_builtins();     // beside the libnvrtc in use, wherever its toolkit is
   compile::NvrtcOutput out;
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();
