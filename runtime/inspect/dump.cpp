@@ -72,7 +72,7 @@ std::filesystem::path write_dump(const std::filesystem::path& dump_root, const P
   for (const auto& [expression, mangled] : result.lowered_names) lowered += fmt::format("{}\t{}\n", expression, mangled);
   write_file(dir / "lowered_names.txt", lowered, name);
 
-  const std::vector<ResourceUsage> usage = parse_ptxas_log(result.log);
+  const std::vector<ResourceUsage> usage = usage_from_result(result);  // as `kjit resources`, without the driver
   if (usage.empty()) {
     write_file(dir / "resources.txt",
                "The compile log holds no ptxas resource report. Compile with -Xptxas=-v (and a real arch such as "

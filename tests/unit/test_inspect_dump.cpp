@@ -7,6 +7,7 @@
 #include "runtime/inspect/dump_hook.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 namespace ins = kjit::inspect;
 
@@ -29,6 +30,14 @@ TEST_SUITE("inspect::Dump") {
     CHECK(kjit::test::read_file(out / "options.txt").find("sm_90") != std::string::npos);
     CHECK(kjit::test::read_file(out / "resources.txt").find("gelu") != std::string::npos);
     CHECK(kjit::test::read_file(out / "resources.json").find("\"registers\"") != std::string::npos);
+    // What CUDA 13's ptxas no longer reports comes from the cubin, as in `kjit resources`.
+    const nlohmann::json usage = nlohmann::json::parse(kjit::test::read_file(out / "resources.json"));
+    REQUIRE(!usage.empty());
+    for (const auto& row : usage) {
+      CHECK(row["local"].is_number());
+      CHECK(row["constant"].is_number());
+      CHECK(row["max_threads_per_block"] == 1024);
+    }
     const std::string info = kjit::test::read_file(out / "info.json");
     CHECK(info.find(r.key) != std::string::npos);
     CHECK(info.find("\"softplus\"") != std::string::npos);
