@@ -10,16 +10,38 @@ own files, nothing internal. Core headers (include/kjit/*.hpp) never include too
 (include/kjit/tools/), cache/ includes no CUDA header, and runtime/CMakeLists.txt links each room's
 object library to exactly the rooms the table lists.
 
-Usage: check_layers.py [ROOT]   (exit 0: no arrow breaks the table; 1: each one is printed)
+An include in angle brackets of the tree's own folders (<runtime/...>, <cache/...>) is read like a
+quoted one. The table itself must point down: every "uses" entry is a row below its own.
+
+With --objects LIST, the check reads compiled objects instead of includes, and so also sees a call
+up the table made through a forward declaration: LIST holds one "FOLDER<TAB>OBJECT" line per
+object file (FOLDER: the source folder, relative to ROOT, its target compiles from; the object's
+path below "<target>.dir/" names its source there). Each object's undefined symbols (nm) are
+resolved against the rooms that define them, and a symbol taken from a room the table does not
+allow (the rooms a room uses, and the rooms those use, down the table) is an arrow that breaks it,
+unless KNOWN_UPWARD below lists it.
+
+Usage: check_layers.py [ROOT] [--objects LIST [--nm NM]]
+       (exit 0: no arrow breaks the table; 1: each one is printed)
 """
+import argparse
 import pathlib
 import re
+import subprocess
 import sys
 
 UMBRELLAS = {"kjit.hpp", "tools.hpp"}
 CUDA_HEADERS = re.compile(r"^(cuda|cuda_runtime|cuda_runtime_api|nvrtc|nvJitLink|cupti.*|nvperf.*|nvtx3/.*)\.h$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 PUBLIC_ONLY = "include/kjit"
+
+# Arrows up the table that today's code has, found by --objects, each with why it is there:
+# {(from room, to room, demangled symbol): reason}. The check fails on any arrow not listed here,
+# and on an entry here that no object uses any more (so the list only ever shrinks). Today it is
+# empty: the scan of every room's objects finds no arrow up (a room may take symbols from the rooms
+# below those it uses, as compile/ takes cache::FileContent through base/'s inline source reader).
+KNOWN_UPWARD = {
+}
 
 
 def read_table(root):
@@ -42,16 +64,39 @@ def read_table(root):
         uses = re.findall(r"`([^`]+)`", cells[i_uses])
         headers = re.findall(r"`([^`]+)`", cells[i_headers])
         if uses or headers or folder.startswith(("runtime/", "cache/")):  # tests/, docs/, ...: not rooms
-            rooms[folder] = {"uses": uses, "headers": headers}
+            rooms[folder] = {"uses": uses, "headers": headers, "row": len(rooms)}
     if not rooms:
         sys.exit("check_layers: no folder table (| folder | ... | uses | public headers | ...) in ARCHITECTURE.md")
     return rooms
 
 
-def main():
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
-    rooms = read_table(root)
+def table_problems(rooms):
+    """Arrows of the table itself: every "uses" entry is a row, and one below its own."""
     problems = []
+    for folder, r in rooms.items():
+        for used in r["uses"]:
+            if used == PUBLIC_ONLY:
+                continue
+            if used not in rooms:
+                problems.append(f"ARCHITECTURE.md: {folder} uses {used}, which is no row of the table")
+            elif rooms[used]["row"] <= r["row"]:
+                problems.append(f"ARCHITECTURE.md: {folder} uses {used}, a row above its own: "
+                                f"a room uses only rows below it")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description="kjit's walls: includes or objects against ARCHITECTURE.md")
+    parser.add_argument("root", nargs="?", default=".")
+    parser.add_argument("--objects", help='file of "FOLDER<TAB>OBJECT" lines: check symbols instead of includes')
+    parser.add_argument("--nm", default="nm")
+    args = parser.parse_args()
+    root = pathlib.Path(args.root).resolve()
+    rooms = read_table(root)
+    problems = table_problems(rooms)
+    if args.objects:
+        return report(problems + symbol_problems(root, rooms, pathlib.Path(args.objects), args.nm),
+                      "object(s)", count_objects(args.objects), len(rooms))
 
     header_room = {}
     for folder, r in rooms.items():
@@ -81,6 +126,7 @@ def main():
                 return f
         return None
 
+    tree_tops = {f.split("/", 1)[0] for f in rooms if f != PUBLIC_ONLY and not f.startswith("include/")}
     sources = list(public)
     for folder in rooms:
         d = root / folder
@@ -128,19 +174,24 @@ def main():
             if kind == "<":
                 if src_room and src_room.startswith("cache/") and CUDA_HEADERS.match(name):
                     problems.append(f"{where}: cache/ includes the CUDA header <{name}>")
-                continue
-            target = root / name
-            if not target.exists():
-                target = path.parent / name
-            if not target.exists():
-                continue  # generated or NVRTC-side (__kjit_std.h)
+                # The tree's own folders in angle brackets (every room has the tree on its include
+                # path, so they compile): an arrow like a quoted include.
+                if name.split("/", 1)[0] not in tree_tops or not (root / name).is_file():
+                    continue
+                target, spelled = root / name, f"<{name}>"
+            else:
+                target, spelled = root / name, f'"{name}"'
+                if not target.exists():
+                    target = path.parent / name
+                if not target.exists():
+                    continue  # generated or NVRTC-side (__kjit_std.h)
             dst_room = room_of(target.resolve())
             if src_room is None or dst_room == src_room:
                 continue
             if PUBLIC_ONLY in rooms[src_room]["uses"]:
-                problems.append(f"{where}: {src_room} includes the internal \"{name}\"; it uses include/kjit/ only")
+                problems.append(f"{where}: {src_room} includes the internal {spelled}; it uses include/kjit/ only")
             elif dst_room is None or dst_room not in rooms[src_room]["uses"]:
-                problems.append(f"{where}: {src_room} -> {dst_room} (\"{name}\"): "
+                problems.append(f"{where}: {src_room} -> {dst_room} ({spelled}): "
                                 f"not among the rooms {src_room} uses in ARCHITECTURE.md")
 
     cmake = root / "runtime/CMakeLists.txt"
@@ -161,13 +212,121 @@ def main():
                 problems.append(f"runtime/CMakeLists.txt: room {name} ({folder}) links {sorted(linked)}, "
                                 f"ARCHITECTURE.md says {sorted(table)}")
 
+    return report(problems, "files", len(sources), len(rooms))
+
+
+def report(problems, what, count, n_rooms):
     for p in problems:
         print(p)
     if problems:
         print(f"check_layers: {len(problems)} arrow(s) break ARCHITECTURE.md's table")
         return 1
-    print(f"check_layers: {len(sources)} files, {len(rooms)} rooms: every arrow is in ARCHITECTURE.md's table")
+    print(f"check_layers: {count} {what}, {n_rooms} rooms: every arrow is in ARCHITECTURE.md's table")
     return 0
+
+
+def count_objects(listing):
+    return sum(1 for line in pathlib.Path(listing).read_text().splitlines() if line.strip())
+
+
+def object_rooms(root, rooms, listing):
+    """[(object path, source path relative to root, room)] from the "FOLDER<TAB>OBJECT" lines."""
+    out = []
+    for line in listing.read_text().splitlines():
+        if not line.strip():
+            continue
+        folder, obj = line.split("\t", 1)
+        below = re.split(r"/[^/]+\.dir/", obj, maxsplit=1)
+        if len(below) != 2:
+            sys.exit(f"check_layers: {obj}: not below a CMake <target>.dir/ folder; cannot tell its source")
+        source = (pathlib.PurePosixPath(folder) / below[1]).as_posix()
+        source = re.sub(r"\.(o|obj)$", "", source)
+        folder_of_source = source.rsplit("/", 1)[0] + "/" if "/" in source else ""
+        room = folder_of_source if folder_of_source in rooms else None
+        if room is None:
+            sys.exit(f"check_layers: {obj} ({source}): its folder is no room of ARCHITECTURE.md's table")
+        out.append((obj, source, room))
+    return out
+
+
+def run_nm(nm, files):
+    """{object: [(symbol, type)]} for every object, from `nm -P -A` (POSIX format)."""
+    symbols = {f: [] for f in files}
+    for i in range(0, len(files), 200):
+        chunk = files[i:i + 200]
+        try:
+            done = subprocess.run([nm, "-P", "-A", *chunk], capture_output=True, text=True)
+        except OSError as e:
+            sys.exit(f"check_layers: cannot run nm ({nm}) on the room objects: {e}")
+        if done.returncode != 0:
+            sys.exit(f"check_layers: {nm} failed on the room objects: {done.stderr.strip()}")
+        for line in done.stdout.splitlines():
+            head, _, rest = line.rpartition(": ")
+            fields = rest.split()
+            if head in symbols and len(fields) >= 2:
+                symbols[head].append((fields[0], fields[1]))
+    return symbols
+
+
+def demangle(names):
+    try:
+        done = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
+        out = done.stdout.splitlines()
+        if len(out) == len(names):
+            return dict(zip(names, out))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {n: n for n in names}
+
+
+def allowed_below(rooms):
+    """room -> the rooms it may take symbols from: the rooms it uses, and theirs, down the table."""
+    closure = {}
+    for folder in sorted(rooms, key=lambda f: rooms[f]["row"], reverse=True):
+        reach = set()
+        for used in rooms[folder]["uses"]:
+            if used in rooms and rooms[used]["row"] > rooms[folder]["row"]:
+                reach |= {used} | closure.get(used, set())
+        closure[folder] = reach
+    return closure
+
+
+def symbol_problems(root, rooms, listing, nm):
+    objects = object_rooms(root, rooms, listing)
+    symbols = run_nm(nm, [o for o, _, _ in objects])
+    strong, weak = {}, {}  # symbol -> rooms that define it
+    for obj, _, room in objects:
+        for name, kind in symbols[obj]:
+            if kind in "TDBRGSC" or kind == "u":
+                strong.setdefault(name, set()).add(room)
+            elif kind in "WV":
+                weak.setdefault(name, set()).add(room)
+    allowed = allowed_below(rooms)
+    arrows = {}  # (from, to, symbol) -> [source]
+    for obj, source, room in objects:
+        for name, kind in symbols[obj]:
+            if kind != "U":
+                continue
+            defining = strong.get(name) or weak.get(name)
+            if not defining or room in defining or defining & allowed[room]:
+                continue  # outside kjit (libc, fmt, the driver), its own, or a room below it may serve it
+            for to in sorted(defining):
+                arrows.setdefault((room, to, name), []).append(source)
+    names = demangle(sorted({name for _, _, name in arrows} | {k[2] for k in KNOWN_UPWARD}))
+    problems, seen_known = [], set()
+    for (src, dst, name), sources in sorted(arrows.items()):
+        key = (src, dst, names[name])
+        if key in KNOWN_UPWARD:
+            seen_known.add(key)
+            print(f"known: {src} -> {dst} ({names[name]}) in {', '.join(sorted(set(sources)))}: "
+                  f"{KNOWN_UPWARD[key]}")
+            continue
+        problems.append(f"{', '.join(sorted(set(sources)))}: {src} -> {dst} (the symbol {names[name]}): "
+                        f"not among the rooms {src} uses in ARCHITECTURE.md, nor below them")
+    for key in sorted(set(KNOWN_UPWARD) - seen_known):
+        problems.append(f"check_layers.py: KNOWN_UPWARD lists {key[0]} -> {key[1]} ({key[2]}), which no "
+                        f"object uses any more: remove it from the list")
+    return problems
 
 
 if __name__ == "__main__":

@@ -1,0 +1,3 @@
+#include "runtime/high/high.hpp"
+#include "runtime/low/low.hpp"
+int high() { return low() + 1; }
