@@ -43,7 +43,10 @@ void bind_tools(py::module_& m) {
   m.def("resources", [](const CompileResult& r) {
     py::list out;
     for (const auto& u : inspect::resource_usage(r)) {
-      out.append(py::dict("function"_a = u.function, "arch"_a = u.arch, "is_entry"_a = u.is_entry,
+      // "function" is the name as users wrote it (demangled, as the profiler shows it); "symbol" the
+      // PTX's and cubin's. constant, local and max_threads_per_block are None where unknown.
+      out.append(py::dict("function"_a = u.name.empty() ? u.function : u.name, "symbol"_a = u.function,
+                          "arch"_a = u.arch, "is_entry"_a = u.is_entry,
                           "registers"_a = u.registers, "barriers"_a = u.barriers, "stack_frame"_a = u.stack_frame,
                           "spill_stores"_a = u.spill_stores, "spill_loads"_a = u.spill_loads, "shared"_a = u.shared,
                           "constant"_a = u.constant, "local"_a = u.local,

@@ -129,7 +129,9 @@ def test_diff_and_resources(runtime):
     assert kjit.diff(a, b).to_json().startswith("{")
     rows = kjit.resources(prog, arch="sm_90")
     (row,) = [r for r in rows if r["is_entry"]]
-    assert row["function"] == "_Z20square_matrix_kernelPKfPfii" and row["registers"] > 0 and row["arch"] == "sm_90"
+    assert row["function"] == "square_matrix_kernel" and row["symbol"] == "_Z20square_matrix_kernelPKfPfii"
+    assert row["registers"] > 0 and row["arch"] == "sm_90"
+    assert row["local"] == 0 and row["max_threads_per_block"] > 0  # read from the cubin (CUDA 13's ptxas says neither)
     with pytest.raises(kjit.UsageError):
         kjit.resources(runtime.compile(prog, arch="compute_90"))
 
