@@ -202,7 +202,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ptx->add_option("file", *ptx_file, "CUDA source file")->required();
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
   auto kernel = std::make_shared<std::string>();
-  ptx->add_option("--kernel", *kernel, "Only this kernel (its name as in the PTX, or as written for extern \"C\")");
+  ptx->add_option("--kernel", *kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
   ctx.add_instantiate_option(*ptx, true);
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);
