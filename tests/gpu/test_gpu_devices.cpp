@@ -59,7 +59,7 @@ int run_on(const kjit::Kernel<Affine>& k, int device, unsigned seed, int rounds)
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("devices") {
   TEST_CASE("devices: one load serves every device and a kernel runs on its stream's device") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

@@ -34,7 +34,7 @@ kjit::Module load(kjit::Runtime& rt) {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("globals") {
   TEST_CASE("globals: constant coefficients set then used and a device counter read back") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-TEST_SUITE("gpu") {
+TEST_SUITE("inspect") {
   TEST_CASE("resource usage takes max threads per block from the driver") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

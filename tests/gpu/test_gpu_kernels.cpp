@@ -163,7 +163,7 @@ void check_mean() {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("kernels") {
   TEST_CASE("kernels: square is exact for float and half and bfloat16 at odd sizes and offsets") {
     KJIT_REQUIRE_GPU();
     check_elementwise<float>("square", square_ref, 0.0, &kjit::kernels::Kernels<float>::square);

@@ -53,7 +53,7 @@ void check_apply_and_scale(const kjit::Module& m, unsigned seed) {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("link") {
   TEST_CASE("link: a two-file -rdc program runs, and again from the cache") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

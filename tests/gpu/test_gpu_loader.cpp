@@ -27,7 +27,7 @@ int first_value(kjit::KernelLoader& loader, std::string_view variant) {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("KernelLoader") {
   TEST_CASE("loader: a manifest variant launches and hot reload launches the edited kernel after a header edit") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

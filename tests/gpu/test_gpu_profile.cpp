@@ -85,7 +85,7 @@ void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, con
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("profile") {
   TEST_CASE("profile: the shipped kernels and a driver-launched kernel appear with their call counts") {
     KJIT_REQUIRE_GPU();
     kjit::kernels::Kernels<float> kernels;

@@ -146,7 +146,7 @@ bool on_path(const std::string& tool) { return kjit::test::run_command("command 
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("profile metrics") {
   TEST_CASE("profile metrics: a copy at bandwidth is DRAM-bound and an FMA loop SM-bound") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

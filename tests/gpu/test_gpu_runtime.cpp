@@ -50,7 +50,7 @@ struct Pair {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("Runtime") {
   TEST_CASE("square: the lecture example squares a 2x3 matrix") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
@@ -317,7 +317,7 @@ TEST_SUITE("gpu") {
 
 #include "runtime/driver/driver_api.hpp"
 
-TEST_SUITE("gpu") {
+TEST_SUITE("ContextGuard") {
   TEST_CASE("a launch after someone else changed the current context switches back and succeeds") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
@@ -334,7 +334,7 @@ TEST_SUITE("gpu") {
   }
 }
 
-TEST_SUITE("gpu") {
+TEST_SUITE("launch") {
   TEST_CASE("PTX for a virtual arch loads through the driver JIT") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
@@ -373,7 +373,7 @@ TEST_SUITE("gpu") {
 #include "runtime/driver/cubin_info.hpp"
 #include "support/random_signatures.hpp"
 
-TEST_SUITE("gpu") {
+TEST_SUITE("cubin_info") {
   TEST_CASE("parameter sizes read from the cubin equal the driver's for random signatures") {
     // kjit reads kernel parameter sizes from the cubin's .nv.info (runtime/cubin_info.hpp) instead
     // of asking the driver; here both must agree with each other and with the declared types.

@@ -17,7 +17,7 @@ const std::string k_probe = std::string(KJIT_TEST_TOOLS_DIR) + "/kjit_stdlib_pro
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("standard_headers") {
   TEST_CASE("standard headers: device printf from cstdio reaches stdout of the process") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

@@ -68,7 +68,7 @@ auto grid_for(int n) {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("tune") {
   TEST_CASE("tune: the parallel candidate wins over a serialized one and the output is right") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;
@@ -319,7 +319,7 @@ struct TuningFolder {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("tune ahead") {
   TEST_CASE("tune ahead: kjit tune decides a manifest's shapes and a program's tuner uses them without timing") {
     KJIT_REQUIRE_GPU();
     TuningFolder f;
@@ -499,7 +499,7 @@ void capture(Captured& c, CUstream_st* stream, Work work) {
 
 }  // namespace
 
-TEST_SUITE("gpu") {
+TEST_SUITE("tune graphs and shipped kernels") {
   TEST_CASE("tune: a first call while capturing a CUDA graph takes the first candidate and a later one decides") {
     KJIT_REQUIRE_GPU();
     kjit::test::TempDir dir;

@@ -9,6 +9,7 @@
 #include "cache/store.hpp"
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 #include <doctest/doctest.h>
 
@@ -83,8 +84,7 @@ TEST_SUITE("dir_trust") {
 
   TEST_CASE("a folder another user owns is refused (as root: chown)") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: the folder of another owner is tried end to end in test_cli_remote.cpp when root");
-      return;
+      KJIT_SKIP("not root: the folder of another owner is tried end to end in test_cli_remote.cpp when root");
     }
     test::TempDir tmp;
     const auto dir = tmp / "cache";
@@ -105,8 +105,7 @@ TEST_SUITE("dir_trust") {
   // #30 item 1: KJIT_CACHE_SHARED used to accept a folder of any owner and any group.
   TEST_CASE("a team cache must be the user's or root's with one of the user's groups (as root: chown)") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: skipped (chown needs root); test_cli_remote.cpp tries the team cases as unprivileged users");
-      return;
+      KJIT_SKIP("not root: skipped (chown needs root); test_cli_remote.cpp tries the team cases as unprivileged users");
     }
     test::TempDir tmp;
     const auto dir = tmp / "team";
@@ -185,8 +184,7 @@ TEST_SUITE("dir_trust") {
   // #30 item 1: what is read from a team cache must carry its group (or be the user's).
   TEST_CASE("a shard folder or entry in a team cache that neither the user nor the team owns is not used") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: skipped (chown needs root)");
-      return;
+      KJIT_SKIP("not root: skipped (chown needs root)");
     }
     const auto other = foreign_group();
     REQUIRE(other.has_value());

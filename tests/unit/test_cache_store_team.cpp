@@ -7,6 +7,7 @@
 
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 #include <doctest/doctest.h>
 
@@ -105,8 +106,7 @@ TEST_SUITE("Store") {
   // stats flush read it through the lock's descriptor, and wrote it in place).
   TEST_CASE("a teammate's FIFO at stats usage a lock file or an entry never stops a member") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: skipped (becoming two unprivileged users needs root)");
-      return;
+      KJIT_SKIP("not root: skipped (becoming two unprivileged users needs root)");
     }
     test::TempDir tmp;
     const auto dir = make_team_cache(tmp);
@@ -177,8 +177,7 @@ TEST_SUITE("Store") {
   // remove) lock files there.
   TEST_CASE("locks swapped with a link to a member's private folder never get a lock file there") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: skipped (becoming two unprivileged users needs root)");
-      return;
+      KJIT_SKIP("not root: skipped (becoming two unprivileged users needs root)");
     }
     test::TempDir tmp;
     const auto dir = make_team_cache(tmp);

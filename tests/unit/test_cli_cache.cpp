@@ -5,6 +5,7 @@
 #include "cache/store.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
 #include <doctest/doctest.h>
@@ -167,8 +168,7 @@ TEST_SUITE("cli cache") {
   // "removed 0 entries" with exit 0, while the files were still there.
   TEST_CASE("on a cache this user cannot change compile verify prune and clear say what they could not remove") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: skipped (the cache must belong to another user, root, to be read-only to this one)");
-      return;
+      KJIT_SKIP("not root: skipped (the cache must belong to another user, root, to be read-only to this one)");
     }
     kjit::test::TempDir dir;
     ::chmod(dir.path().c_str(), 0755);

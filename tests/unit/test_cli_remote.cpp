@@ -6,6 +6,7 @@
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -361,8 +362,7 @@ const char* k_evil_source =
 TEST_SUITE("cli trust") {
   TEST_CASE("another user cannot plant a kernel in a victim's temp-dir cache") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
-      return;
+      KJIT_SKIP("not root: the two-user case needs setuid; run the tests as root (CI does)");
     }
     kjit::test::TempDir base;
     ::chmod(base.path().c_str(), 0755);
@@ -441,8 +441,7 @@ TEST_SUITE("cli trust") {
   // #30 item 1: with KJIT_CACHE_SHARED=1 the owner check was off, and the victim ran the attacker's PTX.
   TEST_CASE("KJIT_CACHE_SHARED does not let another user plant a kernel in the temp-dir fallback") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
-      return;
+      KJIT_SKIP("not root: the two-user case needs setuid; run the tests as root (CI does)");
     }
     constexpr uid_t k_team_victim = 54321, k_nobody = 54322;
     kjit::test::TempDir base;
@@ -495,8 +494,7 @@ TEST_SUITE("cli trust") {
   // #30 item 2: the fallback was followed through another user's link into the victim's own folder.
   TEST_CASE("a temp-dir fallback that is another user's link is refused once and nothing is written through it") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
-      return;
+      KJIT_SKIP("not root: the two-user case needs setuid; run the tests as root (CI does)");
     }
     constexpr uid_t k_owner = 54321, k_nobody = 54322;
     kjit::test::TempDir base;
@@ -541,8 +539,7 @@ TEST_SUITE("cli trust") {
   // #30 item 3: under umask 022 a second member could not store in the first member's shards.
   TEST_CASE("two members of a team cache under umask 022 store in each other's shards and lock") {
     if (::geteuid() != 0) {
-      MESSAGE("not root: the two-user case needs setuid; run the tests as root (CI does)");
-      return;
+      KJIT_SKIP("not root: the two-user case needs setuid; run the tests as root (CI does)");
     }
     constexpr gid_t k_team = 54400;
     const User a{54321, 54321, {k_team}, 022}, b{54322, 54322, {k_team}, 022};

@@ -14,6 +14,7 @@
 #include "runtime/driver/driver_api.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 #include <doctest/doctest.h>
 
@@ -481,8 +482,7 @@ TEST_SUITE("profile") {
 
   TEST_CASE("without a GPU the profiler says there is no driver") {
     if (kjit::driver::try_driver() != nullptr) {
-      MESSAGE("a CUDA driver is here: the GPU tests cover the profiler");
-      return;
+      KJIT_SKIP("a CUDA driver is here: the GPU tests cover the profiler");
     }
     std::vector<std::string> said;
     kjit::ProfileOptions options;
@@ -557,8 +557,7 @@ TEST_SUITE("profile") {
   // said; it now goes through the library's default log, as a Runtime's does.
   TEST_CASE("a profiler without a callback reports through the default log and KJIT_LOG=error quiets it") {
     if (kjit::driver::try_driver() != nullptr) {
-      MESSAGE("a CUDA driver is here: a profiler may record, with nothing to say");
-      return;
+      KJIT_SKIP("a CUDA driver is here: a profiler may record, with nothing to say");
     }
     kjit::test::TempDir tmp;
     const std::string probe = std::string(KJIT_TEST_TOOLS_DIR) + "/kjit_profiler_probe";
