@@ -1,7 +1,7 @@
 // The launch from Python: `k[grid, block](*args)` in one C-level call each. kjit.Kernel's
 // subscript makes a kjit.Launcher, a small CPython object called through vectorcall (no pybind11
 // dispatch, no argument tuple); calling it packs the arguments into a stack buffer (arguments.hpp),
-// asks libkjit to launch on the tensors' device and stream, holding the GIL as torch and CuPy do.
+// asks libkjit to launch on the tensors' device and stream, and releases the GIL for the driver.
 #pragma once
 
 #include <kjit/kernel.hpp>
