@@ -78,3 +78,27 @@ def test_a_fork_while_a_parent_thread_compiles(cache_dir):
     finally:
         stop.set()
         t.join()
+
+
+def _worker(cache, n):  # a multiprocessing child: compiles, then exits through sys.exit (exit handlers run)
+    import sys
+    rt = kjit.Runtime(cache_dir=cache)
+    r = rt.compile(kjit.Program("mp_child.cu", SQUARE), arch="sm_90", defines={"MP": n})
+    sys.exit(0 if "square_matrix_kernel" in r.ptx else 3)
+
+
+def test_multiprocessing_fork_workers_after_a_compile_exit_at_once(cache_dir):
+    import multiprocessing
+    rt = kjit.Runtime(cache_dir=str(cache_dir))
+    rt.compile(kjit.Program("mp_parent.cu", SQUARE), arch="sm_90")
+    ctx = multiprocessing.get_context("fork")  # as PyTorch's DataLoader workers start by default on Linux
+    workers = [ctx.Process(target=_worker, args=(str(cache_dir), n)) for n in range(3)]
+    start = time.monotonic()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(20)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    assert time.monotonic() - start < 15
+    for n in range(3):  # each worker's compile is on the disk for the parent
+        assert rt.compile(kjit.Program("mp_child.cu", SQUARE), arch="sm_90", defines={"MP": n}).outcome == "hit"
