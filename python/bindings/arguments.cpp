@@ -92,8 +92,8 @@ void place(const KernelSignature& s, std::size_t i, Placement& where, int device
   where.device = device;
 }
 
-long long call_long(PyObject* o, PyObject* method) {
-  PyObject* r = PyObject_CallMethodNoArgs(o, method);
+// A call's result as a long long (the call's own reference dropped); throws what Python raised.
+long long owned_long(PyObject* r) {
   if (r == nullptr) throw py::error_already_set();
   long long v = PyLong_AsLongLong(r);
   Py_DECREF(r);
@@ -101,14 +101,11 @@ long long call_long(PyObject* o, PyObject* method) {
   return v;
 }
 
+long long call_long(PyObject* o, PyObject* method) { return owned_long(PyObject_CallMethodNoArgs(o, method)); }
+
 // `descriptor(a)` for a method descriptor of a's exact type: one vectorcall, no lookup.
 long long call_descriptor(PyObject* descriptor, PyObject* a) {
-  PyObject* r = PyObject_Vectorcall(descriptor, &a, 1, nullptr);
-  if (r == nullptr) throw py::error_already_set();
-  long long v = PyLong_AsLongLong(r);
-  Py_DECREF(r);
-  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-  return v;
+  return owned_long(PyObject_Vectorcall(descriptor, &a, 1, nullptr));
 }
 
 bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {

@@ -48,9 +48,10 @@ struct OptionRow {
   Setter set;
 };
 
-// In the order of RuntimeConfig's fields; `log` (a callback) has no row.
+// In the order of RuntimeConfig's fields; `log` (a callback) has no row. A row that mirrors a
+// variable takes its doc from base's table (options() fills it in); the others say their own.
 const OptionRow k_options[] = {
-    {{"cache_dir", "KJIT_CACHE_DIR", "the cache folder"},
+    {{"cache_dir", "KJIT_CACHE_DIR", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) {
        c.cache_dir = std::string(v);
        if (c.cache_required == CacheRequired::never) c.cache_required = CacheRequired::when_named;
@@ -62,19 +63,19 @@ const OptionRow k_options[] = {
        else if (v == "always") c.cache_required = CacheRequired::always;
        else throw UsageError(fmt::format("{}: expected never, when_named or always", what));
      }},
-    {{"cache_max_size", "KJIT_CACHE_MAX_SIZE", "the cache's byte budget (0: none)"},
+    {{"cache_max_size", "KJIT_CACHE_MAX_SIZE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.cache_max_size = base::size_value(Env::cache_max_size, v, what);
      }},
-    {{"cache_disabled", "KJIT_CACHE_DISABLE", "no cache reads or writes"},
+    {{"cache_disabled", "KJIT_CACHE_DISABLE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.cache_disabled = base::flag_value(v, what); }},
-    {{"always_compile", "KJIT_ALWAYS_COMPILE", "compile each request"},
+    {{"always_compile", "KJIT_ALWAYS_COMPILE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.always_compile = base::flag_value(v, what); }},
-    {{"lock_timeout", "KJIT_LOCK_TIMEOUT", "longest wait for another compiler of a kernel"},
+    {{"lock_timeout", "KJIT_LOCK_TIMEOUT", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.lock_timeout = base::duration_value(Env::lock_timeout, v, what);
      }},
-    {{"lock_stale_after", "KJIT_LOCK_STALE_AFTER", "stop waiting once the compiler shows no progress this long"},
+    {{"lock_stale_after", "KJIT_LOCK_STALE_AFTER", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.lock_stale_after = base::duration_value(Env::lock_stale_after, v, what);
      }},
@@ -82,7 +83,7 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.wait_progress_every = base::duration_ms_value(Env::remote_timeout, v, what);  // any positive duration
      }},
-    {{"dump_dir", "KJIT_DUMP_DIR", "a folder per compile: source, PTX, cubin, log"},
+    {{"dump_dir", "KJIT_DUMP_DIR", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.dump_dir = std::string(v); }},
     {{"dump_hits", "", "dump cache hits too"},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.dump_hits = base::flag_value(v, what); }},
@@ -90,25 +91,25 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.precompiled_headers = base::flag_value(v, what);
      }},
-    {{"log_level", "KJIT_LOG", "error, warn, info or debug"},
+    {{"log_level", "KJIT_LOG", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.log_level = base::log_level_value(v, what); }},
-    {{"cache_shared", "KJIT_CACHE_SHARED", "a team cache, made 2770/0660"},
+    {{"cache_shared", "KJIT_CACHE_SHARED", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.cache_shared = base::flag_value(v, what); }},
-    {{"remote_cache", "KJIT_REMOTE_CACHE", "the fleet cache's redis:// or unix:// URL"},
+    {{"remote_cache", "KJIT_REMOTE_CACHE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_cache = std::string(v); }},
-    {{"remote_read_only", "KJIT_REMOTE_READONLY", "never write to or lock the fleet cache"},
+    {{"remote_read_only", "KJIT_REMOTE_READONLY", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.remote_read_only = base::flag_value(v, what); }},
-    {{"remote_secret_file", "KJIT_REMOTE_SECRET_FILE", "the fleet secret: values signed, only valid ones loaded"},
+    {{"remote_secret_file", "KJIT_REMOTE_SECRET_FILE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_secret_file = std::string(v); }},
-    {{"remote_timeout", "KJIT_REMOTE_TIMEOUT", "the fleet cache's connect and reply timeout"},
+    {{"remote_timeout", "KJIT_REMOTE_TIMEOUT", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.remote_timeout = base::duration_ms_value(Env::remote_timeout, v, what);
      }},
-    {{"remote_ttl", "KJIT_REMOTE_TTL", "fleet values expire after this (0: never)"},
+    {{"remote_ttl", "KJIT_REMOTE_TTL", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.remote_ttl = base::duration_value(Env::remote_ttl, v, what);
      }},
-    {{"remote_max_value_size", "KJIT_REMOTE_MAX_VALUE", "larger entries are not sent"},
+    {{"remote_max_value_size", "KJIT_REMOTE_MAX_VALUE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.remote_max_value_size = base::size_value(Env::remote_max_value, v, what);
      }},
@@ -119,7 +120,13 @@ const OptionRow k_options[] = {
 std::span<const RuntimeConfig::Option> RuntimeConfig::options() {
   static const auto* table = [] {
     auto* t = new std::vector<Option>();
-    for (const auto& row : k_options) t->push_back(row.option);
+    for (const auto& row : k_options) {
+      Option o = row.option;
+      for (const auto& v : base::k_environment) {
+        if (!o.variable.empty() && v.name == o.variable) o.doc = v.doc;
+      }
+      t->push_back(o);
+    }
     return t;
   }();
   return *table;
