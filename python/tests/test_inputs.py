@@ -27,6 +27,13 @@ def test_load_inline_takes_torch_positional_order_and_compiles_without_a_gpu():
     assert ".entry" in r.ptx and "square_matrix_kernel" in r.ptx
 
 
+def test_load_inline_without_a_driver_points_to_arch():
+    if kjit.driver_available():
+        pytest.skip("a driver is here: load_inline loads")
+    with pytest.raises(kjit.DriverNotFoundError, match="arch="):
+        kjit.load_inline("sq_nodriver", cuda_sources=SQUARE, functions=["square_matrix_kernel"])
+
+
 def test_load_inline_arch_checks_the_functions():
     with pytest.raises(kjit.UsageError, match="not_there"):
         kjit.load_inline("sq_missing", cuda_sources=SQUARE, functions=["not_there"], arch="sm_90")

@@ -392,6 +392,9 @@ def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra
                 result.signature(f)  # UsageError naming the kernels there are, when f is not one
             return result
         return Module(_kjit.load_inline(name, sources, functions, flags, cache, bool(verbose)), sources)
+    except DriverNotFoundError as e:
+        raise DriverNotFoundError(f"{e}\nkjit.load_inline {name}: loading needs a GPU; arch=\"sm_90\" (any arch) "
+                                  "compiles and checks the source without one") from e
     except CompileError as e:
         used = [t for t in _TORCH_CPP if t in sources]
         if not used:
