@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
                  "unix:///path/redis.sock (default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, "
-                 "KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+                 "KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, "
+                 "KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.fallthrough();
 
   add_info_command(app, ctx);

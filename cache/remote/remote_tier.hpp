@@ -1,7 +1,7 @@
 // kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis). It
 // decides what is read, written and trusted, over a RemoteStore that only moves bytes:
 //   - get() returns a value only once it is a whole, checked entry recorded under the key asked
-//     for, and (with a Signer) one whose HMAC tag is valid; anything else is `rejected`, a miss.
+//     for, and (with a Signer) one whose signature is valid; anything else is `rejected`, a miss.
 //   - put_async() writes on a Background thread (the compile service's one worker, or one of
 //     the tier's own when it is given none), through a bounded queue: a full queue, a value over
 //     max_value_size, a read-only tier or a remote that is down drop the write (and count it);
@@ -45,7 +45,8 @@ namespace kjit::cache {
 struct RemoteConfig {
   std::string url;                      // redis://host:port[/db] or unix:///path.sock
   bool read_only = false;               // read, never write (nor lock)
-  std::optional<Signer> signer;         // sign what is written, load only valid tags
+  std::optional<Signer> signer;         // sign what is written, load only valid signatures; one
+                                        // that cannot sign (ed25519 public keys) makes it read_only
   RemoteTimeouts timeouts;
   std::chrono::milliseconds ttl{0};     // values expire after this; 0: never
   std::uint64_t max_value_size = 64ull << 20;  // larger values are not sent
