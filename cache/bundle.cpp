@@ -472,12 +472,21 @@ Result<BundleImportResult> import_bundle(Store& store, const std::string& file, 
     return Failure{fmt::format("writing the import journal in {}: {}", store.config().dir, w.error().message)};
   }
   if (options.checked) options.checked(result.manifest);
+  // Each entry is published at once and counted in the usage total in batches, one lock each: a
+  // process killed between the two leaves the total short until a recount (`kjit cache verify`),
+  // as a killed writer's does.
+  std::vector<UsageChange> uncounted;
+  auto count = [&] {
+    result.evicted += store.account(uncounted);
+    uncounted.clear();
+  };
   std::string bytes;
   std::uint64_t done = 0;
   for (const Record& r : checked->records) {
     bytes.resize(r.size);
     const int err = read_at(fd.get(), r.offset, bytes.data(), bytes.size());
     if (err != 0 || sodium_memcmp(Blake2b::of(bytes).data(), r.digest.data(), k_hash_size) != 0) {
+      count();
       return Failure{fmt::format("the bundle {} changed while it was imported (entry {} is not the one checked); {} of "
                                  "{} entries are in the cache; import it again once it stays as it is",
                                  source, done, done, result.manifest.entries)};
@@ -486,21 +495,24 @@ Result<BundleImportResult> import_bundle(Store& store, const std::string& file, 
     if (there.outcome == GetResult::Outcome::hit) {
       result.present += 1;
     } else {
-      PutResult put = store.put_bytes(r.key, bytes);
+      PutResult put = store.put_bytes(r.key, bytes, Store::Accounting::deferred);
       if (!put.stored) {
+        count();
         return Failure{fmt::format("importing the bundle {}: {}; {} of {} entries are in the cache, and the next "
                                    "import finishes",
                                    source, put.message, done, result.manifest.entries)};
       }
       result.written += 1;
-      result.evicted += put.evicted_entries;
+      uncounted.push_back(std::move(put.change));
     }
     done += 1;
     if (done % k_journal_every == 0 && done < result.manifest.entries) {
+      count();
       journal.written = done;
       (void)store.write_note(std::string(k_journal), journal_text(journal));  // progress only: best effort
     }
   }
+  count();
   if (auto rm = store.remove_note(std::string(k_journal)); !rm) {
     return Failure{fmt::format("the bundle {} was imported, but its journal stays: {}", source, rm.error().message)};
   }

@@ -240,8 +240,8 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   result.stored = true;
   m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (!counter) return result;
-  result.evicted_entries = count_put(
-      *counter, UsageChange{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()});
+  const UsageChange change{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()};
+  result.evicted_entries = count_put(*counter, std::span(&change, 1));
   return result;
 }
 

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -148,6 +149,10 @@ public:
   // entries evicted. Without the usage lock within k_background_lock_wait (held too long) the
   // total drifts until a recount.
   std::uint64_t account(const UsageChange& change);
+  // Counts many deferred puts under one usage lock (waiting for it as long as a put does), then
+  // evicts once if over max_size: a bundle import publishes entry after entry and counts them in
+  // batches. Returns the entries evicted.
+  std::uint64_t account(std::span<const UsageChange> changes);
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every
@@ -224,7 +229,7 @@ private:
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
   GetResult read_entry(const Key& key, bool in_place, bool touch = true);
-  std::uint64_t count_put(UsageCounter::Locked& counter, const UsageChange& change);  // evicted entries
+  std::uint64_t count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes);  // evicted entries
   // 0 when the damaged file is gone (or was replaced meanwhile), else the unlink's errno.
   int remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();

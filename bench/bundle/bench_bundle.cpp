@@ -13,6 +13,7 @@
 // random cubin of --entry-bytes (8 KiB by default, a small kernel's), a short PTX and meta.
 // CPU only; links cache/ alone. Usage:
 //   bench_bundle [--entries N] [--entry-bytes B] [--runs R] [--dir DIR]
+// Each step into a folder of its own, their order rotated from run to run; medians of R.
 #include "cache/bundle.hpp"
 #include "cache/remote/signer.hpp"
 #include "cache/store.hpp"
@@ -28,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -103,7 +105,7 @@ struct Row {
 int main(int argc, char** argv) {
   std::uint64_t entries = 10000;
   std::size_t entry_bytes = 8192;
-  int runs = 3;
+  int runs = 5;
   std::string base = fs::temp_directory_path().string();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -184,58 +186,71 @@ int main(int argc, char** argv) {
   Row cli{"kjit cache import (a fresh process)", {}};
   const std::string kjit_cli = KJIT_CLI_PATH;
   const bool have_cli = !kjit_cli.empty() && fs::exists(kjit_cli);
-  for (int r = 0; r < runs; ++r) {
-    // Alternating, each into a folder of its own, removed before it is timed.
-    const std::string plain_dir = fresh("floor");
-    fs::create_directories(plain_dir);
-    double t0 = now_us();
-    plain_write(ed_bundle, plain_dir, records);
-    floor.us.push_back(now_us() - t0);
-
-    Store target(StoreConfig{fresh("target"), 0});
-    t0 = now_us();
-    auto c = import_bundle(target, ed_bundle, {.verify = verify_with(public_only), .check_only = true});
-    check.us.push_back(now_us() - t0);
-    if (!c) die(c.error().message);
-
-    t0 = now_us();
-    auto i = import_bundle(target, ed_bundle, {.verify = verify_with(public_only)});
-    import.us.push_back(now_us() - t0);
-    if (!i || i->written != entries) die(i ? "not every entry written" : i.error().message);
-
-    t0 = now_us();
-    auto again = import_bundle(target, ed_bundle, {.verify = verify_with(public_only)});
-    resumed.us.push_back(now_us() - t0);
-    if (!again || again->present != entries) die("a second import wrote something");
-
-    Store u(StoreConfig{fresh("unsigned"), 0});
-    t0 = now_us();
-    if (!import_bundle(u, plain_bundle, {})) die("unsigned import");
-    unsigned_import.us.push_back(now_us() - t0);
-
-    Store h(StoreConfig{fresh("hmac"), 0});
-    t0 = now_us();
-    if (!import_bundle(h, hmac_bundle, {.verify = verify_with(hmac)})) die("hmac import");
-    hmac_import.us.push_back(now_us() - t0);
-
-    if (have_cli) {
-      const std::string cache = fresh("cli");
-      const std::string pub_file = (work / "ci.pub").string();
-      if (r == 0) {
-        FILE* f = std::fopen(pub_file.c_str(), "w");
-        std::fputs(pair.public_text.c_str(), f);
-        std::fclose(f);
-      }
-      const std::string command =
-          fmt::format("KJIT_CACHE_MAX_SIZE=0 KJIT_REMOTE_PUBLIC_KEY_FILE={} {} --cache-dir {} -q cache import {} >/dev/null",
-                      pub_file, kjit_cli, cache, ed_bundle);
-      t0 = now_us();
-      if (std::system(command.c_str()) != 0) die("kjit cache import failed: " + command);
-      cli.us.push_back(now_us() - t0);
-    }
+  const std::string pub_file = (work / "ci.pub").string();
+  {
+    FILE* f = std::fopen(pub_file.c_str(), "w");
+    std::fputs(pair.public_text.c_str(), f);
+    std::fclose(f);
   }
-  fs::remove_all(work / "floor");
-  fs::remove_all(work / "target");
+  // The steps, each into a folder of its own made before it is timed and removed after; their
+  // order rotates from run to run, so that no step always follows the same one's writeback.
+  auto timed = [](Row& row, const auto& body) {
+    const double t0 = now_us();
+    body();
+    row.us.push_back(now_us() - t0);
+  };
+  std::vector<std::function<void()>> steps = {
+      [&] {
+        const std::string dir = fresh("floor");
+        fs::create_directories(dir);
+        timed(floor, [&] { plain_write(ed_bundle, dir, records); });
+        fs::remove_all(dir);
+      },
+      [&] {
+        Store target(StoreConfig{fresh("target"), 0});
+        timed(check, [&] {
+          if (!import_bundle(target, ed_bundle, {.verify = verify_with(public_only), .check_only = true})) die("check");
+        });
+        timed(import, [&] {
+          auto i = import_bundle(target, ed_bundle, {.verify = verify_with(public_only)});
+          if (!i || i->written != entries) die(i ? "not every entry written" : i.error().message);
+        });
+        timed(resumed, [&] {
+          auto again = import_bundle(target, ed_bundle, {.verify = verify_with(public_only)});
+          if (!again || again->present != entries) die("a second import wrote something");
+        });
+        fs::remove_all(work / "target");
+      },
+      [&] {
+        Store u(StoreConfig{fresh("unsigned"), 0});
+        timed(unsigned_import, [&] {
+          if (!import_bundle(u, plain_bundle, {})) die("unsigned import");
+        });
+        fs::remove_all(work / "unsigned");
+      },
+      [&] {
+        Store h(StoreConfig{fresh("hmac"), 0});
+        timed(hmac_import, [&] {
+          if (!import_bundle(h, hmac_bundle, {.verify = verify_with(hmac)})) die("hmac import");
+        });
+        fs::remove_all(work / "hmac");
+      },
+  };
+  if (have_cli) {
+    steps.push_back([&] {
+      const std::string cache = fresh("cli");
+      const std::string command = fmt::format(
+          "KJIT_CACHE_MAX_SIZE=0 KJIT_REMOTE_PUBLIC_KEY_FILE={} {} --cache-dir {} -q cache import {} >/dev/null",
+          pub_file, kjit_cli, cache, ed_bundle);
+      timed(cli, [&] {
+        if (std::system(command.c_str()) != 0) die("kjit cache import failed: " + command);
+      });
+      fs::remove_all(cache);
+    });
+  }
+  for (int r = 0; r < runs; ++r) {
+    for (std::size_t i = 0; i < steps.size(); ++i) steps[(i + static_cast<std::size_t>(r)) % steps.size()]();
+  }
 
   fmt::print("bench_bundle: {} entries of {} cubin bytes (synthetic), bundle {:.1f} MiB, {} runs (medians)\n", entries,
              entry_bytes, static_cast<double>(bundle_size) / (1 << 20), runs);

@@ -22,7 +22,9 @@ namespace {
 const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
 
 kjit::test::CommandResult kjit_remote(const std::string& url, const std::string& env, const std::string& args) {
-  return kjit::test::run_command(fmt::format("KJIT_REMOTE_CACHE='{}' {} {} {} 2>/dev/null", url, env, k_kjit, args));
+  // A generous timeout: a loaded test machine must not turn a remote hit into a compile.
+  return kjit::test::run_command(
+      fmt::format("KJIT_REMOTE_CACHE='{}' KJIT_REMOTE_TIMEOUT=2s {} {} {} 2>/dev/null", url, env, k_kjit, args));
 }
 
 std::map<std::string, int> outcomes(const kjit::test::CommandResult& r) {
