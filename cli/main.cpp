@@ -2,6 +2,8 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <kjit/tools/install.hpp>
+
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
@@ -120,6 +122,7 @@ void add_global_options_footer(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace kjit::cli;
+  kjit::install_tools();  // KJIT_DUMP_DIR's dumps and KJIT_TUNE_METRICS's figures (libkjit_tools)
   Context ctx;
   CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
                "diff what the compiler made, and warm caches ahead of time.",

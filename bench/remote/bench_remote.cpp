@@ -14,7 +14,7 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 #include "support/redis_server.hpp"
 
 #include <fmt/format.h>

@@ -191,6 +191,22 @@ private:
 // Tuner<Sig>'s constructor.
 KJIT_API void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count);
 
+// Hardware-counter figures that explain a tuner's winner (KJIT_TUNE_METRICS, e.g. "sol"): the
+// tuner asks, an explainer measures. libkjit_tools' explainer reads them with a Profiler
+// (kjit::install_tools()); without one a decision stands without figures, and the tuner says so
+// once through the Runtime's log.
+class KJIT_API TuneExplainer {
+public:
+  virtual ~TuneExplainer();
+  // Measures `launch` (one launch of a candidate, which it synchronizes) under the counters
+  // `metrics`: the figures (name, value) of its main kernel, empty when it saw none, nullopt when
+  // counters cannot be read now (the tuner then stops asking for this decision).
+  virtual std::optional<std::vector<std::pair<std::string, double>>> measure(const std::string& metrics,
+                                                                            const std::function<void()>& launch) = 0;
+};
+// Every tuner's explainer from now on (null: none). Thread-safe.
+KJIT_API void set_tune_explainer(std::shared_ptr<TuneExplainer> explainer);
+
 template <class Signature>
 class Tuner;
 

@@ -2,7 +2,7 @@
 // stderr, one exit-code table (3: could not run here), the help and parse errors that say what
 // to do, templates that were never instantiated, and prune's units. Nothing here needs a GPU;
 // the cases that depend on what is installed check what this machine has.
-#include "runtime/profile/cupti_library.hpp"
+#include "tools/profile/cupti_library.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"

@@ -1,7 +1,7 @@
 // kjit::Arch and the canonical marshalling of kjit::CompileOptions.
 #include <kjit/compile_options.hpp>
 #include <kjit/error.hpp>
-#include "runtime/compile/option_marshalling.hpp"
+#include "core/compile/option_marshalling.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // persistent stats once the Runtime is gone, hits included (which queue no flush of their own).
 #include <kjit/tools.hpp>
 
-#include "cache/store.hpp"
-#include "runtime/request/compile_service.hpp"
+#include "core/cache/store.hpp"
+#include "core/request/compile_service.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"

@@ -2,7 +2,7 @@
 // errors, the driver-absent error, threads, the disk cache on the request path.
 #include <kjit/tools.hpp>
 
-#include "runtime/runtime_access.hpp"
+#include "core/runtime_access.hpp"
 
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
@@ -191,7 +191,27 @@ extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* out) {
 }
 
 TEST_SUITE("Runtime") {
+  TEST_CASE("without the tools a dump directory gets nothing and the Runtime says why once") {
+    // libkjit writes no dumps: libkjit_tools' writer does, once install_tools() gave it to the core.
+    kjit::test::TempDir dir;
+    auto c = config_in(dir);
+    c.dump_dir = dir.path() / "dumps";
+    std::vector<std::string> warnings;
+    c.log_level = kjit::LogLevel::warn;
+    c.log = [&](kjit::LogLevel level, std::string_view m) {
+      if (level == kjit::LogLevel::warn) warnings.emplace_back(m);
+    };
+    kjit::Runtime rt(c);
+    (void)rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::sm(90)});
+    (void)rt.compile(kjit::Program("square2.cu", std::string(k_square) + "\n"), {.arch = kjit::Arch::sm(90)});
+    CHECK_FALSE(std::filesystem::exists(c.dump_dir));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("nothing in this program writes dumps") != std::string::npos);
+    CHECK(warnings[0].find("install_tools") != std::string::npos);
+  }
+
   TEST_CASE("a dump directory receives a folder per compile and per hit only when asked") {
+    kjit::install_tools();
     kjit::test::TempDir dir;
     auto c = config_in(dir);
     c.dump_dir = dir.path() / "dumps";

@@ -6,9 +6,9 @@
 #include <kjit/error.hpp>
 #include <kjit/tune.hpp>
 
-#include "runtime/runtime_access.hpp"
-#include "runtime/tune/decision.hpp"
-#include "runtime/tune/report.hpp"
+#include "core/runtime_access.hpp"
+#include "core/tune/decision.hpp"
+#include "core/tune/report.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

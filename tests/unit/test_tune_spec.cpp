@@ -6,13 +6,13 @@
 #include <kjit/error.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/tools/manifest.hpp>
+#include <kjit/manifest.hpp>
 #include <kjit/tune.hpp>
 
-#include "runtime/tune/decision.hpp"
-#include "runtime/tune/expression.hpp"
-#include "runtime/tune/spec.hpp"
-#include "runtime/tune/synthetic_arguments.hpp"
+#include "core/tune/decision.hpp"
+#include "core/tune/expression.hpp"
+#include "core/tune/spec.hpp"
+#include "core/tune/synthetic_arguments.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

@@ -1,0 +1,146 @@
+// kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis). It
+// decides what is read, written and trusted, over a RemoteStore that only moves bytes:
+//   - get() returns a value only once it is a whole, checked entry recorded under the key asked
+//     for, and (with a Signer) one whose HMAC tag is valid; anything else is `rejected`, a miss.
+//   - put_async() writes on a Background thread (the compile service's one worker, or one of
+//     the tier's own when it is given none), through a bounded queue: a full queue, a value over
+//     max_value_size, a read-only tier or a remote that is down drop the write (and count it);
+//     nothing on the request path waits for a write.
+//   - lock_or_wait() lets the nodes that miss a key together compile it once: the first takes
+//     a lock that expires unless its holder (the Background thread) refreshes it; the others poll
+//     for the value, and compile by themselves past the wait bound or when the remote fails.
+//   - after `failures_before_backoff` failures in a row the remote is skipped for `backoff`
+//     (one warning when it goes down, one note when it is back): a slow, down or restarted
+//     server costs a request at most a few timeouts, never an error.
+// Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks). Counts into the
+// Stats it is given (the remote_* counters). Thread-safe. No CUDA here; nothing here throws
+// past allocation failures. fork(): a child never speaks on its parent's connections (it opens its
+// own on first use) and has none of its parent's writes queued nor locks held.
+#pragma once
+
+#include "core/system/at_fork.hpp"
+#include "core/system/background.hpp"
+#include "core/cache/entry.hpp"
+#include "core/cache/key.hpp"
+#include "core/cache/remote/remote_store.hpp"
+#include "core/cache/remote/signer.hpp"
+#include "core/system/result.hpp"
+#include "core/cache/stats.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::cache {
+
+struct RemoteConfig {
+  std::string url;                      // redis://host:port[/db] or unix:///path.sock
+  bool read_only = false;               // read, never write (nor lock)
+  std::optional<Signer> signer;         // sign what is written, load only valid tags
+  RemoteTimeouts timeouts;
+  std::chrono::milliseconds ttl{0};     // values expire after this; 0: never
+  std::uint64_t max_value_size = 64ull << 20;  // larger values are not sent
+  std::size_t queue_capacity = 256;     // writes waiting for the system::Background thread
+  std::uint64_t queue_max_bytes = 256ull << 20;
+  std::chrono::milliseconds lock_ttl{std::chrono::seconds(10)};  // a dead holder's lock lasts this
+  std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};  // the longest pause between polls
+  unsigned failures_before_backoff = 3;
+  std::chrono::milliseconds backoff{std::chrono::seconds(30)};
+};
+
+struct RemoteGet {
+  enum class Outcome { hit, miss, rejected, unavailable } outcome = Outcome::miss;
+  std::string bytes;                 // hit: the checked entry (signature removed)
+  std::vector<SectionRef> sections;  // hit: where each section lies in bytes
+  std::string message;               // rejected, unavailable: why
+};
+
+struct RemoteLock {
+  enum class Outcome {
+    acquired,     // this node compiles; hand `token` to put_async() or release_async()
+    value,        // another node stored it while this one waited: `value`
+    timed_out,    // waited as long as allowed: compile without the lock
+    unavailable,  // the remote failed (or is skipped): compile without it
+  } outcome = Outcome::unavailable;
+  std::string token;
+  RemoteGet value;
+  std::string message;
+};
+
+class RemoteTier {
+public:
+  enum class Severity { warning, info };
+  using Log = std::function<void(Severity, std::string_view)>;  // called from any thread
+
+  // A Failure: the URL is wrong (nothing is contacted here). Writes, releases and lock refreshes
+  // run on `background` (which must outlive the tier), or on a Background of the tier's own.
+  static system::Result<std::unique_ptr<RemoteTier>> open(RemoteConfig config, Stats& stats, Log log,
+                                                  system::Background* background = nullptr);
+  // With its own Background: writes what is queued (each write bounded by the timeouts, all of
+  // them by Background::Limits::exit_bound), then stops. With a shared one: what is still queued
+  // for this tier is dropped (the owner finishes its Background first).
+  ~RemoteTier();
+  RemoteTier(const RemoteTier&) = delete;
+  RemoteTier& operator=(const RemoteTier&) = delete;
+
+  RemoteGet get(const Key& key);
+  RemoteLock lock_or_wait(const Key& key, std::chrono::milliseconds timeout,
+                          std::chrono::milliseconds progress_every,
+                          const std::function<void(std::chrono::milliseconds)>& progress);
+  // Sends serialized entry bytes for `key` (signed when there is a secret), then releases
+  // `token`'s lock when not empty. Returns false when the write was dropped.
+  bool put_async(const Key& key, std::string entry_bytes, std::string token = {});
+  void release_async(const Key& key, std::string token);
+  // Waits until every queued write was attempted.
+  void drain();
+  // A round trip through the request path's connection: what the server says of itself.
+  system::Result<std::string> ping();
+
+  const RemoteConfig& config() const { return m_config; }
+  bool read_only() const { return m_config.read_only; }
+
+private:
+  RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log, system::Background* background);
+  RemoteGet fetch(const Key& key);  // one GET on the request connection, checked; no counting of the request
+  bool available();
+  template <class T>
+  bool record(const system::Result<T>& r);  // counts and tracks failures; true on success
+  // On the Background thread: writes `value` (empty: none), then releases `token`'s lock.
+  void write(const Key& key, std::string value, const std::string& token);
+  void done(std::uint64_t bytes);  // a queued write ran or was dropped
+  RemoteStore* writer_store();  // the worker's connection, opened on first use
+  std::string encode(std::string entry_bytes) const;
+
+  RemoteConfig m_config;
+  std::string m_shown_url;  // m_config.url with its password redacted: the one kjit prints
+  Stats& m_stats;
+  Log m_log;
+
+  std::mutex m_request_mutex;  // the request path's connection
+  std::unique_ptr<RemoteStore> m_request;
+
+  std::atomic<unsigned> m_failures{0};
+  std::atomic<std::int64_t> m_down_until{0};  // steady_clock ticks
+  std::atomic<bool> m_down{false};
+
+  std::unique_ptr<system::Background> m_own_background;  // when none was given
+  system::Background* m_background;
+  std::mutex m_pending_mutex;
+  std::condition_variable m_pending_cv;
+  std::size_t m_pending = 0;         // writes and releases queued or running
+  std::uint64_t m_pending_bytes = 0;
+  std::map<std::string, system::Background::Recurring> m_held;  // token -> refresh of a lock this process holds
+  std::unique_ptr<RemoteStore> m_writer;  // the system::Background thread's own connection
+  system::AtFork::Registration m_fork;  // last: gone before what its handlers use
+};
+
+}  // namespace kjit::cache
