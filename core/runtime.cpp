@@ -1,8 +1,9 @@
-// kjit::Runtime: the facade over the request path's parts. load() asks the module registry
-// (request/module_registry), then the compile service (request/compile_service: disk cache, then
-// NVRTC once per key), then loads (driver/). Dumps (KJIT_DUMP_DIR) plug in through the compile
-// service's result hook, made by the dump writer libkjit_tools installs (set_dump_writer): the
-// core calls no tools code.
+// kjit::Runtime: the facade over the request path's parts. load() is one get_or_load of the
+// module registry (request/module_registry), whose miss asks the compile service
+// (request/compile_service: disk cache, then NVRTC once per key) and loads (driver/). Each entry
+// point normalizes its options once and hands that down. Dumps (KJIT_DUMP_DIR) plug in through
+// the compile service's result hook, made by the dump writer libkjit_tools installs
+// (set_dump_writer): the core calls no tools code.
 #include <kjit/error.hpp>
 #include <kjit/runtime.hpp>
 
@@ -73,11 +74,11 @@ struct Runtime::Impl {
     if (level <= config.log_level) deliver(level, message);
   }
 
-  // The one normalization per request that warns: each nvcc host-only flag it drops, once.
-  // (Parts further down normalize again, silently: the flags are gone by then.)
-  CompileOptions normalize(const CompileOptions& options) const {
+  // The one normalization of a request: it warns of each nvcc host-only flag it drops, once;
+  // the parts below take NormalizedOptions and never normalize again.
+  compile::NormalizedOptions normalize(const CompileOptions& options) const {
     std::vector<std::string> dropped;
-    CompileOptions o = normalized(options, &dropped);
+    compile::NormalizedOptions o = compile::normalize(options, &dropped);
     for (const auto& message : dropped) log(LogLevel::warn, message);
     return o;
   }
@@ -92,15 +93,9 @@ struct Runtime::Impl {
 
   // The linked result for options.arch (native: `device`'s, or the current one's).
   CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
-    CompileOptions o = normalize(options);
-    Arch arch = service.resolve(o.arch, device);
+    const compile::NormalizedOptions o = normalize(options);
+    Arch arch = service.resolve(o->arch, device);
     return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
-  }
-
-  // A result loaded on another device already serves this one (one load for every device).
-  Module load_once(CompileResult result, const Device& device) {
-    if (auto loaded = registry.find_on_any_device(result.key)) return loaded->on(device);
-    return driver::ModuleAccess::load(std::move(result), device);
   }
 };
 
@@ -121,8 +116,8 @@ Runtime::~Runtime() {
 }
 
 CompileResult Runtime::compile(const Program& program, const CompileOptions& options) {
-  CompileOptions o = m_impl->normalize(options);
-  return m_impl->service.obtain(program, o, m_impl->service.resolve(o.arch, std::nullopt));
+  const compile::NormalizedOptions o = m_impl->normalize(options);
+  return m_impl->service.obtain(program, o, m_impl->service.resolve(o->arch, std::nullopt));
 }
 
 Module Runtime::load(const Program& program, const CompileOptions& options, std::optional<Device> device) {
@@ -132,29 +127,18 @@ Module Runtime::load(const Program& program, const CompileOptions& options, std:
   request::RequestHash rh = request::request_hash(program, options, dev.ordinal());
   hashing.end(trace::Phase::request_hash, program.name());
   trace::PhaseScope lookup;
-  if (auto m = im.registry.find(rh)) {
-    lookup.end(trace::Phase::registry_hit, program.name(), m->compile_result().key);
-    return driver::ModuleAccess::answered(std::move(*m), Outcome::registry);
+  auto answer = im.registry.get_or_load(rh, dev, [&] { return im.service.obtain(program, im.normalize(options), dev); });
+  if (answer.outcome == Outcome::registry) {
+    lookup.end(trace::Phase::registry_hit, program.name(), answer.module.compile_result().key);
   }
-  CompileResult result = im.service.obtain(program, im.normalize(options), dev);
-  const std::string key = result.key;
-  const Outcome outcome = result.outcome;  // this call's answer, whichever thread loaded the module
-  return driver::ModuleAccess::answered(
-      im.registry.find_or_load(rh, key, dev.ordinal(), [&] { return im.load_once(std::move(result), dev); }),
-      outcome);
+  return driver::ModuleAccess::answered(std::move(answer.module), answer.outcome);
 }
 
 Module Runtime::load(CompileResult result, std::optional<Device> device) {
   Device dev = device ? *device : Device::current();
-  const std::string key = result.key;
-  if (key.empty()) return driver::ModuleAccess::load(std::move(result), dev);  // not from the cache: nothing to share
-  const Outcome outcome = result.outcome;
-  bool loaded = false;
-  Module m = m_impl->registry.find_or_load(key, dev.ordinal(), [&] {
-    loaded = true;
-    return m_impl->load_once(std::move(result), dev);
-  });
-  return driver::ModuleAccess::answered(std::move(m), loaded ? outcome : Outcome::registry);
+  if (result.key.empty()) return driver::ModuleAccess::load(std::move(result), dev);  // not from the cache: nothing to share
+  auto answer = m_impl->registry.get_or_load(std::move(result), dev);
+  return driver::ModuleAccess::answered(std::move(answer.module), answer.outcome);
 }
 
 CompileResult Runtime::link(const Link& link, const CompileOptions& options) {
@@ -171,10 +155,10 @@ Arch Runtime::resolve(const Arch& arch, std::optional<Device> device) const {
 }
 
 Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOptions& options) {
-  CompileOptions o = m_impl->normalize(options);
-  Arch arch = m_impl->service.resolve(o.arch, std::nullopt);
+  const compile::NormalizedOptions o = m_impl->normalize(options);
+  Arch arch = m_impl->service.resolve(o->arch, std::nullopt);
   auto flags = compile::marshal(o, arch);
-  auto key = request::CacheKey::compute(program, flags, arch, o.include_dirs, program.directory(),
+  auto key = request::CacheKey::compute(program, flags, arch, o->include_dirs, program.directory(),
                                         cache::Hasher::Fields::keep);
   KeyExplanation out;
   out.key = key.key.hex();

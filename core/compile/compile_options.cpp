@@ -357,10 +357,24 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
 }
 
 std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved) {
-  return compile::marshal(normalized(options), resolved);
+  return compile::marshal(compile::normalize(options), resolved);
 }
 
-std::vector<std::string> compile::marshal(const CompileOptions& o, const Arch& resolved) {
+compile::NormalizedOptions compile::normalize(const CompileOptions& options, std::vector<std::string>* dropped) {
+  return NormalizedOptions(normalized(options, dropped));
+}
+
+compile::NormalizedOptions compile::NormalizedOptions::relocatable(bool lto) const {
+  CompileOptions o = m_options;
+  // normalize() spells them so, once each, after the flags that came first.
+  for (const char* f : {"-rdc=true", lto ? "-dlto" : nullptr}) {
+    if (f != nullptr && std::find(o.flags.begin(), o.flags.end(), f) == o.flags.end()) o.flags.emplace_back(f);
+  }
+  return NormalizedOptions(std::move(o));
+}
+
+std::vector<std::string> compile::marshal(const NormalizedOptions& normalized_options, const Arch& resolved) {
+  const CompileOptions& o = normalized_options.get();
   if (resolved.is_native()) {
     throw UsageError("marshalling compile options: the arch must be resolved before marshalling (native given)");
   }

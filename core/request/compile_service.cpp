@@ -22,9 +22,10 @@
 
 namespace kjit::request {
 
-PreparedRequest PreparedRequest::make(const Program& program, const CompileOptions& options, const Arch& arch) {
+PreparedRequest PreparedRequest::make(const Program& program, const compile::NormalizedOptions& options,
+                                      const Arch& arch) {
   std::vector<std::string> flags = compile::marshal(options, arch);
-  CacheKey key = CacheKey::compute(program, flags, arch, options.include_dirs, program.directory());
+  CacheKey key = CacheKey::compute(program, flags, arch, options->include_dirs, program.directory());
   return PreparedRequest{std::move(flags), std::move(key)};
 }
 
@@ -93,60 +94,127 @@ CompileService::~CompileService() {
   flush();
 }
 
-namespace {
-
-// The profiler's phase for a result's outcome.
-trace::Phase phase_of(Outcome outcome) {
-  switch (outcome) {
-  case Outcome::hit: return trace::Phase::disk_hit;
-  case Outcome::remote_hit: return trace::Phase::remote_hit;
-  case Outcome::waited: return trace::Phase::wait;
-  default: return trace::Phase::compile;
-  }
-}
-
-}  // namespace
-
 Arch CompileService::resolve(const Arch& arch, std::optional<Device> device) const {
   if (!arch.is_native()) return compile::check_arch(arch);
   const Device d = device ? *device : Device::current();  // throws without a driver
   return compile::arch_for_device(d.compute_capability(), d.ordinal());
 }
 
-CompileResult CompileService::obtain(const Program& program, const CompileOptions& o, const Device& device) {
+// One request's timing, taken once: the profiler's phase (while a Profiler records, on its
+// clock) and the -v / KJIT_LOG=info line (on the steady clock) read the same marks. With neither
+// wanted, no clock is read.
+class CompileService::RequestTimer {
+public:
+  explicit RequestTimer(bool log) : m_recorded(trace::recording()), m_log(log), m_start(now()) {}
+  void hashed() { m_hashed = now(); }
+  void looked_up() { m_looked_up = now(); }
+
+  // Hands the request's phase to the profiler (its lookup when it was a hit, else its compile or
+  // wait) and returns the line's phases when it is logged: "lookup 0.02 ms, NVRTC 31.0 ms, lock
+  // and store 0.40 ms, key hashed in 0.01 ms".
+  std::string finish(const Program& program, const CompileResult& r, bool hit, bool produced) const {
+    const std::uint64_t done = now();
+    const std::uint64_t from = m_hashed != 0 ? m_hashed : m_start;
+    if (m_recorded && m_start != 0 && done != 0) {  // 0: the recorder detached meanwhile
+      trace::HostRange range;
+      range.start = hit ? from : m_looked_up;
+      range.end = hit ? m_looked_up : done;
+      range.thread = trace::thread_id();
+      range.phase = phase_of(r.outcome);
+      range.name = program.name();
+      range.key = r.key;
+      range.outcome = to_string(r.outcome);
+      trace::record_range(std::move(range));
+    }
+    if (!m_log) return {};
+    std::string phases = fmt::format("lookup {:.2f} ms", ms(from, m_looked_up));
+    if (r.outcome == Outcome::compiled) {
+      // After the lookup: the lock, the producer (NVRTC, or a link's nvJitLink: its own time in
+      // compile_ms) and the store.
+      phases += fmt::format(", {} {:.1f} ms, lock and store {:.2f} ms", produced ? "nvJitLink" : "NVRTC", r.compile_ms,
+                            std::max(0.0, ms(m_looked_up, done) - r.compile_ms));
+    } else if (!hit) {
+      phases += fmt::format(", waiting {:.1f} ms", ms(m_looked_up, done));
+    }
+    if (m_hashed != 0) phases += fmt::format(", key hashed in {:.2f} ms", ms(m_start, m_hashed));
+    return phases;
+  }
+
+private:
+  static trace::Phase phase_of(Outcome outcome) {
+    switch (outcome) {
+    case Outcome::hit: return trace::Phase::disk_hit;
+    case Outcome::remote_hit: return trace::Phase::remote_hit;
+    case Outcome::waited: return trace::Phase::wait;
+    default: return trace::Phase::compile;
+    }
+  }
+  std::uint64_t now() const {
+    if (m_recorded) return trace::now();
+    if (!m_log) return 0;
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  }
+  static double ms(std::uint64_t a, std::uint64_t b) { return b > a ? static_cast<double>(b - a) / 1e6 : 0.0; }
+
+  bool m_recorded, m_log;
+  std::uint64_t m_start, m_hashed = 0, m_looked_up = 0;
+};
+
+CompileResult CompileService::obtain(const Program& program, const compile::NormalizedOptions& o,
+                                     const Device& device) {
+  RequestTimer timer(m_config.log_level >= LogLevel::info);
   // The guess: the device's own arch. An entry exists only if this NVRTC (its version is in the
   // key) compiled for that arch, so a hit needs no check.
-  const Arch guess = o.arch.is_native() ? Arch::sm(device.compute_capability()) : o.arch;
+  const Arch guess = o->arch.is_native() ? Arch::sm(device.compute_capability()) : o->arch;
   const auto prepared = PreparedRequest::make(program, o, guess);
-  trace::PhaseScope lookup;
-  if (auto hit = find(program, guess, prepared)) {
-    lookup.end(phase_of(hit->outcome), program.name(), hit->key, to_string(hit->outcome));
-    return std::move(*hit);
+  timer.hashed();
+  std::optional<CompileResult> hit = find(program, guess, prepared);
+  if (hit) {
+    timer.looked_up();
+    return finished(program, std::move(*hit), prepared, true, false, timer);
   }
-  trace::PhaseScope compiling;
-  CompileResult r = [&] {
-    const Arch arch = resolve(o.arch, device);
-    if (arch == guess) return compile(program, arch, prepared);
-    // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own
-    // (a lookup counts nothing; the request's outcome is counted once, below).
-    return get(program, arch, PreparedRequest::make(program, o, arch));
-  }();
-  compiling.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
-  return r;
+  const Arch arch = resolve(o->arch, device);
+  if (arch == guess) {
+    timer.looked_up();
+    return finished(program, compile(program, arch, prepared), prepared, false, false, timer);
+  }
+  // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own
+  // (a lookup counts nothing; the request's outcome is counted once).
+  return answer(program, arch, PreparedRequest::make(program, o, arch), {}, timer);
 }
 
-CompileResult CompileService::obtain(const Program& program, const CompileOptions& o, const Arch& arch) {
-  trace::PhaseScope phase;
-  const auto hashing = std::chrono::steady_clock::now();
+CompileResult CompileService::obtain(const Program& program, const compile::NormalizedOptions& o, const Arch& arch) {
+  RequestTimer timer(m_config.log_level >= LogLevel::info);
   const PreparedRequest prepared = PreparedRequest::make(program, o, arch);
-  if (m_config.log_level >= LogLevel::info) {
-    m_log(LogLevel::info, fmt::format("program {} for {}: key {} hashed in {:.2f} ms", program.name(), arch.str(),
-                                      prepared.key.key.hex(),
-                                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                                hashing).count()));
+  timer.hashed();
+  return answer(program, arch, prepared, {}, timer);
+}
+
+CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                  const Producer& produce) {
+  RequestTimer timer(m_config.log_level >= LogLevel::info);
+  return answer(program, arch, request, produce, timer);
+}
+
+CompileResult CompileService::answer(const Program& program, const Arch& arch, const PreparedRequest& request,
+                                     const Producer& produce, RequestTimer& timer) {
+  std::optional<CompileResult> hit = find(program, arch, request);
+  timer.looked_up();
+  if (hit) return finished(program, std::move(*hit), request, true, static_cast<bool>(produce), timer);
+  return finished(program, compile(program, arch, request, produce), request, false, static_cast<bool>(produce), timer);
+}
+
+CompileResult CompileService::finished(const Program& program, CompileResult r, const PreparedRequest& request,
+                                       bool hit, bool produced, const RequestTimer& timer) const {
+  const std::string phases = timer.finish(program, r, hit, produced);
+  if (m_config.log_level >= LogLevel::info) {  // -v, KJIT_LOG=info: one line a request
+    m_log(LogLevel::info, fmt::format("program {} for {}: {}, key {} ({}); entry {}", program.name(), r.arch.str(),
+                                      to_string(r.outcome), r.key, phases,
+                                      m_store ? m_store->entry_file(request.key.key)
+                                              : std::string("not kept (no cache)")));
   }
-  CompileResult r = get(program, arch, prepared);
-  phase.end(phase_of(r.outcome), program.name(), r.key, to_string(r.outcome));
   return r;
 }
 
@@ -242,33 +310,6 @@ void CompileService::note_put(const cache::PutResult& p) {
 void CompileService::send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token) {
   if (!m_remote) return;
   m_remote->put_async(key, entry_bytes, std::move(token));  // a dropped write is counted by the tier
-}
-
-CompileResult CompileService::get(const Program& program, const Arch& arch, const PreparedRequest& request,
-                                  const Producer& produce) {
-  // -v, KJIT_LOG=info: one line a request with its outcome, its phases and where its entry is.
-  using clock = std::chrono::steady_clock;
-  const bool verbose = m_config.log_level >= LogLevel::info;
-  const clock::time_point start = verbose ? clock::now() : clock::time_point{};
-  std::optional<CompileResult> hit = find(program, arch, request);
-  if (!verbose) [[likely]] return hit ? std::move(*hit) : compile(program, arch, request, produce);
-  const clock::time_point looked_up = clock::now();
-  CompileResult r = hit ? std::move(*hit) : compile(program, arch, request, produce);
-  const clock::time_point done = clock::now();
-  auto ms = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::string phases = fmt::format("lookup {:.2f} ms", ms(start, looked_up));
-  if (r.outcome == Outcome::compiled) {
-    // After the lookup: the lock, the producer (NVRTC, or a link's nvJitLink: its own time in
-    // compile_ms) and the store.
-    phases += fmt::format(", {} {:.1f} ms, lock and store {:.2f} ms", produce ? "nvJitLink" : "NVRTC", r.compile_ms,
-                          std::max(0.0, ms(looked_up, done) - r.compile_ms));
-  } else if (!hit) {
-    phases += fmt::format(", waiting {:.1f} ms", ms(looked_up, done));
-  }
-  m_log(LogLevel::info, fmt::format("program {} for {}: {}, key {} ({}); entry {}", program.name(), r.arch.str(),
-                                    to_string(r.outcome), r.key, phases,
-                                    m_store ? m_store->entry_file(request.key.key) : std::string("not kept (no cache)")));
-  return r;
 }
 
 CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request,

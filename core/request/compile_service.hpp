@@ -27,6 +27,7 @@
 #include "core/cache/key.hpp"
 #include "core/cache/remote/remote_tier.hpp"
 #include "core/cache/store.hpp"
+#include "core/compile/option_marshalling.hpp"
 #include "core/compile/pch_directories.hpp"
 #include "core/request/cache_key.hpp"
 #include "core/request/counters.hpp"
@@ -50,8 +51,7 @@ struct PreparedRequest {
   std::vector<std::string> flags;
   CacheKey key;
 
-  // `options` are already normalized().
-  static PreparedRequest make(const Program& program, const CompileOptions& options, const Arch& arch);
+  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
 };
 
 class CompileService final : public EntryStore {
@@ -74,16 +74,18 @@ public:
   // The arch a request for `arch` compiles to: a named arch checked against NVRTC; native
   // resolved for `device` (default: the current one; needs a driver). Throws UsageError.
   Arch resolve(const Arch& arch, std::optional<Device> device) const;
-  // A request for `device` (options normalized): the disk and the remote first, under the arch
-  // the request resolves to when NVRTC supports it (a hit asks NVRTC nothing); a miss resolves
-  // the arch properly, which may throw for an arch NVRTC does not support, then compiles.
-  CompileResult obtain(const Program& program, const CompileOptions& options, const Device& device);
-  // For a named (or resolved) arch: get(), with the request's phase marked for a profiler.
-  CompileResult obtain(const Program& program, const CompileOptions& options, const Arch& arch);
+  // A request for `device`: the disk and the remote first, under the arch the request resolves
+  // to when NVRTC supports it (a hit asks NVRTC nothing); a miss resolves the arch properly,
+  // which may throw for an arch NVRTC does not support, then compiles.
+  CompileResult obtain(const Program& program, const compile::NormalizedOptions& options, const Device& device);
+  // For a named (or resolved) arch.
+  CompileResult obtain(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
 
   // The disk cache's entry for the request, else the remote's, or nullopt (the store counts the miss).
   std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
-  // The disk cache, then NVRTC (or `produce`) once per key; the hook sees the result.
+  // The disk cache, then NVRTC (or `produce`) once per key; the hook sees the result. Every
+  // request (obtain, a link and each of its parts) is timed once, by one RequestTimer
+  // (compile_service.cpp): the profiler's phases and the -v / KJIT_LOG=info line read its marks.
   CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request,
                     const Producer& produce = {});
   // After a miss that find() reported: NVRTC (or `produce`) once per key; the hook sees the result.
@@ -111,6 +113,13 @@ public:
   system::Background& background() { return m_background; }
 
 private:
+  class RequestTimer;
+  // find(), then compile(): the request after its key, timed by `timer`.
+  CompileResult answer(const Program& program, const Arch& arch, const PreparedRequest& request,
+                       const Producer& produce, RequestTimer& timer);
+  // The request's answer, its phase handed to a profiler and its one -v line logged.
+  CompileResult finished(const Program& program, CompileResult result, const PreparedRequest& request, bool hit,
+                         bool produced, const RequestTimer& timer) const;
   CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,
                              const Producer& produce);
   CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request,

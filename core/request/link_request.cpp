@@ -27,7 +27,7 @@ std::vector<std::string> part_names(const Link& link) {
 
 }  // namespace
 
-PreparedLink PreparedLink::make(const Link& link, const CompileOptions& options, const Arch& arch,
+PreparedLink PreparedLink::make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
                                 cache::Hasher::Fields fields) {
   if (!arch.is_real()) {
     throw UsageError(fmt::format("linking {}: nvJitLink makes a cubin for a real arch, and {} is virtual (use sm_XX)",
@@ -37,10 +37,7 @@ PreparedLink PreparedLink::make(const Link& link, const CompileOptions& options,
     throw UsageError(fmt::format("linking {}: the link has no inputs (add programs or device code files)", link.name()));
   }
   PreparedLink out;
-  CompileOptions part_options = options;
-  part_options.flags.emplace_back("-rdc=true");
-  if (link.lto()) part_options.flags.emplace_back("-dlto");
-  part_options = normalized(part_options);  // one spelling of each, whatever the caller passed
+  const compile::NormalizedOptions part_options = options.relocatable(link.lto());
   std::vector<cache::Key> keys;
   for (const Program& p : link.programs()) {
     out.parts.push_back(PreparedRequest::make(p, part_options, arch));

@@ -24,8 +24,8 @@ struct PreparedLink {
   PreparedRequest request;              // the link's flags (its options) and key
   Program description{"", ""};          // what dumps and messages see: the name, the inputs listed
 
-  // `options` are already normalized(); `arch` is resolved (a real arch).
-  static PreparedLink make(const Link& link, const CompileOptions& options, const Arch& arch,
+  // `arch` is resolved (a real arch). The parts' options are `options`, relocatable.
+  static PreparedLink make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
                            cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 };
 

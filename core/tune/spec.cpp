@@ -183,18 +183,25 @@ CompiledSpec::CompiledSpec(TuneSpec spec) : m_spec(std::move(spec)) {
 
 long long CompiledSpec::evaluate(const Expression& e, std::span<const TuneValue> shape, const TuneCandidate* c,
                                  long long sm_count) const {
-  return e.evaluate([&](std::size_t i) -> std::optional<long long> {
-    const std::string& v = e.variables()[i];
-    for (const auto& s : shape) {
+  // One pointer captured: the std::function holds it in place (a launch's grid allocates nothing).
+  struct Context {
+    const Expression& e;
+    std::span<const TuneValue> shape;
+    const TuneCandidate* c;
+    long long sm_count;
+  } context{e, shape, c, sm_count};
+  return e.evaluate([x = &context](std::size_t i) -> std::optional<long long> {
+    const std::string& v = x->e.variables()[i];
+    for (const auto& s : x->shape) {
       if (s.name == v) return s.value;
     }
-    if (v == k_device_variable) return sm_count;
-    if (c != nullptr) {
-      if (v == "block" || v == "block_x") return c->block.x;
-      if (v == "block_y") return c->block.y;
-      if (v == "block_z") return c->block.z;
-      if (v == "param") return c->param;
-      if (v == "shared_mem") return static_cast<long long>(c->shared_mem);
+    if (v == k_device_variable) return x->sm_count;
+    if (const TuneCandidate* cand = x->c) {
+      if (v == "block" || v == "block_x") return cand->block.x;
+      if (v == "block_y") return cand->block.y;
+      if (v == "block_z") return cand->block.z;
+      if (v == "param") return cand->param;
+      if (v == "shared_mem") return static_cast<long long>(cand->shared_mem);
     }
     return std::nullopt;
   });

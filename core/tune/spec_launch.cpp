@@ -1,10 +1,11 @@
 // kjit::TunerEngine's launch over a spec (a manifest's "tuning" entry, KernelLoader::tuner, kjit
-// tune): a repeat of the last decided shape launches at once; another shape is keyed, decided
-// (timing every candidate with the spec's grid and outputs) and launched. Also the checks of a
+// tune): a repeat of a decided shape launches at once, without a lock; another shape is keyed,
+// decided (timing every candidate with the spec's grid and outputs) and launched. Also the checks of a
 // spec's arguments against a kernel's parameters.
 #include <kjit/error.hpp>
 #include <kjit/tune.hpp>
 
+#include "core/system/hash.hpp"
 #include "core/tune/spec.hpp"
 #include "core/tune/tuner_engine.hpp"
 
@@ -54,21 +55,32 @@ TuneKey TunerEngine::key_for(std::span<const TuneValue> shape) const {
   return m_impl->require_spec("a key for a shape").key(shape);
 }
 
+namespace {
+
+// A shape's hash: its names and values in order.
+std::uint64_t shape_hash(std::span<const TuneValue> shape) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (const auto& v : shape) {
+    const std::uint64_t parts[2] = {system::xxh3_64(v.name.data(), v.name.size()), static_cast<std::uint64_t>(v.value)};
+    h = system::xxh3_64(parts, sizeof parts) ^ (h * 0x100000001b3ull);
+  }
+  return h;
+}
+
+}  // namespace
+
 const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, StreamRef stream, void** args) {
   Impl& im = *m_impl;
-  {
-    std::unique_lock lock(im.mutex);
-    if (im.last.matches(shape)) {
-      LaunchConfig c = im.last.config;
-      const KernelHandle* k = im.last.kernel;
-      const TuneDecision* d = im.last.decision;
-      lock.unlock();
-      im.in_memory.fetch_add(1, std::memory_order_relaxed);
-      c.stream = stream;
-      k->launch_raw(c, args);
-      return *d;
-    }
+  const std::uint64_t hash = shape_hash(shape);
+  if (const Impl::ShapeCall* call = im.shapes.find(hash, [&](const Impl::ShapeCall& c) { return c.matches(shape); })) {
+    im.in_memory.fetch_add(1, std::memory_order_relaxed);
+    LaunchConfig c = call->config;
+    c.stream = stream;
+    call->kernel->launch_raw(c, args);
+    return *call->decision;
   }
+  // A shape not remembered: its key (built in place) and the decision held for it (no lock), else
+  // decided now; then its grid.
   const tune::CompiledSpec& spec = im.require_spec("a launch for a shape");
   const long long sms = spec.uses_sm_count() ? Device::current().multiprocessor_count() : 0;
   const TuneKey key = spec.key(shape);
@@ -84,16 +96,23 @@ const TuneDecision& TunerEngine::launch(std::span<const TuneValue> shape, Stream
   const KernelHandle& chosen = kernel(d->chosen);
   const LaunchConfig c = im.config(d->chosen, spec.grid(im.candidates[d->chosen], shape, sms), stream);
   chosen.launch_raw(c, args);
-  if (d->source == TuneDecision::Source::capture) return *d;  // decided at the first call outside a capture
+  // Remembered once decided (a decision held only while capturing is not), while there is room.
+  if (d->source == TuneDecision::Source::capture || im.shapes.size() >= Impl::k_remembered_shapes) return *d;
   std::lock_guard lock(im.mutex);
-  im.last.names.clear();
-  for (const auto& v : shape) im.last.names.emplace_back(v.name);
-  im.last.values.clear();
-  for (const auto& v : shape) im.last.values.push_back(v.value);
-  im.last.decision = d;
-  im.last.kernel = &chosen;
-  im.last.config = c;
-  im.last.config.stream = nullptr;
+  if (im.shapes.size() >= Impl::k_remembered_shapes ||
+      im.shapes.find(hash, [&](const Impl::ShapeCall& call) { return call.matches(shape); }) != nullptr) {
+    return *d;
+  }
+  Impl::ShapeCall call;
+  for (const auto& v : shape) {
+    call.names.emplace_back(v.name);
+    call.values.push_back(v.value);
+  }
+  call.decision = d;
+  call.kernel = &chosen;
+  call.config = c;
+  call.config.stream = nullptr;
+  im.shapes.insert(hash, std::move(call));
   return *d;
 }
 

@@ -7,7 +7,7 @@
 #include <kjit/bench.hpp>
 #include <kjit/tune.hpp>
 
-#include "core/system/units.hpp"
+#include "core/system/hash.hpp"
 #include "core/driver/driver_api.hpp"
 #include "core/base/environment.hpp"
 #include "core/runtime_access.hpp"
@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <future>
@@ -37,16 +39,45 @@ std::string TuneCandidate::text() const {
   return t;
 }
 
+// Without fmt or a temporary string: a decided key's launch builds its key on every call.
+void TuneKey::append(std::string_view name, std::string_view op, std::string_view value) {
+  const std::size_t sep = text().empty() ? 0 : 1;
+  const std::size_t more = sep + name.size() + op.size() + value.size();
+  if (m_long.empty() && m_size + more <= k_inline) {
+    char* at = m_inline + m_size;
+    if (sep != 0) *at++ = ' ';
+    for (std::string_view part : {name, op, value}) {
+      std::memcpy(at, part.data(), part.size());
+      at += part.size();
+    }
+    m_size += more;
+    return;
+  }
+  if (m_long.empty()) m_long.assign(m_inline, m_size);
+  if (sep != 0) m_long += ' ';
+  m_long.append(name).append(op).append(value);
+}
+
+namespace {
+// A number's text in `buffer` (large enough for any long long).
+std::string_view number_text(char (&buffer)[24], long long value) {
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return {buffer, static_cast<std::size_t>(r.ptr - buffer)};
+}
+}  // namespace
+
 TuneKey& TuneKey::add(std::string_view name, long long value) {
-  m_text += fmt::format("{}{}={}", m_text.empty() ? "" : " ", name, value);
+  char buffer[24];
+  append(name, "=", number_text(buffer, value));
   return *this;
 }
 TuneKey& TuneKey::add(std::string_view name, std::string_view value) {
-  m_text += fmt::format("{}{}={}", m_text.empty() ? "" : " ", name, value);
+  append(name, "=", value);
   return *this;
 }
 TuneKey& TuneKey::add_bucketed(std::string_view name, long long value) {
-  m_text += fmt::format("{}{}<={}", m_text.empty() ? "" : " ", name, tune::next_power_of_two(value));
+  char buffer[24];
+  append(name, "<=", number_text(buffer, tune::next_power_of_two(value)));
   return *this;
 }
 
@@ -325,19 +356,22 @@ const KernelHandle& TunerEngine::kernel(std::size_t i) {
   return im.kernels[i];
 }
 
+const TuneDecision* TunerEngine::Impl::held(std::string_view key) const {
+  const Held* h = decisions.find(system::xxh3_64(key.data(), key.size()), [&](const Held& v) { return v.key == key; });
+  return h != nullptr ? &h->decision : nullptr;
+}
+
 const TuneDecision* TunerEngine::find(const TuneKey& key) const {
-  std::lock_guard lock(m_impl->mutex);
-  auto it = m_impl->decisions.find(key.text());
-  if (it == m_impl->decisions.end()) return nullptr;
-  m_impl->in_memory.fetch_add(1, std::memory_order_relaxed);
-  return it->second.get();
+  const TuneDecision* d = m_impl->held(key.text());
+  if (d != nullptr) m_impl->in_memory.fetch_add(1, std::memory_order_relaxed);
+  return d;
 }
 
 const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, const TuneBuffers& buffers,
                                         StreamRef stream, const std::vector<bool>& allowed) {
   Impl& im = *m_impl;
   std::lock_guard lock(im.mutex);  // one decision per key at a time (timing runs alone on the GPU)
-  if (auto it = im.decisions.find(key.text()); it != im.decisions.end()) return *it->second;
+  if (const TuneDecision* h = im.held(key.text())) return *h;
   TuneDecision d;
   if (!allowed.empty() && allowed.size() != im.candidates.size()) {
     throw UsageError(fmt::format("tuning {}: {} flags for {} candidates", im.program.name(), allowed.size(),
@@ -384,7 +418,7 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
       d = im.from(*cached, TuneDecision::Source::cache, dkey);
       ++im.from_cache;
     } else if (capture) {
-      auto& slot = im.provisional[key.text()];
+      auto& slot = im.provisional[std::string(key.text())];
       slot = std::make_unique<TuneDecision>(
           first_allowed(TuneDecision::Source::capture, "not timed: the stream is capturing a CUDA graph"));
       im.report(*slot, key);
@@ -394,10 +428,9 @@ const TuneDecision& TunerEngine::decide(const TuneKey& key, const Run& run, cons
     }
   }
   im.report(d, key);
-  im.provisional.erase(key.text());
-  auto& slot = im.decisions[key.text()];
-  slot = std::make_unique<TuneDecision>(std::move(d));
-  return *slot;
+  if (auto it = im.provisional.find(key.text()); it != im.provisional.end()) im.provisional.erase(it);
+  const std::string_view text = key.text();
+  return im.decisions.insert(system::xxh3_64(text.data(), text.size()), {std::string(text), std::move(d)}).decision;
 }
 
 TunerStats TunerEngine::stats() const {

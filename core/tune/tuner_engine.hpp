@@ -8,6 +8,7 @@
 
 #include "core/cache/key.hpp"
 #include "core/tune/decision.hpp"
+#include "core/tune/published_table.hpp"
 #include "core/tune/spec.hpp"
 
 #include <atomic>
@@ -42,24 +43,35 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   std::vector<KernelHandle> kernels;
   std::vector<std::string> load_errors;
 
-  mutable std::mutex mutex;  // decisions, last
-  std::map<std::string, std::unique_ptr<TuneDecision>> decisions;  // by tuning key text (stable addresses)
-  std::map<std::string, std::unique_ptr<TuneDecision>> provisional;  // Source::capture, by tuning key text
-  // A spec's last decided call: a repeat of its shape launches with no key text and no grid evaluation.
-  struct LastCall {
+  // Decisions by tuning key text, read without the lock (a decided key's launch); added, and
+  // provisional ones kept, under `mutex`, which deciding holds (one timing at a time).
+  mutable std::mutex mutex;
+  struct Held {
+    std::string key;
+    TuneDecision decision;
+  };
+  tune::PublishedTable<Held> decisions;
+  std::map<std::string, std::unique_ptr<TuneDecision>, std::less<>> provisional;  // Source::capture, by key text
+  // A spec's decided calls by shape, read without the lock: a repeat of a shape launches with no
+  // key text and no grid evaluation. At most k_remembered_shapes (exact values, so a program whose
+  // sizes keep changing would grow it without end); past them a shape is keyed each call, still
+  // without the lock or the heap.
+  static constexpr std::size_t k_remembered_shapes = 256;
+  struct ShapeCall {
     std::vector<std::string> names;
     std::vector<long long> values;
     const TuneDecision* decision = nullptr;
     const KernelHandle* kernel = nullptr;
     LaunchConfig config;  // without the stream
     bool matches(std::span<const TuneValue> shape) const {
-      if (decision == nullptr || shape.size() != names.size()) return false;
+      if (shape.size() != names.size()) return false;
       for (std::size_t i = 0; i < names.size(); ++i) {
         if (shape[i].value != values[i] || shape[i].name != names[i]) return false;
       }
       return true;
     }
-  } last;
+  };
+  tune::PublishedTable<ShapeCall> shapes;
   std::atomic<std::uint64_t> timed{0}, from_cache{0};
   mutable std::atomic<std::uint64_t> in_memory{0};
 
@@ -75,6 +87,8 @@ struct __attribute__((visibility("hidden"))) TunerEngine::Impl {
   // Loads candidate i once; false (and its error kept) when it does not compile or load.
   bool load(std::size_t i);
   std::string label(std::size_t i) const;
+  // The decision held for `key` (no lock, no allocation), or null.
+  const TuneDecision* held(std::string_view key) const;
   cache::Key decision_key(const TuneKey& key);
   TuneDecision from(const tune::Decision& d, TuneDecision::Source source, const cache::Key& key) const;
   void report(const TuneDecision& d, const TuneKey& key) const;
