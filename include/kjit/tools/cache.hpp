@@ -27,10 +27,12 @@ struct CacheStats {
   // The remote tier (KJIT_REMOTE_CACHE): GETs made on the request path and their summed latency
   // (microseconds), their hits and misses (rejected: a value present but damaged, foreign or
   // unsigned, never loaded), failed calls (timeouts among them), writes made and dropped (queue
-  // full, value too large, remote skipped), and bytes each way.
+  // full, value too large, remote skipped), and bytes each way; of them, the hits an HTTP level
+  // answered, the HTTP levels' failed calls, and the writes that backfilled a faster level.
   std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
-                remote_bytes_written = 0, remote_latency_us = 0;
+                remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
+                remote_backfills = 0;
 };
 
 struct CacheEntryInfo {
