@@ -27,6 +27,10 @@ std::string new_token() {
 
 void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_add(n, std::memory_order_relaxed); }
 
+// A write names its levels as bits of one word.
+constexpr std::size_t k_max_levels = 64;
+std::uint64_t all_levels(std::size_t n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
 }  // namespace
 
 struct RemoteTier::Level {
@@ -62,6 +66,9 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats&
     auto c = read_http_credentials(config.http_auth_file);
     if (!c) return c.error();
     credentials = std::move(*c);
+  }
+  if (urls->redis.size() + urls->http.size() > k_max_levels) {
+    return Failure{fmt::format("remote cache list \"{}\": more than {} levels", redact_url(config.url), k_max_levels)};
   }
   std::vector<std::unique_ptr<Level>> levels;
   for (const std::vector<std::string>* group : {&urls->redis, &urls->http}) {
@@ -267,6 +274,7 @@ RemoteGet RemoteTier::get(const Key& key) {
   out.outcome = RemoteGet::Outcome::unavailable;
   std::string why;
   std::size_t hit_at = m_levels.size();
+  std::uint64_t answered = 0;  // the levels that answered without the value: a hit further on is written back there
   for (std::size_t i = 0; i < m_levels.size(); ++i) {
     RemoteGet g = fetch(*m_levels[i], key);
     if (g.outcome == RemoteGet::Outcome::hit) {
@@ -277,9 +285,11 @@ RemoteGet RemoteTier::get(const Key& key) {
     if (g.outcome == RemoteGet::Outcome::rejected) {
       if (m_log) m_log(Severity::warning, g.message);
       out.outcome = RemoteGet::Outcome::rejected;
+      answered |= 1ull << i;
     } else if (g.outcome == RemoteGet::Outcome::miss) {
       if (out.outcome == RemoteGet::Outcome::unavailable) out.outcome = RemoteGet::Outcome::miss;
       g.message = fmt::format("remote cache {} has no value for key {}", m_levels[i]->shown_url, key.hex());
+      answered |= 1ull << i;
     }
     why += (why.empty() ? "" : "; ") + g.message;
   }
@@ -294,9 +304,10 @@ RemoteGet RemoteTier::get(const Key& key) {
   }
   add(m_stats.remote_hits, 1);
   if (m_levels[hit_at]->http) add(m_stats.remote_http_hits, 1);
-  // The faster levels missed it (or were down): they get it back in the background, so the next
-  // node hits there. Dropped, like any write, when the queue is full.
-  if (hit_at > 0 && !m_config.read_only) post_write(key, out.bytes, {}, hit_at, true);
+  // The faster levels that answered without it get it in the background, so the next node hits
+  // there (one that failed or is skipped is not written to). Dropped, like any write, when the
+  // queue is full.
+  if (answered != 0 && !m_config.read_only) post_write(key, out.bytes, {}, answered, true);
   return out;
 }
 
@@ -389,10 +400,10 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
 }
 
 bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string token) {
-  return post_write(key, std::move(entry_bytes), std::move(token), m_levels.size(), false);
+  return post_write(key, std::move(entry_bytes), std::move(token), all_levels(m_levels.size()), false);
 }
 
-bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string token, std::size_t end,
+bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels,
                             bool backfill) {
   const std::uint64_t size = entry_bytes.size();
   bool fits = false;
@@ -416,8 +427,8 @@ bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string
   Background::Job job;
   job.bytes = held;
   job.owner = this;
-  job.run = [this, key, value = std::move(entry_bytes), token, held, end, backfill]() mutable {
-    write(key, std::move(value), token, end, backfill);
+  job.run = [this, key, value = std::move(entry_bytes), token, held, levels, backfill]() mutable {
+    write(key, std::move(value), token, levels, backfill);
     done(held);
   };
   job.drop = [this, sends, held] {
@@ -486,11 +497,13 @@ RemoteStore* RemoteTier::writer_store(Level& level) {
   return level.writer.get();
 }
 
-void RemoteTier::write(const Key& key, std::string value, const std::string& token, std::size_t end, bool backfill) {
+void RemoteTier::write(const Key& key, std::string value, const std::string& token, std::uint64_t levels,
+                       bool backfill) {
   if (!value.empty()) {
     const std::size_t size = value.size();
     const std::string encoded = encode(std::move(value));
-    for (std::size_t i = 0; i < end; ++i) {
+    for (std::size_t i = 0; i < m_levels.size(); ++i) {
+      if ((levels >> i & 1) == 0) continue;
       Level& level = *m_levels[i];
       RemoteStore* writer = writer_store(level);
       if (writer == nullptr) continue;

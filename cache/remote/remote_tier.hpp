@@ -129,12 +129,11 @@ private:
   Level* lock_level() const;  // the first level whose store has locks; null: none has
   template <class T>
   bool record(Level& level, const Result<T>& r);  // counts and tracks failures; true on success
-  // Queues a write of `entry_bytes` to the levels before `end` (and the release of `token`'s
-  // lock); put_async's body. `backfill`: a slower level's hit written back.
-  bool post_write(const Key& key, std::string entry_bytes, std::string token, std::size_t end, bool backfill);
-  // On the Background thread: writes `value` (empty: none) to the levels before `end`, then
-  // releases `token`'s lock.
-  void write(const Key& key, std::string value, const std::string& token, std::size_t end, bool backfill);
+  // Queues a write of `entry_bytes` to the levels in `levels` (bit i: m_levels[i]) and the release
+  // of `token`'s lock; put_async's body. `backfill`: a slower level's hit written back.
+  bool post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels, bool backfill);
+  // On the Background thread: writes `value` (empty: none) to `levels`, then releases `token`'s lock.
+  void write(const Key& key, std::string value, const std::string& token, std::uint64_t levels, bool backfill);
   void done(std::uint64_t bytes);  // a queued write ran or was dropped
   RemoteStore* writer_store(Level& level);  // the worker's connection, opened on first use
   std::string encode(std::string entry_bytes) const;

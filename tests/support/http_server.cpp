@@ -89,12 +89,13 @@ std::string NginxServer::url(const std::string& location) const {
 }
 
 void NginxServer::start() {
+  if (m_pid > 0) return;
   const std::string nginx = binary();
   if (nginx.empty()) throw std::runtime_error("nginx not found (install Debian's nginx-light, or set KJIT_NGINX)");
   const std::string d = m_dir.string();
   std::string last_error;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    m_port = free_port();
+    if (m_port == 0 || attempt > 0) m_port = free_port();  // a restart keeps its port first
     // WebDAV PUT writes a temp file and renames it into place: a GET sees an old or a whole value.
     const std::string dav = "dav_methods PUT; create_full_put_path on; dav_access user:rw;";
     write_file(m_dir / "nginx.conf", fmt::format(R"(

@@ -44,10 +44,10 @@ public:
   int port() const { return m_port; }
   // The access log: a line a request, "<connection number> <method> <uri> <status>".
   std::vector<std::string> requests() const;
-  void kill();  // SIGKILL, and wait for it
+  void kill();   // SIGKILL, and wait for it
+  void start();  // again after kill(): the same port if it is still free, what was stored kept
 
 private:
-  void start();
 
   std::filesystem::path m_dir;
   int m_port = 0;
