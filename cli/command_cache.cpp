@@ -113,7 +113,7 @@ void add_remote(CLI::App& cache, Context& ctx) {
         if (url.empty()) {
           throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
         }
-        RemotePing p = ping_remote_cache(url, config.remote_timeout);
+        RemotePing p = ping_remote_cache(url, config.remote_timeout, config.remote_http_auth_file);
         if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
         if (ctx.json) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};

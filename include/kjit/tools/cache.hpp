@@ -117,9 +117,11 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-// One round trip to a remote cache (`kjit cache remote ping`): whether it answered, what it says
-// of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
-// an address it cannot parse.
+// One round trip to each level of a remote cache (`kjit cache remote ping`; `url` as
+// KJIT_REMOTE_CACHE: a comma list): whether every level answered, what each says of itself
+// ("redis 7.0.15; http 404 nginx/1.22.1") and how long it all took, or why not (`message`). An
+// HTTP level is asked with the credentials in `http_auth_file` (KJIT_REMOTE_HTTP_AUTH_FILE).
+// Throws UsageError for an address or credentials file it cannot use.
 struct RemotePing {
   std::string url;  // with its password redacted (redact_remote_url)
   bool ok = false;
@@ -127,7 +129,8 @@ struct RemotePing {
   std::chrono::microseconds round_trip{0};
   std::string message;
 };
-KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
+KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
+                                      const std::filesystem::path& http_auth_file = {});
 // A remote cache's address as kjit prints it everywhere: "redis://:***@host:6379" (the password
 // replaced; the rest kept).
 KJIT_API std::string redact_remote_url(std::string_view url);
