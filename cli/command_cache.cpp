@@ -75,7 +75,9 @@ void add_stats(CLI::App& cache, Context& ctx) {
                                 {"errors", s.remote_errors}, {"timeouts", s.remote_timeouts},
                                 {"writes", s.remote_writes}, {"dropped", s.remote_dropped},
                                 {"bytes_read", s.remote_bytes_read}, {"bytes_written", s.remote_bytes_written},
-                                {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us}};
+                                {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us},
+                                {"http_hits", s.remote_http_hits}, {"http_errors", s.remote_http_errors},
+                                {"backfills", s.remote_backfills}};
           print_json(nlohmann::json{{"dir", json_name(s.dir.string())}, {"entries", s.entries}, {"bytes", s.bytes},
                                             {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
                                             {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
@@ -91,10 +93,12 @@ void add_stats(CLI::App& cache, Context& ctx) {
                    s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written),
                    human(s.bytes_read), s.store_failures);
         fmt::print("remote          {} requests: {} hits, {} misses ({} rejected), {} errors ({} timeouts), "
-                   "mean {} us\nremote writes   {} sent, {} dropped; {} read, {} written\n",
+                   "mean {} us\nremote writes   {} sent ({} backfills), {} dropped; {} read, {} written\n"
+                   "remote http    {} hits, {} errors\n",
                    s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_errors,
-                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_dropped, human(s.remote_bytes_read),
-                   human(s.remote_bytes_written));
+                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_backfills, s.remote_dropped,
+                   human(s.remote_bytes_read), human(s.remote_bytes_written), s.remote_http_hits,
+                   s.remote_http_errors);
       });
 }
 
@@ -109,7 +113,7 @@ void add_remote(CLI::App& cache, Context& ctx) {
         if (url.empty()) {
           throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
         }
-        RemotePing p = ping_remote_cache(url, config.remote_timeout);
+        RemotePing p = ping_remote_cache(url, config.remote_timeout, config.remote_http_auth_file);
         if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
         if (ctx.json) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};

@@ -147,8 +147,9 @@ int main(int argc, char** argv) {
                  "10s or $KJIT_LOCK_STALE_AFTER)");
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
-                 "unix:///path/redis.sock (default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, "
-                 "KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+                 "unix:///path/redis.sock, then http[s]://host/path levels, comma-separated (default "
+                 "$KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, "
+                 "KJIT_REMOTE_HTTP_AUTH_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.fallthrough();
 
   add_info_command(app, ctx);

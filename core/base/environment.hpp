@@ -40,7 +40,7 @@ enum class EnvParser {
 // The variables, in README's order; the enum indexes k_environment.
 enum class Env : std::size_t {
   cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, dump_dir, log, lock_timeout,
-  lock_stale_after, remote_cache, remote_secret_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
+  lock_stale_after, remote_cache, remote_secret_file, remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
   kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
   tune_metrics, count_
 };
@@ -66,9 +66,12 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
      "longest wait for another compiler of a kernel"},
     {Env::lock_stale_after, "KJIT_LOCK_STALE_AFTER", "10s", EnvParser::duration,
      "stop waiting once the compiler shows no progress this long"},
-    {Env::remote_cache, "KJIT_REMOTE_CACHE", "unset", EnvParser::text, "the fleet cache's redis:// or unix:// URL"},
+    {Env::remote_cache, "KJIT_REMOTE_CACHE", "unset", EnvParser::text,
+     "the fleet cache: redis:// or unix:// URLs, then http(s):// levels, comma-separated"},
     {Env::remote_secret_file, "KJIT_REMOTE_SECRET_FILE", "unset", EnvParser::text,
      "the fleet secret: values signed, only valid ones loaded"},
+    {Env::remote_http_auth_file, "KJIT_REMOTE_HTTP_AUTH_FILE", "unset", EnvParser::text,
+     "the HTTP levels' credentials: user:password or Bearer <token>"},
     {Env::remote_readonly, "KJIT_REMOTE_READONLY", "off", EnvParser::flag, "never write to or lock the fleet cache"},
     {Env::remote_timeout, "KJIT_REMOTE_TIMEOUT", "50ms", EnvParser::positive_duration_ms,
      "the fleet cache's connect and reply timeout"},

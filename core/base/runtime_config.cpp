@@ -28,6 +28,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
   if (auto url = base::env_text(Env::remote_cache)) c.remote_cache = *url;
   c.remote_read_only = base::env_flag(Env::remote_readonly);
   if (auto file = base::env_text(Env::remote_secret_file)) c.remote_secret_file = *file;
+  if (auto file = base::env_text(Env::remote_http_auth_file)) c.remote_http_auth_file = *file;
   if (auto ms = base::env_duration_ms(Env::remote_timeout)) c.remote_timeout = *ms;
   if (auto d = base::env_duration(Env::remote_ttl)) c.remote_ttl = *d;
   if (auto size = base::env_size(Env::remote_max_value)) c.remote_max_value_size = *size;
@@ -101,6 +102,8 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.remote_read_only = base::flag_value(v, what); }},
     {{"remote_secret_file", "KJIT_REMOTE_SECRET_FILE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_secret_file = std::string(v); }},
+    {{"remote_http_auth_file", "KJIT_REMOTE_HTTP_AUTH_FILE", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_http_auth_file = std::string(v); }},
     {{"remote_timeout", "KJIT_REMOTE_TIMEOUT", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.remote_timeout = base::duration_ms_value(Env::remote_timeout, v, what);

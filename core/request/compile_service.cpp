@@ -67,6 +67,7 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
   cache::RemoteConfig remote;
   remote.url = config.remote_cache;
   remote.read_only = config.remote_read_only;
+  remote.http_auth_file = config.remote_http_auth_file.native();
   remote.timeouts = cache::RemoteTimeouts{config.remote_timeout, config.remote_timeout};
   remote.ttl = config.remote_ttl;
   remote.max_value_size = config.remote_max_value_size;

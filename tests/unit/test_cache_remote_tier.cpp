@@ -339,7 +339,7 @@ TEST_SUITE("RemoteTier") {
     CHECK(open_remote_store("redis://127.0.0.1:6379/2", {}));
     CHECK(open_remote_store("redis://:pw@cache.internal", {}));
     CHECK(open_remote_store("unix:///run/redis.sock", {}));
-    for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/x",
+    for (const char* bad : {"ftp://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/x",
                             "unix://relative.sock"}) {
       auto r = open_remote_store(bad, {});
       REQUIRE_FALSE(r);

@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 
 #include "core/system/units.hpp"
+#include "core/cache/remote/remote_levels.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/config.hpp"
 #include "core/base/environment.hpp"
@@ -159,20 +160,35 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
 
 std::string redact_remote_url(std::string_view url) { return cache::redact_url(url); }
 
-RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout) {
-  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{timeout, timeout});
-  if (!store) throw UsageError(store.error().message);
+RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
+                             const std::filesystem::path& http_auth_file) {
+  auto levels = cache::split_remote_levels(url);
+  if (!levels) throw UsageError(levels.error().message);
+  cache::HttpCredentials credentials;
+  if (!http_auth_file.empty()) {
+    auto c = cache::read_http_credentials(http_auth_file.native());
+    if (!c) throw UsageError(c.error().message);
+    credentials = std::move(*c);
+  }
+  std::vector<std::unique_ptr<cache::RemoteStore>> stores;  // in the tier's order: Redis, then HTTP
+  for (const auto* group : {&levels->redis, &levels->http}) {
+    for (const std::string& level : *group) {
+      auto store = cache::open_remote_store(level, cache::RemoteTimeouts{timeout, timeout}, credentials);
+      if (!store) throw UsageError(store.error().message);
+      stores.push_back(std::move(*store));
+    }
+  }
   RemotePing out;
   out.url = redact_remote_url(url);
+  out.ok = true;
   const auto start = std::chrono::steady_clock::now();
-  auto answer = (*store)->ping();
-  out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
-  if (answer) {
-    out.ok = true;
-    out.server = *answer;
-  } else {
-    out.message = answer.error().message;
+  for (auto& store : stores) {
+    auto answer = store->ping();
+    std::string& text = answer ? out.server : out.message;
+    text += (text.empty() ? "" : "; ") + (answer ? *answer : answer.error().message);
+    out.ok = out.ok && answer.has_value();
   }
+  out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
   return out;
 }
 

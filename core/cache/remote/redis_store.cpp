@@ -365,7 +365,7 @@ std::string redact_url(std::string_view url) {
   return fmt::format("{}{}:***{}", url.substr(0, start), user, url.substr(at));
 }
 
-system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts) {
+system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, RemoteTimeouts timeouts) {
   auto address = parse_url(url);
   if (!address) return address.error();
   if (timeouts.connect.count() <= 0 || timeouts.reply.count() <= 0) {

@@ -2,6 +2,7 @@
 #include "core/cache/remote/remote_tier.hpp"
 
 #include "core/cache/config.hpp"
+#include "core/cache/remote/remote_levels.hpp"
 
 #include <fmt/format.h>
 
@@ -27,7 +28,26 @@ std::string new_token() {
 
 void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_add(n, std::memory_order_relaxed); }
 
+// A write names its levels as bits of one word.
+constexpr std::size_t k_max_levels = 64;
+std::uint64_t all_levels(std::size_t n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
 }  // namespace
+
+struct RemoteTier::Level {
+  std::string url;        // as given
+  std::string shown_url;  // redacted: the one kjit prints
+  bool http = false;      // counts into remote_http_* too
+  bool locks = true;      // its store has expiring locks (RemoteStore::supports_locks)
+
+  std::mutex request_mutex;  // the request path's connection
+  std::unique_ptr<RemoteStore> request;
+  std::unique_ptr<RemoteStore> writer;  // the system::Background thread's own connection, opened on first use
+
+  std::atomic<unsigned> failures{0};
+  std::atomic<std::int64_t> down_until{0};  // steady_clock ticks
+  std::atomic<bool> down{false};
+};
 
 system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
                                                      system::Background* background) {
@@ -36,41 +56,71 @@ system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config
                                        &config.poll_every, &config.backoff}) {
     *d = system::saturate_duration(*d);
   }
-  auto store = open_remote_store(config.url, config.timeouts);
-  if (!store) return store.error();
-  return std::unique_ptr<RemoteTier>(
-      new RemoteTier(std::move(config), std::move(*store), stats, std::move(log), background));
+  auto urls = split_remote_levels(config.url);
+  if (!urls) return urls.error();
+  if (urls->redis.size() > 1) {
+    return system::Failure{fmt::format("remote cache list \"{}\": more than one Redis server (shards are not in this build)",
+                               redact_url(config.url))};
+  }
+  HttpCredentials credentials;
+  if (!config.http_auth_file.empty()) {
+    auto c = read_http_credentials(config.http_auth_file);
+    if (!c) return c.error();
+    credentials = std::move(*c);
+  }
+  if (urls->redis.size() + urls->http.size() > k_max_levels) {
+    return system::Failure{fmt::format("remote cache list \"{}\": more than {} levels", redact_url(config.url), k_max_levels)};
+  }
+  std::vector<std::unique_ptr<Level>> levels;
+  for (const std::vector<std::string>* group : {&urls->redis, &urls->http}) {
+    for (const std::string& url : *group) {
+      auto store = open_remote_store(url, config.timeouts, credentials);
+      if (!store) return store.error();
+      auto level = std::make_unique<Level>();
+      level->url = url;
+      level->shown_url = (*store)->url();
+      level->http = is_http_url(url);
+      level->locks = (*store)->supports_locks();
+      level->request = std::move(*store);
+      levels.push_back(std::move(level));
+    }
+  }
+  return std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(levels), std::move(credentials),
+                                                    stats, std::move(log), background));
 }
 
-RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log,
-                       system::Background* background)
+RemoteTier::RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
+                       Stats& stats, Log log, system::Background* background)
     : m_config(std::move(config)),
       m_shown_url(redact_url(m_config.url)),
+      m_credentials(std::move(credentials)),
       m_stats(stats),
       m_log(std::move(log)),
-      m_request(std::move(request)),
+      m_levels(std::move(levels)),
       m_own_background(background == nullptr ? std::make_unique<system::Background>() : nullptr),
       m_background(background == nullptr ? m_own_background.get() : background) {
   m_fork = system::AtFork::add({[this] {
-                          m_request_mutex.lock();
+                          for (auto& level : m_levels) level->request_mutex.lock();
                           m_pending_mutex.lock();
                         },
                         [this] {
                           m_pending_mutex.unlock();
-                          m_request_mutex.unlock();
+                          for (auto& level : m_levels) level->request_mutex.unlock();
                         },
                         [this] {
-                          new (&m_request_mutex) std::mutex();
                           new (&m_pending_mutex) std::mutex();
                           new (&m_pending_cv) std::condition_variable();
                           // The parent's connections, writes and locks are the parent's: forgotten
                           // here (never closed, written to nor released), a new connection opened
                           // on first use (open_remote_store connects lazily).
-                          if (auto fresh = open_remote_store(m_config.url, m_config.timeouts)) {
-                            (void)m_request.release();
-                            m_request = std::move(*fresh);
+                          for (auto& level : m_levels) {
+                            new (&level->request_mutex) std::mutex();
+                            if (auto fresh = open_remote_store(level->url, m_config.timeouts, m_credentials)) {
+                              (void)level->request.release();
+                              level->request = std::move(*fresh);
+                            }
+                            (void)level->writer.release();
                           }
-                          (void)m_writer.release();
                           (void)new auto(std::move(m_held));
                           m_held.clear();
                           m_pending = 0;
@@ -92,29 +142,44 @@ RemoteTier::~RemoteTier() {
   held.clear();  // no refresh runs past here
 }
 
-bool RemoteTier::available() {
-  const std::int64_t until = m_down_until.load(std::memory_order_relaxed);
+bool RemoteTier::available(const Level& level) const {
+  const std::int64_t until = level.down_until.load(std::memory_order_relaxed);
   return until == 0 || now_ticks() >= until;
 }
 
+bool RemoteTier::any_available() const {
+  for (const auto& level : m_levels) {
+    if (available(*level)) return true;
+  }
+  return false;
+}
+
+RemoteTier::Level* RemoteTier::lock_level() const {
+  for (const auto& level : m_levels) {
+    if (level->locks) return level.get();
+  }
+  return nullptr;
+}
+
 template <class T>
-bool RemoteTier::record(const system::Result<T>& r) {
+bool RemoteTier::record(Level& level, const system::Result<T>& r) {
   if (r) {
-    m_failures.store(0, std::memory_order_relaxed);
-    m_down_until.store(0, std::memory_order_relaxed);
-    if (m_down.exchange(false) && m_log) {
-      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", m_shown_url));
+    level.failures.store(0, std::memory_order_relaxed);
+    level.down_until.store(0, std::memory_order_relaxed);
+    if (level.down.exchange(false) && m_log) {
+      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", level.shown_url));
     }
     return true;
   }
   add(m_stats.remote_errors, 1);
+  if (level.http) add(m_stats.remote_http_errors, 1);
   if (r.error().timed_out()) add(m_stats.remote_timeouts, 1);
-  const unsigned failures = m_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  const unsigned failures = level.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   if (failures >= m_config.failures_before_backoff) {
-    m_down_until.store(now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                         m_config.backoff).count(),
-                       std::memory_order_relaxed);
-    if (!m_down.exchange(true) && m_log) {
+    level.down_until.store(now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             m_config.backoff).count(),
+                           std::memory_order_relaxed);
+    if (!level.down.exchange(true) && m_log) {
       m_log(Severity::warning,
             fmt::format("{}; after {} failures in a row the remote cache is skipped for {} s (kernels come from the "
                         "local cache or are compiled)",
@@ -134,11 +199,11 @@ std::string RemoteTier::encode(std::string entry_bytes) const {
   return out;
 }
 
-RemoteGet RemoteTier::fetch(const Key& key) {
+RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
   RemoteGet out;
-  if (!available()) {
+  if (!available(level)) {
     out.outcome = RemoteGet::Outcome::unavailable;
-    out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    out.message = fmt::format("remote cache {} is skipped after repeated failures", level.shown_url);
     return out;
   }
   // A value is at most max_value_size, plus a signature's head: a longer one is refused from its
@@ -147,17 +212,17 @@ RemoteGet RemoteTier::fetch(const Key& key) {
   const std::uint64_t max_size =
       m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
   system::Result<std::optional<std::string>> r = [&] {
-    std::lock_guard lock(m_request_mutex);
-    return m_request->get(value_name(key), max_size);
+    std::lock_guard lock(level.request_mutex);
+    return level.request->get(value_name(key), max_size);
   }();
   if (!r && r.error().reason == system::Failure::Reason::too_large) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
-    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), m_shown_url,
+    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), level.shown_url,
                               r.error().message);
     return out;
   }
-  if (!record(r)) {
+  if (!record(level, r)) {
     out.outcome = RemoteGet::Outcome::unavailable;
     out.message = r.error().message;
     return out;
@@ -169,7 +234,7 @@ RemoteGet RemoteTier::fetch(const Key& key) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
     out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(),
-                              m_shown_url, why);
+                              level.shown_url, why);
     return out;
   };
   const bool is_signed = std::string_view(value).substr(0, k_signed_magic.size()) == k_signed_magic;
@@ -197,22 +262,54 @@ RemoteGet RemoteTier::fetch(const Key& key) {
 }
 
 RemoteGet RemoteTier::get(const Key& key) {
-  if (!available()) {
-    add(m_stats.remote_misses, 1);  // skipped during the back-off: no request is made
+  if (!any_available()) {
+    add(m_stats.remote_misses, 1);  // every level skipped during its back-off: no request is made
     RemoteGet g;
     g.outcome = RemoteGet::Outcome::unavailable;
     g.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
     return g;
   }
   const auto start = std::chrono::steady_clock::now();
-  RemoteGet g = fetch(key);
+  // The levels in order, until one has the value; what each of the others said, for the message.
+  RemoteGet out;
+  out.outcome = RemoteGet::Outcome::unavailable;
+  std::string why;
+  std::size_t hit_at = m_levels.size();
+  std::uint64_t answered = 0;  // the levels that answered without the value: a hit further on is written back there
+  for (std::size_t i = 0; i < m_levels.size(); ++i) {
+    RemoteGet g = fetch(*m_levels[i], key);
+    if (g.outcome == RemoteGet::Outcome::hit) {
+      hit_at = i;
+      out = std::move(g);
+      break;
+    }
+    if (g.outcome == RemoteGet::Outcome::rejected) {
+      if (m_log) m_log(Severity::warning, g.message);
+      out.outcome = RemoteGet::Outcome::rejected;
+      answered |= 1ull << i;
+    } else if (g.outcome == RemoteGet::Outcome::miss) {
+      if (out.outcome == RemoteGet::Outcome::unavailable) out.outcome = RemoteGet::Outcome::miss;
+      g.message = fmt::format("remote cache {} has no value for key {}", m_levels[i]->shown_url, key.hex());
+      answered |= 1ull << i;
+    }
+    why += (why.empty() ? "" : "; ") + g.message;
+  }
   add(m_stats.remote_requests, 1);
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
                                                                 .count()));
-  add(g.outcome == RemoteGet::Outcome::hit ? m_stats.remote_hits : m_stats.remote_misses, 1);
-  if (g.outcome == RemoteGet::Outcome::rejected && m_log) m_log(Severity::warning, g.message);
-  return g;
+  if (hit_at == m_levels.size()) {
+    add(m_stats.remote_misses, 1);
+    out.message = std::move(why);
+    return out;
+  }
+  add(m_stats.remote_hits, 1);
+  if (m_levels[hit_at]->http) add(m_stats.remote_http_hits, 1);
+  // The faster levels that answered without it get it in the background, so the next node hits
+  // there (one that failed or is skipped is not written to). Dropped, like any write, when the
+  // queue is full.
+  if (answered != 0 && !m_config.read_only) post_write(key, out.bytes, {}, answered, true);
+  return out;
 }
 
 RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds timeout,
@@ -223,6 +320,11 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     out.message = "the remote cache is read-only here";
     return out;
   }
+  Level* const level = lock_level();
+  if (level == nullptr) {  // HTTP levels alone: no fleet lock, each node compiles what it misses
+    out.message = fmt::format("remote cache {} has no level with locks (HTTP stores have none)", m_shown_url);
+    return out;
+  }
   timeout = system::saturate_duration(timeout);
   progress_every = system::saturate_duration(progress_every);
   const auto start = std::chrono::steady_clock::now();
@@ -231,21 +333,21 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   std::string token = new_token();
   std::chrono::milliseconds pause = std::min(std::chrono::milliseconds(2), m_config.poll_every);
   for (;;) {
-    if (!available()) {
-      out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    if (!available(*level)) {
+      out.message = fmt::format("remote cache {} is skipped after repeated failures", level->shown_url);
       return out;
     }
     system::Result<bool> taken = [&] {
-      std::lock_guard lock(m_request_mutex);
-      return m_request->try_lock(name, token, m_config.lock_ttl);
+      std::lock_guard lock(level->request_mutex);
+      return level->request->try_lock(name, token, m_config.lock_ttl);
     }();
-    if (!record(taken)) {
+    if (!record(*level, taken)) {
       out.message = taken.error().message;
       return out;
     }
     if (*taken) {
       // The holder before this one may have stored the value just before letting go.
-      RemoteGet g = fetch(key);
+      RemoteGet g = fetch(*level, key);
       if (g.outcome == RemoteGet::Outcome::hit) {
         release_async(key, token);
         add(m_stats.remote_hits, 1);
@@ -256,9 +358,9 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       // Refreshed on the Background thread before it expires, until its release.
       // (A lock_ttl of a few ms given through the API must not make the worker spin.)
       const auto every = std::max(m_config.lock_ttl / 3, std::chrono::milliseconds(1));
-      system::Background::Recurring refresh = m_background->every(every, [this, name, token] {
-        if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
-          record(writer->refresh_lock(name, token, m_config.lock_ttl));
+      system::Background::Recurring refresh = m_background->every(every, [this, level, name, token] {
+        if (RemoteStore* writer = writer_store(*level); writer != nullptr && available(*level)) {
+          record(*level, writer->refresh_lock(name, token, m_config.lock_ttl));
         }
       });
       {
@@ -269,7 +371,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       out.token = std::move(token);
       return out;
     }
-    RemoteGet g = fetch(key);
+    RemoteGet g = fetch(*level, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       add(m_stats.remote_hits, 1);
       out.outcome = RemoteLock::Outcome::value;
@@ -285,7 +387,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     if (waited >= timeout) {
       out.outcome = RemoteLock::Outcome::timed_out;
       out.message = fmt::format("waited {:.1f} s for another node compiling key {} (lock {} on remote cache {})",
-                                waited.count() / 1000.0, key.hex(), name, m_shown_url);
+                                waited.count() / 1000.0, key.hex(), name, level->shown_url);
       return out;
     }
     if (progress && now >= next_progress) {
@@ -299,12 +401,17 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
 }
 
 bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string token) {
+  return post_write(key, std::move(entry_bytes), std::move(token), all_levels(m_levels.size()), false);
+}
+
+bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels,
+                            bool backfill) {
   const std::uint64_t size = entry_bytes.size();
   bool fits = false;
   {
     std::lock_guard lock(m_pending_mutex);
     fits = !m_config.read_only && size <= m_config.max_value_size && m_pending < m_config.queue_capacity &&
-           m_pending_bytes + size <= m_config.queue_max_bytes && available();
+           m_pending_bytes + size <= m_config.queue_max_bytes && any_available();
     if (!fits && token.empty()) {
       if (!m_config.read_only) add(m_stats.remote_dropped, 1);
       return false;
@@ -321,8 +428,8 @@ bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string 
   system::Background::Job job;
   job.bytes = held;
   job.owner = this;
-  job.run = [this, key, value = std::move(entry_bytes), token, held]() mutable {
-    write(key, std::move(value), token);
+  job.run = [this, key, value = std::move(entry_bytes), token, held, levels, backfill]() mutable {
+    write(key, std::move(value), token, levels, backfill);
     done(held);
   };
   job.drop = [this, sends, held] {
@@ -346,7 +453,7 @@ void RemoteTier::release_async(const Key& key, std::string token) {
   system::Background::Job job;
   job.owner = this;
   job.run = [this, key, token] {
-    write(key, {}, token);
+    write(key, {}, token, 0, false);
     done(0);
   };
   job.drop = [this] { done(0); };
@@ -371,37 +478,53 @@ void RemoteTier::drain() {
 }
 
 system::Result<std::string> RemoteTier::ping() {
-  system::Result<std::string> r = [&] {
-    std::lock_guard lock(m_request_mutex);
-    return m_request->ping();
-  }();
-  record(r);
-  return r;
-}
-
-RemoteStore* RemoteTier::writer_store() {
-  if (!m_writer) {
-    if (auto s = open_remote_store(m_config.url, m_config.timeouts)) m_writer = std::move(*s);
+  std::string answers;
+  for (auto& level : m_levels) {
+    system::Result<std::string> r = [&] {
+      std::lock_guard lock(level->request_mutex);
+      return level->request->ping();
+    }();
+    record(*level, r);
+    if (!r) return r;
+    answers += (answers.empty() ? "" : "; ") + *r;
   }
-  return m_writer.get();
+  return answers;
 }
 
-void RemoteTier::write(const Key& key, std::string value, const std::string& token) {
-  RemoteStore* writer = writer_store();
-  if (writer != nullptr && !value.empty()) {
-    if (available()) {
-      const std::size_t size = value.size();
-      std::string encoded = encode(std::move(value));
-      if (record(writer->put(value_name(key), encoded, m_config.ttl))) {
+RemoteStore* RemoteTier::writer_store(Level& level) {
+  if (!level.writer) {
+    if (auto s = open_remote_store(level.url, m_config.timeouts, m_credentials)) level.writer = std::move(*s);
+  }
+  return level.writer.get();
+}
+
+void RemoteTier::write(const Key& key, std::string value, const std::string& token, std::uint64_t levels,
+                       bool backfill) {
+  if (!value.empty()) {
+    const std::size_t size = value.size();
+    const std::string encoded = encode(std::move(value));
+    for (std::size_t i = 0; i < m_levels.size(); ++i) {
+      if ((levels >> i & 1) == 0) continue;
+      Level& level = *m_levels[i];
+      RemoteStore* writer = writer_store(level);
+      if (writer == nullptr) continue;
+      if (!available(level)) {
+        add(m_stats.remote_dropped, 1);
+        continue;
+      }
+      if (record(level, writer->put(value_name(key), encoded, m_config.ttl))) {
         add(m_stats.remote_writes, 1);
         add(m_stats.remote_bytes_written, size);
+        if (backfill) add(m_stats.remote_backfills, 1);
       }
-    } else {
-      add(m_stats.remote_dropped, 1);
     }
   }
   if (token.empty()) return;
-  if (writer != nullptr && available()) record(writer->unlock(lock_name(key), token));
+  if (Level* level = lock_level(); level != nullptr) {
+    if (RemoteStore* writer = writer_store(*level); writer != nullptr && available(*level)) {
+      record(*level, writer->unlock(lock_name(key), token));
+    }
+  }
   system::Background::Recurring refresh;
   {
     std::lock_guard lock(m_pending_mutex);

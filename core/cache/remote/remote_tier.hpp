@@ -1,21 +1,28 @@
-// kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis). It
-// decides what is read, written and trusted, over a RemoteStore that only moves bytes:
-//   - get() returns a value only once it is a whole, checked entry recorded under the key asked
-//     for, and (with a Signer) one whose HMAC tag is valid; anything else is `rejected`, a miss.
-//   - put_async() writes on a Background thread (the compile service's one worker, or one of
-//     the tier's own when it is given none), through a bounded queue: a full queue, a value over
-//     max_value_size, a read-only tier or a remote that is down drop the write (and count it);
-//     nothing on the request path waits for a write.
-//   - lock_or_wait() lets the nodes that miss a key together compile it once: the first takes
-//     a lock that expires unless its holder (the Background thread) refreshes it; the others poll
-//     for the value, and compile by themselves past the wait bound or when the remote fails.
-//   - after `failures_before_backoff` failures in a row the remote is skipped for `backoff`
-//     (one warning when it goes down, one note when it is back): a slow, down or restarted
-//     server costs a request at most a few timeouts, never an error.
-// Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks). Counts into the
-// Stats it is given (the remote_* counters). Thread-safe. No CUDA here; nothing here throws
-// past allocation failures. fork(): a child never speaks on its parent's connections (it opens its
-// own on first use) and has none of its parent's writes queued nor locks held.
+// kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis, then
+// HTTP stores). It decides what is read, written and trusted, over RemoteStores that only move
+// bytes, one per level, fastest first (split_remote_levels: the Redis level, then each http(s)://
+// entry of KJIT_REMOTE_CACHE in the order given):
+//   - get() asks the levels in order and returns a value only once it is a whole, checked entry
+//     recorded under the key asked for, and (with a Signer) one whose HMAC tag is valid; anything
+//     else is `rejected`, a miss, and the next level is asked. A hit in a slower level is written
+//     back to the faster ones (a backfill: a background write, counted in remote_backfills).
+//   - put_async() writes to every level on a Background thread (the compile service's one worker,
+//     or one of the tier's own when it is given none), through a bounded queue: a full queue, a
+//     value over max_value_size, a read-only tier or levels that are down drop the write (and
+//     count it); nothing on the request path waits for a write.
+//   - lock_or_wait() lets the nodes that miss a key together compile it once, on the first level
+//     whose store has locks (Redis; HTTP has none, and a tier of HTTP levels alone takes no lock):
+//     the first node takes a lock that expires unless its holder (the Background thread) refreshes
+//     it; the others poll for the value, and compile by themselves past the wait bound or when the
+//     remote fails.
+//   - each level on its own: after `failures_before_backoff` failures in a row it is skipped for
+//     `backoff` (one warning when it goes down, one note when it is back): a slow, down or
+//     restarted server costs a request at most a few timeouts, never an error.
+// Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks); an HTTP store keeps
+// a name under <base>/ac/<sha256 of the name>. Counts into the Stats it is given (the remote_*
+// counters, the HTTP levels' also in remote_http_*). Thread-safe. No CUDA here; nothing here
+// throws past allocation failures. fork(): a child never speaks on its parent's connections (it
+// opens its own on first use) and has none of its parent's writes queued nor locks held.
 #pragma once
 
 #include "core/system/at_fork.hpp"
@@ -43,7 +50,8 @@
 namespace kjit::cache {
 
 struct RemoteConfig {
-  std::string url;                      // redis://host:port[/db] or unix:///path.sock
+  std::string url;                      // a list: redis://host:port[/db], unix:///path.sock, http[s]://host/prefix
+  std::string http_auth_file;           // the HTTP levels' credentials (read_http_credentials); empty: none
   bool read_only = false;               // read, never write (nor lock)
   std::optional<Signer> signer;         // sign what is written, load only valid tags
   RemoteTimeouts timeouts;
@@ -102,35 +110,41 @@ public:
   void release_async(const Key& key, std::string token);
   // Waits until every queued write was attempted.
   void drain();
-  // A round trip through the request path's connection: what the server says of itself.
+  // A round trip through each level's request-path connection: what each server says of itself
+  // ("redis 7.0.15; http 404 nginx/1.22.1"); a Failure names the first level that did not answer.
   system::Result<std::string> ping();
 
   const RemoteConfig& config() const { return m_config; }
   bool read_only() const { return m_config.read_only; }
 
 private:
-  RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log, system::Background* background);
-  RemoteGet fetch(const Key& key);  // one GET on the request connection, checked; no counting of the request
-  bool available();
+  struct Level;  // one store with its connections and its back-off (remote_tier.cpp)
+
+  RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
+             Stats& stats, Log log, system::Background* background);
+  // One GET on a level's request connection, checked; no counting of the request.
+  RemoteGet fetch(Level& level, const Key& key);
+  bool available(const Level& level) const;
+  bool any_available() const;
+  Level* lock_level() const;  // the first level whose store has locks; null: none has
   template <class T>
-  bool record(const system::Result<T>& r);  // counts and tracks failures; true on success
-  // On the Background thread: writes `value` (empty: none), then releases `token`'s lock.
-  void write(const Key& key, std::string value, const std::string& token);
+  bool record(Level& level, const system::Result<T>& r);  // counts and tracks failures; true on success
+  // Queues a write of `entry_bytes` to the levels in `levels` (bit i: m_levels[i]) and the release
+  // of `token`'s lock; put_async's body. `backfill`: a slower level's hit written back.
+  bool post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels, bool backfill);
+  // On the Background thread: writes `value` (empty: none) to `levels`, then releases `token`'s lock.
+  void write(const Key& key, std::string value, const std::string& token, std::uint64_t levels, bool backfill);
   void done(std::uint64_t bytes);  // a queued write ran or was dropped
-  RemoteStore* writer_store();  // the worker's connection, opened on first use
+  RemoteStore* writer_store(Level& level);  // the worker's connection, opened on first use
   std::string encode(std::string entry_bytes) const;
 
   RemoteConfig m_config;
-  std::string m_shown_url;  // m_config.url with its password redacted: the one kjit prints
+  std::string m_shown_url;  // m_config.url with its passwords redacted: the one kjit prints
+  HttpCredentials m_credentials;  // for the HTTP levels' new connections (the worker's, a child's)
   Stats& m_stats;
   Log m_log;
 
-  std::mutex m_request_mutex;  // the request path's connection
-  std::unique_ptr<RemoteStore> m_request;
-
-  std::atomic<unsigned> m_failures{0};
-  std::atomic<std::int64_t> m_down_until{0};  // steady_clock ticks
-  std::atomic<bool> m_down{false};
+  std::vector<std::unique_ptr<Level>> m_levels;  // fastest first; never empty
 
   std::unique_ptr<system::Background> m_own_background;  // when none was given
   system::Background* m_background;
@@ -139,7 +153,6 @@ private:
   std::size_t m_pending = 0;         // writes and releases queued or running
   std::uint64_t m_pending_bytes = 0;
   std::map<std::string, system::Background::Recurring> m_held;  // token -> refresh of a lock this process holds
-  std::unique_ptr<RemoteStore> m_writer;  // the system::Background thread's own connection
   system::AtFork::Registration m_fork;  // last: gone before what its handlers use
 };
 

@@ -27,10 +27,12 @@ struct CacheStats {
   // The remote tier (KJIT_REMOTE_CACHE): GETs made on the request path and their summed latency
   // (microseconds), their hits and misses (rejected: a value present but damaged, foreign or
   // unsigned, never loaded), failed calls (timeouts among them), writes made and dropped (queue
-  // full, value too large, remote skipped), and bytes each way.
+  // full, value too large, remote skipped), and bytes each way; of them, the hits an HTTP level
+  // answered, the HTTP levels' failed calls, and the writes that backfilled a faster level.
   std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
-                remote_bytes_written = 0, remote_latency_us = 0;
+                remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
+                remote_backfills = 0;
 };
 
 struct CacheEntryInfo {
@@ -115,9 +117,11 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-// One round trip to a remote cache (`kjit cache remote ping`): whether it answered, what it says
-// of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
-// an address it cannot parse.
+// One round trip to each level of a remote cache (`kjit cache remote ping`; `url` as
+// KJIT_REMOTE_CACHE: a comma list): whether every level answered, what each says of itself
+// ("redis 7.0.15; http 404 nginx/1.22.1") and how long it all took, or why not (`message`). An
+// HTTP level is asked with the credentials in `http_auth_file` (KJIT_REMOTE_HTTP_AUTH_FILE).
+// Throws UsageError for an address or credentials file it cannot use.
 struct RemotePing {
   std::string url;  // with its password redacted (redact_remote_url)
   bool ok = false;
@@ -125,7 +129,8 @@ struct RemotePing {
   std::chrono::microseconds round_trip{0};
   std::string message;
 };
-KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
+KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
+                                      const std::filesystem::path& http_auth_file = {});
 // A remote cache's address as kjit prints it everywhere: "redis://:***@host:6379" (the password
 // replaced; the rest kept).
 KJIT_API std::string redact_remote_url(std::string_view url);
