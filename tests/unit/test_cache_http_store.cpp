@@ -2,7 +2,7 @@
 // PUT, and against scripted socket servers for what nginx will not do on demand (a server slower
 // than the timeout, one that closes mid-body, one announcing a huge value): only a 200 is a
 // value, only a 404 an absent one, everything else a Failure, and no call outlasts its timeouts.
-#include "cache/remote/remote_store.hpp"
+#include "core/cache/remote/remote_store.hpp"
 #include "support/http_server.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
@@ -19,6 +19,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {

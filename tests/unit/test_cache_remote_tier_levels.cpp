@@ -3,7 +3,7 @@
 // writes reach every level, the fleet lock lives on Redis (an HTTP level alone takes none), each
 // level backs off on its own, and HTTP trouble (401, 404, 500, a slow server, one that closes
 // mid-body, a damaged value) is a miss, never a hit, counted in remote_http_errors.
-#include "cache/remote/remote_tier.hpp"
+#include "core/cache/remote/remote_tier.hpp"
 #include "support/http_server.hpp"
 #include "support/redis_server.hpp"
 #include "support/skip.hpp"
@@ -19,6 +19,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {
