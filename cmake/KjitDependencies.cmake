@@ -79,10 +79,10 @@ add_library(kjit::dep::sodium ALIAS kjit_dep_sodium)
 target_include_directories(kjit_dep_sodium SYSTEM INTERFACE ${KJIT_SODIUM_INCLUDE_DIR})
 target_link_libraries(kjit_dep_sodium INTERFACE ${KJIT_SODIUM_LIBRARY})
 
-# The remote tier's HTTP store (cache/remote/http_store.cpp): libcurl, the system's shared one (its
+# The remote tier's HTTP store (core/cache/remote/http_store.cpp): libcurl, the system's shared one (its
 # TLS library and CA store go with it; Debian's and Ubuntu's libcurl4-openssl-dev). KJIT_HTTP_STORE:
 # AUTO (default: built when libcurl is found), ON (required) or OFF. Without it an http:// or
-# https:// entry of KJIT_REMOTE_CACHE is refused, saying so (cache/remote/remote_store.cpp).
+# https:// entry of KJIT_REMOTE_CACHE is refused, saying so (core/cache/remote/remote_store.cpp).
 set(KJIT_HTTP_STORE AUTO CACHE STRING "The remote tier's HTTP store through libcurl: AUTO, ON or OFF")
 set_property(CACHE KJIT_HTTP_STORE PROPERTY STRINGS AUTO ON OFF)
 add_library(kjit_dep_curl INTERFACE)
