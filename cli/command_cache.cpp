@@ -75,7 +75,9 @@ void add_stats(CLI::App& cache, Context& ctx) {
                                 {"errors", s.remote_errors}, {"timeouts", s.remote_timeouts},
                                 {"writes", s.remote_writes}, {"dropped", s.remote_dropped},
                                 {"bytes_read", s.remote_bytes_read}, {"bytes_written", s.remote_bytes_written},
-                                {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us}};
+                                {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us},
+                                {"http_hits", s.remote_http_hits}, {"http_errors", s.remote_http_errors},
+                                {"backfills", s.remote_backfills}};
           print_json(nlohmann::json{{"dir", json_name(s.dir.string())}, {"entries", s.entries}, {"bytes", s.bytes},
                                             {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
                                             {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
@@ -91,10 +93,12 @@ void add_stats(CLI::App& cache, Context& ctx) {
                    s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written),
                    human(s.bytes_read), s.store_failures);
         fmt::print("remote          {} requests: {} hits, {} misses ({} rejected), {} errors ({} timeouts), "
-                   "mean {} us\nremote writes   {} sent, {} dropped; {} read, {} written\n",
+                   "mean {} us\nremote writes   {} sent ({} backfills), {} dropped; {} read, {} written\n"
+                   "remote http    {} hits, {} errors\n",
                    s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_errors,
-                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_dropped, human(s.remote_bytes_read),
-                   human(s.remote_bytes_written));
+                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_backfills, s.remote_dropped,
+                   human(s.remote_bytes_read), human(s.remote_bytes_written), s.remote_http_hits,
+                   s.remote_http_errors);
       });
 }
 
@@ -109,7 +113,7 @@ void add_remote(CLI::App& cache, Context& ctx) {
         if (url.empty()) {
           throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
         }
-        RemotePing p = ping_remote_cache(url, config.remote_timeout);
+        RemotePing p = ping_remote_cache(url, config.remote_timeout, config.remote_http_auth_file);
         if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
         if (ctx.json) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};
@@ -299,16 +303,30 @@ nlohmann::json bundle_json(const CacheBundleInfo& b) {
 }
 
 struct ExportArgs {
-  std::string file, older_than, newer_than;
+  std::string file, older_than, newer_than, remote_name;
   std::vector<std::string> archs;
 };
+
+// --remote-name NAME: the bundle in the fleet's HTTP store (the first http(s):// entry of --remote
+// or KJIT_REMOTE_CACHE), with its credentials file. Exactly one of FILE and NAME.
+RemoteBundle remote_bundle(const Context& ctx, const std::string& file, const std::string& name) {
+  if (file.empty() == name.empty()) throw UsageError("give the bundle's FILE or --remote-name NAME (one of them)");
+  const RuntimeConfig c = ctx.runtime_config();
+  if (c.remote_cache.empty()) {
+    throw UsageError("--remote-name: no HTTP store to use: give --remote http(s)://host/prefix or set KJIT_REMOTE_CACHE");
+  }
+  return RemoteBundle{c.remote_cache, name, c.remote_http_auth_file};
+}
 
 void add_export(CLI::App& cache, Context& ctx) {
   auto args = std::make_shared<ExportArgs>();
   auto* command = cache.add_subcommand(
       "export", "Write the cache's entries and tuning decisions into one signed bundle FILE (docs/bundles.md); signed "
                 "with KJIT_REMOTE_SIGNING_KEY_FILE, else KJIT_REMOTE_SECRET_FILE, else unsigned");
-  command->add_option("file", args->file, "The bundle to write (replaced whole)")->required();
+  command->add_option("file", args->file, "The bundle to write (replaced whole)");
+  command->add_option("--remote-name", args->remote_name,
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (the first http(s):// entry of "
+                      "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
   command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
                                              "tuning decisions go along")
       ->delimiter(',');
@@ -321,34 +339,45 @@ void add_export(CLI::App& cache, Context& ctx) {
     o.newer_than = age_option(args->newer_than, "--newer-than");
     o.keys = bundle_keys(ctx);
     ctx.input = args->file;
-    CacheExportResult r = open_cache(ctx).export_bundle(args->file, o);
+    CacheExportResult r = args->remote_name.empty() && !args->file.empty()
+                              ? open_cache(ctx).export_bundle(args->file, o)
+                              : open_cache(ctx).export_bundle(remote_bundle(ctx, args->file, args->remote_name), o);
+    const std::string where = r.remote.empty() ? r.file.string() : r.remote;
     warn_skipped(r.skipped);
     if (ctx.json) {
-      print_json(nlohmann::json{{"file", json_name(r.file.string())}, {"file_size", r.file_size},
+      print_json(nlohmann::json{{"file", r.remote.empty() ? nlohmann::json(json_name(r.file.string())) : nlohmann::json(nullptr)},
+                                {"remote", r.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.remote)},
+                                {"file_size", r.file_size},
                                 {"bundle", bundle_json(r.bundle)}, {"skipped", skipped_json(r.skipped)}},
                  2);
       return;
     }
     fmt::print("exported {} ({}) to {}: generation {}, {}\n", entries(r.bundle.entries), human(r.bundle.bytes),
-               r.file.string(), r.bundle.generation,
+               where, r.bundle.generation,
                r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature);
   });
 }
 
 void add_import(CLI::App& cache, Context& ctx) {
   auto file = std::make_shared<std::string>();
+  auto remote_name = std::make_shared<std::string>();
   auto check = std::make_shared<bool>(false);
   auto* command = cache.add_subcommand(
       "import", "Check a bundle whole (completion marker, hash, signature, every entry), then add its entries to the "
                 "cache; an import that was killed is reported and finished by the next (exit 1: refused)");
-  command->add_option("file", *file, "The bundle to import")->required();
+  command->add_option("file", *file, "The bundle to import");
+  command->add_option("--remote-name", *remote_name,
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (as export's --remote-name)");
   command->add_flag("--check", *check, "Check the bundle whole and import nothing");
-  command->callback([&ctx, file, check] {
+  command->callback([&ctx, file, remote_name, check] {
     CacheImportOptions o;
     o.keys = bundle_keys(ctx);
     o.check_only = *check;
     ctx.input = *file;
-    CacheImportResult r = open_cache(ctx).import_bundle(*file, o);
+    CacheImportResult r = remote_name->empty() && !file->empty()
+                              ? open_cache(ctx).import_bundle(*file, o)
+                              : open_cache(ctx).import_bundle(remote_bundle(ctx, *file, *remote_name), o);
+    const std::string what = remote_name->empty() ? *file : "bundle " + *remote_name;
     if (r.earlier && !ctx.quiet) {
       fmt::print(stderr, "kjit: warning: an earlier import into this cache did not finish: bundle {} ({}), at least {} "
                          "of {} entries written; {}\n",
@@ -360,7 +389,9 @@ void add_import(CLI::App& cache, Context& ctx) {
       if (!ctx.quiet) fmt::print(stderr, "kjit: warning: {}\n", w);
     }
     if (ctx.json) {
-      nlohmann::json j{{"file", json_name(*file)}, {"bundle", bundle_json(r.bundle)}, {"checked", true},
+      nlohmann::json j{{"file", file->empty() ? nlohmann::json(nullptr) : nlohmann::json(json_name(*file))},
+                       {"remote_name", remote_name->empty() ? nlohmann::json(nullptr) : nlohmann::json(*remote_name)},
+                       {"bundle", bundle_json(r.bundle)}, {"checked", true},
                        {"imported", !*check}, {"written", r.written}, {"present", r.present},
                        {"evicted", r.evicted}, {"resumed", r.resumed}, {"warnings", r.warnings}};
       if (r.earlier) {
@@ -375,7 +406,7 @@ void add_import(CLI::App& cache, Context& ctx) {
     const std::string signature =
         r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature;
     if (*check) {
-      fmt::print("{}: bundle {} of {} ({}), {}, NVRTC {}, kjit {}: ok\n", *file, r.bundle.generation,
+      fmt::print("{}: bundle {} of {} ({}), {}, NVRTC {}, kjit {}: ok\n", what, r.bundle.generation,
                  entries(r.bundle.entries), human(r.bundle.bytes), signature, r.bundle.toolkit, r.bundle.kjit_version);
       return;
     }

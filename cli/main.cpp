@@ -2,6 +2,8 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <kjit/tools/install.hpp>
+
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
@@ -120,6 +122,7 @@ void add_global_options_footer(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace kjit::cli;
+  kjit::install_tools();  // KJIT_DUMP_DIR's dumps and KJIT_TUNE_METRICS's figures (libkjit_tools)
   Context ctx;
   CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
                "diff what the compiler made, and warm caches ahead of time.",
@@ -144,8 +147,9 @@ int main(int argc, char** argv) {
                  "10s or $KJIT_LOCK_STALE_AFTER)");
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
-                 "unix:///path/redis.sock (default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, "
-                 "KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, "
+                 "unix:///path/redis.sock, then http[s]://host/path levels, comma-separated (default "
+                 "$KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, "
+                 "KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, KJIT_REMOTE_HTTP_AUTH_FILE, "
                  "KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.fallthrough();
 

@@ -14,9 +14,9 @@
 // CPU only; links cache/ alone. Usage:
 //   bench_bundle [--entries N] [--entry-bytes B] [--runs R] [--dir DIR]
 // Each step into a folder of its own, their order rotated from run to run; medians of R.
-#include "cache/bundle.hpp"
-#include "cache/remote/signer.hpp"
-#include "cache/store.hpp"
+#include "core/cache/bundle.hpp"
+#include "core/cache/remote/signer.hpp"
+#include "core/cache/store.hpp"
 
 #include "bench_util.hpp"
 
@@ -139,8 +139,8 @@ int main(int argc, char** argv) {
     return [&s, scheme](std::string_view m) { return BundleSignature{scheme, s.sign(m)}; };
   };
   auto verify_with = [](const Signer& s) {
-    return [&s](const BundleSignature& sig, std::string_view m) -> Result<void> {
-      if (sig.scheme == BundleScheme::none || !s.verify(sig.bytes, m)) return Failure{"not signed by the key"};
+    return [&s](const BundleSignature& sig, std::string_view m) -> system::Result<void> {
+      if (sig.scheme == BundleScheme::none || !s.verify(sig.bytes, m)) return system::Failure{"not signed by the key"};
       return {};
     };
   };

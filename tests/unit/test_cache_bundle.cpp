@@ -3,9 +3,9 @@
 // are refused whole, leaving the store byte for byte as it was; a process killed after the check
 // leaves a journal the next import reports and finishes; one import at a time; an archive changed
 // during an import stops it. Random inputs: the seed is printed with every failure.
-#include "cache/bundle.hpp"
-#include "cache/remote/signer.hpp"
-#include "cache/store.hpp"
+#include "core/cache/bundle.hpp"
+#include "core/cache/remote/signer.hpp"
+#include "core/cache/store.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
@@ -79,9 +79,9 @@ BundleSign sign_with(const Signer& signer) {
 }
 
 BundleVerify verify_with(const Signer& signer) {
-  return [&signer](const BundleSignature& sig, std::string_view m) -> Result<void> {
-    if (sig.scheme == BundleScheme::none) return Failure{"unsigned"};
-    if (!signer.verify(sig.bytes, m)) return Failure{"signature not valid"};
+  return [&signer](const BundleSignature& sig, std::string_view m) -> system::Result<void> {
+    if (sig.scheme == BundleScheme::none) return system::Failure{"unsigned"};
+    if (!signer.verify(sig.bytes, m)) return system::Failure{"signature not valid"};
     return {};
   };
 }
@@ -135,6 +135,41 @@ TEST_SUITE("Bundle") {
     auto other = import_bundle(b, (f.tmp / "again.kjb").string(), {.check_only = true});
     REQUIRE(other);
     CHECK(other->manifest.generation != r->manifest.generation);
+  }
+
+  TEST_CASE("a bundle made in memory is the file's format and imports from memory with the same checks") {
+    INFO("seed " << seed_of_test());
+    Fixture f;
+    Store a = f.store("a");
+    const auto keys = f.fill(a, 40);
+    const Signer ci = Signer::ed25519(std::string(Signer::k_seed_size, '\x33'), {});
+    std::string bytes;
+    auto made = export_bundle_bytes(a, bytes, {.sign = sign_with(ci)});
+    REQUIRE(made);
+    CHECK(made->file_size == bytes.size());
+    CHECK(bytes.substr(0, 8) == "KJITBNDL");
+    CHECK(bytes.substr(bytes.size() - 8) == "KJBNDONE");
+    // The same bytes as a file import as the file does, and from memory as well.
+    test::write_file(f.tmp / "mem.kjb", bytes);
+    Store b = f.store("b");
+    auto from_file = import_bundle(b, (f.tmp / "mem.kjb").string(), {.verify = verify_with(ci), .check_only = true});
+    REQUIRE(from_file);
+    CHECK(from_file->manifest.entries == keys.size());
+    auto from_memory = import_bundle_bytes(b, bytes, {.verify = verify_with(ci), .source = "m in http://x"});
+    REQUIRE_MESSAGE(from_memory, (from_memory ? "" : from_memory.error().message));
+    CHECK(from_memory->written == keys.size());
+    for (const Key& k : keys) CHECK(b.get(k).outcome == GetResult::Outcome::hit);
+    // Cut short or altered in memory: refused whole, naming the source.
+    Store c = f.store("c");
+    for (int i = 0; i < 10; ++i) {
+      std::string bad = bytes;
+      if (i % 2 == 0) bad.resize(f.rng() % bytes.size());
+      else bad[f.rng() % bad.size()] ^= static_cast<char>(1 << (f.rng() % 8));
+      auto r = import_bundle_bytes(c, bad, {.verify = verify_with(ci), .source = "m in http://x"});
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("the bundle m in http://x is refused") == 0);
+      CHECK(c.list().empty());
+    }
   }
 
   TEST_CASE("an export selects by last use and content and leaves the last use alone") {

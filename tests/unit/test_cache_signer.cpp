@@ -3,8 +3,8 @@
 // named by line), the value formats (KJSG + HMAC tag, KJED + ed25519 signature), and a node that
 // holds public keys only: it loads what the signing key signed, refuses unsigned, HMAC-only and
 // forged values (counted in remote_rejected), and never writes nor locks.
-#include "cache/remote/remote_tier.hpp"
-#include "cache/remote/signer.hpp"
+#include "core/cache/remote/remote_tier.hpp"
+#include "core/cache/remote/signer.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
@@ -123,7 +123,7 @@ TEST_SUITE("Signer") {
     CHECK(open_value(&ed, ed_value).value() == 4 + Signer::k_signature_size);
     CHECK(open_value(&hmac, hmac_value).value() == 4 + Signer::k_tag_size);
     CHECK(open_value(nullptr, entry).value() == 0);
-    auto why = [](const Result<std::size_t>& r) { return r ? std::string() : r.error().message; };
+    auto why = [](const system::Result<std::size_t>& r) { return r ? std::string() : r.error().message; };
     CHECK(why(open_value(&ed, hmac_value)).find("HMAC") != std::string::npos);
     CHECK(why(open_value(&hmac, ed_value)).find("ed25519") != std::string::npos);
     CHECK(why(open_value(&ed, entry)).find("no signature") != std::string::npos);

@@ -2,10 +2,14 @@
 // imported into an empty one answers every request from the disk (no compile), tuning decisions
 // included; a truncated, bit-flipped, re-signed or partial bundle is refused whole (exit 1, the
 // cache unchanged); an import SIGKILLed at random moments leaves `kjit cache verify` clean and the
-// next import reports the earlier one and finishes it; keygen never replaces a key.
-#include "cache/store.hpp"
-#include "runtime/tune/decision.hpp"
+// next import reports the earlier one and finishes it; keygen never replaces a key; a bundle kept in
+// the fleet's HTTP store (a real nginx with WebDAV PUT) imports on a public-key node, and one
+// altered there, absent, or behind credentials the node lacks imports nothing.
+#include "core/cache/store.hpp"
+#include "core/tune/decision.hpp"
 #include "support/helpers.hpp"
+#include "support/http_server.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
@@ -325,5 +329,78 @@ TEST_SUITE("cli bundle") {
                                   "KJIT_REMOTE_PUBLIC_KEY_FILE=" + prefix.string() + ".pub");
     CHECK(unsigned_export.code == 2);
     CHECK_FALSE(fs::exists(dir / "y.kjb"));
+  }
+
+  TEST_CASE("a bundle kept in the HTTP store imports on a public-key node and an altered or absent one imports nothing") {
+    if (kjit::test::NginxServer::binary().empty()) KJIT_SKIP("nginx is not installed (Debian's nginx-light; or set KJIT_NGINX)");
+    if (kjit::test::run_command(k_kjit + " cache remote ping --remote http://127.0.0.1:1/x 2>&1").out.find(
+            "built without the HTTP store") != std::string::npos) {
+      KJIT_SKIP("kjit was built without the HTTP store");
+    }
+    INFO("seed " << seed_of_test());
+    std::mt19937_64 rng(seed_of_test());
+    kjit::test::TempDir dir;
+    kjit::test::NginxServer nginx(dir / "nginx");
+    const fs::path ci = dir / "ci", node = dir / "node";
+    constexpr int k_entries = 25;
+    {
+      kjit::cache::Store store(kjit::cache::StoreConfig{ci.string()});
+      for (int i = 0; i < k_entries; ++i) {
+        const auto key = kjit::test::test_key(rng());
+        REQUIRE(store.put(key, kjit::test::test_entry(key, 300 + rng() % 5000)).stored);
+      }
+    }
+    REQUIRE(kjit_in(dir, ci, "cache keygen --out " + (dir / "ci").string()).code == 0);
+    kjit::test::write_file(dir / "auth", std::string(kjit::test::NginxServer::k_user) + ":" +
+                                             kjit::test::NginxServer::k_password + "\n");
+    // Behind basic auth, as a fleet's store would be; Redis first in the list, as a fleet's is.
+    const std::string store_env = fmt::format("KJIT_REMOTE_CACHE='redis://127.0.0.1:1,{}' KJIT_REMOTE_HTTP_AUTH_FILE={}",
+                                              nginx.url("auth"), (dir / "auth").string());
+    const std::string signing = store_env + " KJIT_REMOTE_SIGNING_KEY_FILE=" + (dir / "ci.key").string();
+    const std::string public_key = store_env + " KJIT_REMOTE_PUBLIC_KEY_FILE=" + (dir / "ci.pub").string();
+
+    Run exported = kjit_in(dir, ci, "--json cache export --remote-name warm-1 --newer-than 1d", signing);
+    REQUIRE_MESSAGE(exported.code == 0, exported.err);
+    auto e = json_of(exported);
+    CHECK(e["bundle"]["entries"] == k_entries);
+    CHECK(e["file"].is_null());
+    CHECK(e["remote"].get<std::string>().find("bundle warm-1 in " + nginx.url("auth")) == 0);
+    const fs::path stored_dir = nginx.root("auth") / "ac";
+    REQUIRE(fs::exists(stored_dir));
+    std::vector<fs::path> stored(fs::directory_iterator(stored_dir), {});
+    REQUIRE(stored.size() == 1);  // one value: the bundle, under ac/<sha256 of its name>
+    CHECK(fs::file_size(stored[0]) == e["file_size"].get<std::uint64_t>());
+
+    Run imported = kjit_in(dir, node, "--json cache import --remote-name warm-1", public_key);
+    REQUIRE_MESSAGE(imported.code == 0, imported.err);
+    CHECK(json_of(imported)["written"] == k_entries);
+    CHECK(json_of(imported)["remote_name"] == "warm-1");
+    Run verify = kjit_in(dir, node, "--json cache verify");
+    CHECK(json_of(verify)["ok"] == k_entries);
+
+    // Refused or failing, each leaves a fresh node's cache as it was (empty: no entry, no journal).
+    auto nothing = [&](const std::string& env, const std::string& args, const std::string& why) {
+      INFO(why);
+      const fs::path fresh = dir / "fresh";
+      Run r = kjit_in(dir, fresh, "--json cache import " + args, env);
+      CHECK(r.code == 1);
+      CHECK(json_of(r)["error"]["message"].get<std::string>().find(why) != std::string::npos);
+      CHECK(kjit::Cache(fresh).list().empty());
+      CHECK_FALSE(fs::exists(fresh / "import"));
+      CHECK(r.err.find(kjit::test::NginxServer::k_password) == std::string::npos);
+      CHECK(r.out.find(kjit::test::NginxServer::k_password) == std::string::npos);
+    };
+    nothing(public_key, "--remote-name warm-2", "no such bundle");
+    nothing(fmt::format("KJIT_REMOTE_CACHE={} KJIT_REMOTE_PUBLIC_KEY_FILE={}", nginx.url("auth"),
+                        (dir / "ci.pub").string()),
+            "--remote-name warm-1", "401");  // no credentials
+    std::string bytes = kjit::test::read_file(stored[0]);
+    const std::size_t at = 32 + rng() % (bytes.size() - 200);
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+    kjit::test::write_file(stored[0], bytes);
+    nothing(public_key, "--remote-name warm-1", "refused");
+    // FILE and --remote-name together, or a name that cannot be one: usage.
+    CHECK(kjit_in(dir, node, "cache import x.kjb --remote-name warm-1", public_key).code == 2);
+    CHECK(kjit_in(dir, node, "cache import --remote-name 'a/b'", public_key).code == 2);
   }
 }

@@ -3,7 +3,7 @@
 // (the store's flush into the folder) read the same table.
 #include <kjit/tools.hpp>
 
-#include "runtime/request/counters.hpp"
+#include "core/request/counters.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
@@ -40,7 +40,7 @@ TEST_SUITE("Runtime counters") {
     CHECK(sum == n * (n + 1) / 2);
     CHECK(s.registry_hits == 1);
     CHECK(s.disk_hits == 2);  // the list's first: hits
-    CHECK(s.remote_latency_us == n);
+    CHECK(s.remote_backfills == n);  // the list's last
   }
 
   TEST_CASE("a miss that compiles counts one miss and one compile and a disk hit one hit in both views") {

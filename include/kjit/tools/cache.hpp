@@ -28,10 +28,12 @@ struct CacheStats {
   // The remote tier (KJIT_REMOTE_CACHE): GETs made on the request path and their summed latency
   // (microseconds), their hits and misses (rejected: a value present but damaged, foreign or
   // unsigned, never loaded), failed calls (timeouts among them), writes made and dropped (queue
-  // full, value too large, remote skipped), and bytes each way.
+  // full, value too large, remote skipped), and bytes each way; of them, the hits an HTTP level
+  // answered, the HTTP levels' failed calls, and the writes that backfilled a faster level.
   std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
-                remote_bytes_written = 0, remote_latency_us = 0;
+                remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
+                remote_backfills = 0;
 };
 
 struct CacheEntryInfo {
@@ -115,8 +117,19 @@ struct CacheBundleInfo {
   std::string selection;  // what the export selected ("arch sm_90; newer than 7d")
 };
 
+// A bundle kept in the fleet's HTTP store (docs/bundles.md): a value under the name
+// "kjit:bundle:<name>", so the file <url>/ac/<SHA-256 of that name>, which any server that takes
+// PUT keeps (docs/http-store.md). A node with public keys only imports it and never writes it.
+struct RemoteBundle {
+  std::string url;                  // an http(s):// store, or a KJIT_REMOTE_CACHE list: its first http(s) entry
+  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ -
+  std::filesystem::path auth_file;  // KJIT_REMOTE_HTTP_AUTH_FILE: "user:password" or "Bearer <token>"
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // the whole transfer
+};
+
 struct CacheExportResult {
-  std::filesystem::path file;
+  std::filesystem::path file;  // empty for a remote bundle
+  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted)
   std::uint64_t file_size = 0;
   CacheBundleInfo bundle;
   // Entries left out: damaged ones (removed, as a hit removes them) and links: path, why.
@@ -193,15 +206,22 @@ public:
   // and valid; a killed import leaves a valid cache, and the next one reports it and finishes.
   // Throws IoError when the bundle is refused (nothing is imported then) or a write fails.
   CacheImportResult import_bundle(const std::filesystem::path& file, const CacheImportOptions& options = {});
+  // The same through the fleet's HTTP store: the bundle is made in memory and PUT whole, or fetched
+  // whole (at most 4 GiB) and then checked and imported as a file is. IoError when the store
+  // fails or has no such bundle; UsageError for a URL that is not http(s):// or a wrong name.
+  CacheExportResult export_bundle(const RemoteBundle& to, const CacheExportOptions& options = {});
+  CacheImportResult import_bundle(const RemoteBundle& from, const CacheImportOptions& options = {});
 
 private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
 
-// One round trip to a remote cache (`kjit cache remote ping`): whether it answered, what it says
-// of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
-// an address it cannot parse.
+// One round trip to each level of a remote cache (`kjit cache remote ping`; `url` as
+// KJIT_REMOTE_CACHE: a comma list): whether every level answered, what each says of itself
+// ("redis 7.0.15; http 404 nginx/1.22.1") and how long it all took, or why not (`message`). An
+// HTTP level is asked with the credentials in `http_auth_file` (KJIT_REMOTE_HTTP_AUTH_FILE).
+// Throws UsageError for an address or credentials file it cannot use.
 struct RemotePing {
   std::string url;  // with its password redacted (redact_remote_url)
   bool ok = false;
@@ -209,7 +229,8 @@ struct RemotePing {
   std::chrono::microseconds round_trip{0};
   std::string message;
 };
-KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
+KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
+                                      const std::filesystem::path& http_auth_file = {});
 // A remote cache's address as kjit prints it everywhere: "redis://:***@host:6379" (the password
 // replaced; the rest kept).
 KJIT_API std::string redact_remote_url(std::string_view url);
