@@ -16,7 +16,8 @@
 #define KJIT_CACHE_COUNTERS(X) \
   X(hits) X(misses) X(compiles) X(waits) X(damaged) X(evictions) X(bytes_written) X(bytes_read) X(store_failures) \
   X(remote_requests) X(remote_hits) X(remote_misses) X(remote_rejected) X(remote_errors) X(remote_timeouts) \
-  X(remote_writes) X(remote_dropped) X(remote_bytes_read) X(remote_bytes_written) X(remote_latency_us)
+  X(remote_writes) X(remote_dropped) X(remote_bytes_read) X(remote_bytes_written) X(remote_latency_us) \
+  X(remote_shard_down)
 
 namespace kjit::cache {
 

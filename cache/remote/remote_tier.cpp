@@ -28,6 +28,20 @@ void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_a
 
 }  // namespace
 
+// One server of the level: its connections and its health in this process.
+struct RemoteTier::Shard {
+  RemoteListEntry spec;
+  std::mutex request_mutex;  // the request path's connection
+  std::unique_ptr<RemoteStore> request;
+  std::unique_ptr<RemoteStore> writer;  // the Background thread's own connection, opened on first use
+  std::atomic<unsigned> failures{0};
+  std::atomic<std::int64_t> down_until{0};  // steady_clock ticks
+  std::atomic<bool> down{false};
+  std::atomic<unsigned> refusals{0};  // writes refused in a row
+  std::atomic<std::int64_t> refusing_until{0};
+  std::atomic<bool> refusing{false};
+};
+
 Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
                                                      Background* background) {
   // Durations that do not fit a clock or a Redis expiry saturate (cache::k_max_duration).
@@ -35,41 +49,58 @@ Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats&
                                        &config.poll_every, &config.backoff}) {
     *d = saturate_duration(*d);
   }
-  auto store = open_remote_store(config.url, config.timeouts);
-  if (!store) return store.error();
+  auto list = parse_remote_list(config.url);
+  if (!list) return list.error();
+  if (!list->levels.empty()) {
+    return Failure{fmt::format("remote cache \"{}\" is an HTTP store: a level of its own, not a shard of a Redis "
+                               "level, and not supported by this kjit yet (give redis:// or unix:// shards)",
+                               list->levels.front().name)};
+  }
+  if (list->shards.empty()) return Failure{"no remote cache address (expected redis://host[:port] or unix:///path)"};
+  std::vector<std::unique_ptr<Shard>> shards;
+  for (RemoteListEntry& entry : list->shards) {
+    auto store = open_remote_store(entry.url, config.timeouts);
+    if (!store) return store.error();
+    auto shard = std::make_unique<Shard>();
+    shard->spec = std::move(entry);
+    shard->request = std::move(*store);
+    shards.push_back(std::move(shard));
+  }
   return std::unique_ptr<RemoteTier>(
-      new RemoteTier(std::move(config), std::move(*store), stats, std::move(log), background));
+      new RemoteTier(std::move(config), std::move(shards), stats, std::move(log), background));
 }
 
-RemoteTier::RemoteTier(RemoteConfig config, std::unique_ptr<RemoteStore> request, Stats& stats, Log log,
+RemoteTier::RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Shard>> shards, Stats& stats, Log log,
                        Background* background)
     : m_config(std::move(config)),
-      m_shown_url(redact_url(m_config.url)),
       m_stats(stats),
       m_log(std::move(log)),
-      m_request(std::move(request)),
+      m_shards(std::move(shards)),
       m_own_background(background == nullptr ? std::make_unique<Background>() : nullptr),
       m_background(background == nullptr ? m_own_background.get() : background) {
+  for (const auto& shard : m_shards) m_ring.push_back({shard->spec.name, shard->spec.weight});
   m_fork = AtFork::add({[this] {
-                          m_request_mutex.lock();
+                          for (auto& shard : m_shards) shard->request_mutex.lock();
                           m_pending_mutex.lock();
                         },
                         [this] {
                           m_pending_mutex.unlock();
-                          m_request_mutex.unlock();
+                          for (auto& shard : m_shards) shard->request_mutex.unlock();
                         },
                         [this] {
-                          new (&m_request_mutex) std::mutex();
                           new (&m_pending_mutex) std::mutex();
                           new (&m_pending_cv) std::condition_variable();
                           // The parent's connections, writes and locks are the parent's: forgotten
                           // here (never closed, written to nor released), a new connection opened
                           // on first use (open_remote_store connects lazily).
-                          if (auto fresh = open_remote_store(m_config.url, m_config.timeouts)) {
-                            (void)m_request.release();
-                            m_request = std::move(*fresh);
+                          for (auto& shard : m_shards) {
+                            new (&shard->request_mutex) std::mutex();
+                            if (auto fresh = open_remote_store(shard->spec.url, m_config.timeouts)) {
+                              (void)shard->request.release();
+                              shard->request = std::move(*fresh);
+                            }
+                            (void)shard->writer.release();
                           }
-                          (void)m_writer.release();
                           (void)new auto(std::move(m_held));
                           m_held.clear();
                           m_pending = 0;
@@ -91,33 +122,74 @@ RemoteTier::~RemoteTier() {
   held.clear();  // no refresh runs past here
 }
 
-bool RemoteTier::available() {
-  const std::int64_t until = m_down_until.load(std::memory_order_relaxed);
+std::size_t RemoteTier::shard_of(const Key& key) const { return rendezvous_shard(key, m_ring); }
+
+std::vector<RemoteShardState> RemoteTier::shards() const {
+  std::vector<RemoteShardState> out;
+  for (const auto& shard : m_shards) {
+    out.push_back({shard->spec.name, shard->spec.weight, !available(*shard), available(*shard) && !writable(*shard)});
+  }
+  return out;
+}
+
+bool RemoteTier::available(const Shard& shard) const {
+  const std::int64_t until = shard.down_until.load(std::memory_order_relaxed);
   return until == 0 || now_ticks() >= until;
 }
 
+bool RemoteTier::writable(const Shard& shard) const {
+  const std::int64_t until = shard.refusing_until.load(std::memory_order_relaxed);
+  return available(shard) && (until == 0 || now_ticks() >= until);
+}
+
+std::string RemoteTier::skipped_message(const Shard& shard) const {
+  return fmt::format("remote cache {} is skipped after repeated failures", shard.spec.name);
+}
+
 template <class T>
-bool RemoteTier::record(const Result<T>& r) {
+bool RemoteTier::record(Shard& shard, const Result<T>& r, Call call) {
+  const auto backoff_ticks =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(m_config.backoff).count();
+  const std::string_view others = m_shards.size() > 1 ? "; the other shards are still used" : "";
   if (r) {
-    m_failures.store(0, std::memory_order_relaxed);
-    m_down_until.store(0, std::memory_order_relaxed);
-    if (m_down.exchange(false) && m_log) {
-      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", m_shown_url));
+    shard.failures.store(0, std::memory_order_relaxed);
+    shard.down_until.store(0, std::memory_order_relaxed);
+    if (shard.down.exchange(false) && m_log) {
+      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", shard.spec.name));
+    }
+    if (call == Call::write) {
+      shard.refusals.store(0, std::memory_order_relaxed);
+      shard.refusing_until.store(0, std::memory_order_relaxed);
+      if (shard.refusing.exchange(false) && m_log) {
+        m_log(Severity::info, fmt::format("remote cache {} takes writes again", shard.spec.name));
+      }
     }
     return true;
   }
   add(m_stats.remote_errors, 1);
+  if (r.error().reason == Failure::Reason::refused) {
+    // The server answered: it is up and serves reads. Only its writes (and locks) pause.
+    const unsigned refusals = shard.refusals.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (refusals >= m_config.failures_before_backoff) {
+      shard.refusing_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
+      if (!shard.refusing.exchange(true) && m_log) {
+        m_log(Severity::warning,
+              fmt::format("{}; after {} refused writes in a row, writes to remote cache {} are skipped for {} s (it "
+                          "still serves reads)",
+                          r.error().message, refusals, shard.spec.name, m_config.backoff.count() / 1000.0));
+      }
+    }
+    return false;
+  }
   if (r.error().timed_out()) add(m_stats.remote_timeouts, 1);
-  const unsigned failures = m_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  const unsigned failures = shard.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   if (failures >= m_config.failures_before_backoff) {
-    m_down_until.store(now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                         m_config.backoff).count(),
-                       std::memory_order_relaxed);
-    if (!m_down.exchange(true) && m_log) {
+    shard.down_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
+    if (!shard.down.exchange(true) && m_log) {
       m_log(Severity::warning,
-            fmt::format("{}; after {} failures in a row the remote cache is skipped for {} s (kernels come from the "
-                        "local cache or are compiled)",
-                        r.error().message, failures, m_config.backoff.count() / 1000.0));
+            fmt::format("{}; after {} failures in a row the remote cache {} is skipped for {} s (its kernels come from "
+                        "the local cache or are compiled{})",
+                        r.error().message, failures, shard.spec.name, m_config.backoff.count() / 1000.0, others));
     }
   }
   return false;
@@ -133,11 +205,13 @@ std::string RemoteTier::encode(std::string entry_bytes) const {
   return out;
 }
 
-RemoteGet RemoteTier::fetch(const Key& key) {
+RemoteGet RemoteTier::fetch(Shard& shard, const Key& key) {
   RemoteGet out;
-  if (!available()) {
+  out.shard = shard.spec.name;
+  if (!available(shard)) {
     out.outcome = RemoteGet::Outcome::unavailable;
-    out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    out.shard_down = true;
+    out.message = skipped_message(shard);
     return out;
   }
   // A value is at most max_value_size, plus a signature's head: a longer one is refused from its
@@ -146,17 +220,17 @@ RemoteGet RemoteTier::fetch(const Key& key) {
   const std::uint64_t max_size =
       m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
   Result<std::optional<std::string>> r = [&] {
-    std::lock_guard lock(m_request_mutex);
-    return m_request->get(value_name(key), max_size);
+    std::lock_guard lock(shard.request_mutex);
+    return shard.request->get(value_name(key), max_size);
   }();
   if (!r && r.error().reason == Failure::Reason::too_large) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
-    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), m_shown_url,
+    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), shard.spec.name,
                               r.error().message);
     return out;
   }
-  if (!record(r)) {
+  if (!record(shard, r)) {
     out.outcome = RemoteGet::Outcome::unavailable;
     out.message = r.error().message;
     return out;
@@ -168,7 +242,7 @@ RemoteGet RemoteTier::fetch(const Key& key) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
     out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(),
-                              m_shown_url, why);
+                              shard.spec.name, why);
     return out;
   };
   const bool is_signed = std::string_view(value).substr(0, k_signed_magic.size()) == k_signed_magic;
@@ -196,15 +270,20 @@ RemoteGet RemoteTier::fetch(const Key& key) {
 }
 
 RemoteGet RemoteTier::get(const Key& key) {
-  if (!available()) {
-    add(m_stats.remote_misses, 1);  // skipped during the back-off: no request is made
+  Shard& shard = shard_for(key);
+  if (!available(shard)) {
+    // Skipped during its back-off: no request is made; a miss, never an error nor another shard.
+    add(m_stats.remote_misses, 1);
+    add(m_stats.remote_shard_down, 1);
     RemoteGet g;
     g.outcome = RemoteGet::Outcome::unavailable;
-    g.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    g.shard = shard.spec.name;
+    g.shard_down = true;
+    g.message = skipped_message(shard);
     return g;
   }
   const auto start = std::chrono::steady_clock::now();
-  RemoteGet g = fetch(key);
+  RemoteGet g = fetch(shard, key);
   add(m_stats.remote_requests, 1);
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
@@ -222,6 +301,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     out.message = "the remote cache is read-only here";
     return out;
   }
+  Shard& shard = shard_for(key);
   timeout = saturate_duration(timeout);
   progress_every = saturate_duration(progress_every);
   const auto start = std::chrono::steady_clock::now();
@@ -230,21 +310,25 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   std::string token = new_token();
   std::chrono::milliseconds pause = std::min(std::chrono::milliseconds(2), m_config.poll_every);
   for (;;) {
-    if (!available()) {
-      out.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    if (!available(shard)) {
+      out.message = skipped_message(shard);
+      return out;
+    }
+    if (!writable(shard)) {  // a full server takes no lock either: compile without one
+      out.message = fmt::format("remote cache {} refuses writes", shard.spec.name);
       return out;
     }
     Result<bool> taken = [&] {
-      std::lock_guard lock(m_request_mutex);
-      return m_request->try_lock(name, token, m_config.lock_ttl);
+      std::lock_guard lock(shard.request_mutex);
+      return shard.request->try_lock(name, token, m_config.lock_ttl);
     }();
-    if (!record(taken)) {
+    if (!record(shard, taken, Call::write)) {
       out.message = taken.error().message;
       return out;
     }
     if (*taken) {
       // The holder before this one may have stored the value just before letting go.
-      RemoteGet g = fetch(key);
+      RemoteGet g = fetch(shard, key);
       if (g.outcome == RemoteGet::Outcome::hit) {
         release_async(key, token);
         add(m_stats.remote_hits, 1);
@@ -255,9 +339,9 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       // Refreshed on the Background thread before it expires, until its release.
       // (A lock_ttl of a few ms given through the API must not make the worker spin.)
       const auto every = std::max(m_config.lock_ttl / 3, std::chrono::milliseconds(1));
-      Background::Recurring refresh = m_background->every(every, [this, name, token] {
-        if (RemoteStore* writer = writer_store(); writer != nullptr && available()) {
-          record(writer->refresh_lock(name, token, m_config.lock_ttl));
+      Background::Recurring refresh = m_background->every(every, [this, &shard, name, token] {
+        if (RemoteStore* writer = writer_store(shard); writer != nullptr && available(shard)) {
+          record(shard, writer->refresh_lock(name, token, m_config.lock_ttl));
         }
       });
       {
@@ -268,7 +352,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       out.token = std::move(token);
       return out;
     }
-    RemoteGet g = fetch(key);
+    RemoteGet g = fetch(shard, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       add(m_stats.remote_hits, 1);
       out.outcome = RemoteLock::Outcome::value;
@@ -284,7 +368,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     if (waited >= timeout) {
       out.outcome = RemoteLock::Outcome::timed_out;
       out.message = fmt::format("waited {:.1f} s for another node compiling key {} (lock {} on remote cache {})",
-                                waited.count() / 1000.0, key.hex(), name, m_shown_url);
+                                waited.count() / 1000.0, key.hex(), name, shard.spec.name);
       return out;
     }
     if (progress && now >= next_progress) {
@@ -303,7 +387,7 @@ bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string 
   {
     std::lock_guard lock(m_pending_mutex);
     fits = !m_config.read_only && size <= m_config.max_value_size && m_pending < m_config.queue_capacity &&
-           m_pending_bytes + size <= m_config.queue_max_bytes && available();
+           m_pending_bytes + size <= m_config.queue_max_bytes && writable(shard_for(key));
     if (!fits && token.empty()) {
       if (!m_config.read_only) add(m_stats.remote_dropped, 1);
       return false;
@@ -370,28 +454,34 @@ void RemoteTier::drain() {
 }
 
 Result<std::string> RemoteTier::ping() {
-  Result<std::string> r = [&] {
-    std::lock_guard lock(m_request_mutex);
-    return m_request->ping();
-  }();
-  record(r);
-  return r;
+  std::string answers;
+  for (auto& shard : m_shards) {
+    Result<std::string> r = [&] {
+      std::lock_guard lock(shard->request_mutex);
+      return shard->request->ping();
+    }();
+    record(*shard, r);
+    if (!r) return r;
+    answers += (answers.empty() ? "" : ", ") + *r;
+  }
+  return answers;
 }
 
-RemoteStore* RemoteTier::writer_store() {
-  if (!m_writer) {
-    if (auto s = open_remote_store(m_config.url, m_config.timeouts)) m_writer = std::move(*s);
+RemoteStore* RemoteTier::writer_store(Shard& shard) {
+  if (!shard.writer) {
+    if (auto s = open_remote_store(shard.spec.url, m_config.timeouts)) shard.writer = std::move(*s);
   }
-  return m_writer.get();
+  return shard.writer.get();
 }
 
 void RemoteTier::write(const Key& key, std::string value, const std::string& token) {
-  RemoteStore* writer = writer_store();
+  Shard& shard = shard_for(key);
+  RemoteStore* writer = writer_store(shard);
   if (writer != nullptr && !value.empty()) {
-    if (available()) {
+    if (writable(shard)) {
       const std::size_t size = value.size();
       std::string encoded = encode(std::move(value));
-      if (record(writer->put(value_name(key), encoded, m_config.ttl))) {
+      if (record(shard, writer->put(value_name(key), encoded, m_config.ttl), Call::write)) {
         add(m_stats.remote_writes, 1);
         add(m_stats.remote_bytes_written, size);
       }
@@ -400,7 +490,7 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
     }
   }
   if (token.empty()) return;
-  if (writer != nullptr && available()) record(writer->unlock(lock_name(key), token));
+  if (writer != nullptr && available(shard)) record(shard, writer->unlock(lock_name(key), token));
   Background::Recurring refresh;
   {
     std::lock_guard lock(m_pending_mutex);

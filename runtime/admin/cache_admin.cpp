@@ -3,6 +3,7 @@
 #include <kjit/error.hpp>
 
 #include "cache/remote/remote_store.hpp"
+#include "cache/remote_list.hpp"
 #include "cache/config.hpp"
 #include "runtime/base/environment.hpp"
 #include "cache/store.hpp"
@@ -158,19 +159,32 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
 
 std::string redact_remote_url(std::string_view url) { return cache::redact_url(url); }
 
-RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout) {
-  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{timeout, timeout});
-  if (!store) throw UsageError(store.error().message);
-  RemotePing out;
-  out.url = redact_remote_url(url);
-  const auto start = std::chrono::steady_clock::now();
-  auto answer = (*store)->ping();
-  out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
-  if (answer) {
-    out.ok = true;
-    out.server = *answer;
-  } else {
-    out.message = answer.error().message;
+std::vector<RemotePing> ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout) {
+  auto list = cache::parse_remote_list(url);
+  if (!list) throw UsageError(list.error().message);
+  if (!list->levels.empty()) {
+    throw UsageError(fmt::format("remote cache \"{}\": an HTTP store is not supported by this kjit yet",
+                                 list->levels.front().name));
+  }
+  if (list->shards.empty()) throw UsageError("no remote cache to ping: the address is empty");
+  std::vector<RemotePing> out;
+  for (const cache::RemoteListEntry& shard : list->shards) {
+    auto store = cache::open_remote_store(shard.url, cache::RemoteTimeouts{timeout, timeout});
+    if (!store) throw UsageError(store.error().message);
+    RemotePing p;
+    p.url = shard.name;
+    p.weight = shard.weight;
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = (*store)->ping();
+    p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    if (answer) {
+      p.ok = true;
+      p.server = *answer;
+      p.refusing_writes = (*store)->refuses_writes().value_or("");
+    } else {
+      p.message = answer.error().message;
+    }
+    out.push_back(std::move(p));
   }
   return out;
 }

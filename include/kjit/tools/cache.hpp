@@ -31,6 +31,8 @@ struct CacheStats {
   std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
                 remote_bytes_written = 0, remote_latency_us = 0;
+  // Reads not made because the key's shard was down (skipped in its back-off): misses.
+  std::uint64_t remote_shard_down = 0;
 };
 
 struct CacheEntryInfo {
@@ -115,17 +117,21 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-// One round trip to a remote cache (`kjit cache remote ping`): whether it answered, what it says
-// of itself ("redis 7.0.15") and how long it took, or why not (`message`). Throws UsageError for
-// an address it cannot parse.
+// One round trip to each server of a remote cache (`kjit cache remote ping`), in the order the
+// list gives them: whether it answered, what it says of itself ("redis 7.0.15") and how long it
+// took, or why not (`message`), and whether it would refuse writes now (a Redis at maxmemory
+// under noeviction, a read-only replica: it still serves reads). Throws UsageError for an
+// address it cannot parse.
 struct RemotePing {
   std::string url;  // with its password redacted (redact_remote_url)
+  double weight = 1;
   bool ok = false;
   std::string server;
   std::chrono::microseconds round_trip{0};
+  std::string refusing_writes;  // why, when it would; empty otherwise
   std::string message;
 };
-KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
+KJIT_API std::vector<RemotePing> ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout);
 // A remote cache's address as kjit prints it everywhere: "redis://:***@host:6379" (the password
 // replaced; the rest kept).
 KJIT_API std::string redact_remote_url(std::string_view url);
