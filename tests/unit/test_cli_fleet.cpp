@@ -50,7 +50,7 @@ std::vector<std::string> write_kernels(const kjit::test::TempDir& dir, int n) {
 
 std::string joined(const std::vector<std::string>& files, std::size_t from = 0, std::size_t count = SIZE_MAX) {
   std::string out;
-  for (std::size_t i = from; i < files.size() && i < from + count; ++i) out += " " + files[i];
+  for (std::size_t i = from; i < files.size() && i - from < count; ++i) out += " " + files[i];
   return out;
 }
 

@@ -2,6 +2,7 @@
 // CacheMissError naming the program, the key and why each tier missed (disk absent or damaged,
 // remote none, absent, rejected, shard down), and compiles nothing; seeded tiers give hits.
 #include <kjit/kjit.hpp>
+#include <kjit/tools.hpp>
 
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
