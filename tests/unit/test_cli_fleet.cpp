@@ -309,7 +309,7 @@ TEST_SUITE("cli fleet") {
     }
   }
 
-  TEST_CASE("--require-hit and KJIT_REQUIRE_HIT make a miss exit 1 naming each tier and a seeded cache hits") {
+  TEST_CASE("the --require-hit flag and KJIT_REQUIRE_HIT make a miss exit 1 naming each tier and a seeded cache hits") {
     kjit::test::TempDir dir;
     Servers shards(dir, 2);
     const std::string list = shards.list();
