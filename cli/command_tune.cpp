@@ -2,6 +2,8 @@
 #include "commands.hpp"
 
 #include <kjit/tools/tune_ahead.hpp>
+#include <kjit/loader.hpp>
+#include <kjit/tune.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -2,6 +2,8 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <kjit/tools/install.hpp>
+
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
@@ -121,6 +123,7 @@ void add_global_options_footer(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace kjit::cli;
+  kjit::install_tools();  // KJIT_DUMP_DIR's dumps and KJIT_TUNE_METRICS's figures (libkjit_tools)
   Context ctx;
   CLI::App app{"kjit: compile CUDA source at run time with NVRTC, cache PTX and cubin on disk, inspect and "
                "diff what the compiler made, and warm caches ahead of time.",
@@ -145,9 +148,10 @@ int main(int argc, char** argv) {
                  "10s or $KJIT_LOCK_STALE_AFTER)");
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
-                 "unix:///path/redis.sock, or a comma list of shards with weights: redis://a,redis://b(2) "
-                 "(default $KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, "
-                 "KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+                 "unix:///path/redis.sock, or a comma list of shards with weights: redis://a,redis://b(2), then "
+                 "http[s]://host/path levels, comma-separated (default $KJIT_REMOTE_CACHE; see also "
+                 "KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_HTTP_AUTH_FILE, KJIT_REMOTE_TIMEOUT, "
+                 "KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.add_flag("--require-hit", ctx.require_hit,
                "A kernel that no cache tier has (disk, remote) is an error naming each tier and why it missed "
                "(exit 1), never compiled: for seeded images and nodes (default $KJIT_REQUIRE_HIT)");

@@ -7,6 +7,7 @@
 #   kjit::dep::dtl    dtl diff library (header-only)
 #   kjit::dep::hiredis  hiredis (Redis client), static
 #   kjit::dep::sodium   libsodium (HMAC-SHA256), static
+#   kjit::dep::curl     libcurl (the remote tier's HTTP store), shared; empty when KJIT_HTTP_STORE is off
 #   doctest::doctest  (tests only)
 include(GNUInstallDirs)
 include_guard(GLOBAL)
@@ -77,3 +78,24 @@ add_library(kjit_dep_sodium INTERFACE)
 add_library(kjit::dep::sodium ALIAS kjit_dep_sodium)
 target_include_directories(kjit_dep_sodium SYSTEM INTERFACE ${KJIT_SODIUM_INCLUDE_DIR})
 target_link_libraries(kjit_dep_sodium INTERFACE ${KJIT_SODIUM_LIBRARY})
+
+# The remote tier's HTTP store (core/cache/remote/http_store.cpp): libcurl, the system's shared one (its
+# TLS library and CA store go with it; Debian's and Ubuntu's libcurl4-openssl-dev). KJIT_HTTP_STORE:
+# AUTO (default: built when libcurl is found), ON (required) or OFF. Without it an http:// or
+# https:// entry of KJIT_REMOTE_CACHE is refused, saying so (core/cache/remote/remote_store.cpp).
+set(KJIT_HTTP_STORE AUTO CACHE STRING "The remote tier's HTTP store through libcurl: AUTO, ON or OFF")
+set_property(CACHE KJIT_HTTP_STORE PROPERTY STRINGS AUTO ON OFF)
+add_library(kjit_dep_curl INTERFACE)
+add_library(kjit::dep::curl ALIAS kjit_dep_curl)
+set(KJIT_HAS_HTTP_STORE OFF)
+if(KJIT_HTTP_STORE STREQUAL "ON")
+  find_package(CURL REQUIRED)
+elseif(NOT KJIT_HTTP_STORE STREQUAL "OFF")
+  find_package(CURL QUIET)
+endif()
+if(NOT KJIT_HTTP_STORE STREQUAL "OFF" AND CURL_FOUND)
+  set(KJIT_HAS_HTTP_STORE ON)
+  target_link_libraries(kjit_dep_curl INTERFACE CURL::libcurl)
+  target_compile_definitions(kjit_dep_curl INTERFACE KJIT_HAS_HTTP_STORE=1)
+endif()
+message(STATUS "kjit: the remote tier's HTTP store (libcurl): ${KJIT_HAS_HTTP_STORE}")

@@ -1,7 +1,7 @@
 # kjit_embed_headers(DIR OUT): writes OUT, a C++ source that defines
 # kjit::compile::standard_header_files(), the files under DIR (kjit's standard headers for NVRTC)
 # as (name relative to DIR, content) pairs, sorted by name. Run at build time (cmake -P) by the
-# custom command in runtime/CMakeLists.txt, so that editing a header rebuilds the table.
+# custom command in core/CMakeLists.txt, so that editing a header rebuilds the table.
 if(CMAKE_SCRIPT_MODE_FILE)
   file(GLOB_RECURSE files RELATIVE "${DIR}" "${DIR}/*")
   list(SORT files)
@@ -14,8 +14,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
     string(APPEND body "    {\"${name}\", R\"kjit_h(${content})kjit_h\"},\n")
   endforeach()
-  file(WRITE "${OUT}.tmp" "// Generated from runtime/compile/headers/ by cmake/KjitEmbedHeaders.cmake: do not edit.\n"
-"#include \"runtime/compile/standard_headers.hpp\"\n\nnamespace kjit::compile {\n\n"
+  file(WRITE "${OUT}.tmp" "// Generated from core/compile/headers/ by cmake/KjitEmbedHeaders.cmake: do not edit.\n"
+"#include \"core/compile/standard_headers.hpp\"\n\nnamespace kjit::compile {\n\n"
 "const std::vector<std::pair<std::string_view, std::string_view>>& standard_header_files() {\n"
 "  static const std::vector<std::pair<std::string_view, std::string_view>> files = {\n${body}  };\n"
 "  return files;\n}\n\n}  // namespace kjit::compile\n")

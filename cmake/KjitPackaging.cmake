@@ -1,8 +1,9 @@
-# Installs kjit as a CMake package: find_package(kjit) gives kjit::kjit (and the kjit tool).
+# Installs kjit as a CMake package: find_package(kjit) gives kjit::kjit (the core, libkjit),
+# kjit::tools (libkjit_tools, which links the core) and the kjit tool.
 include_guard(GLOBAL)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS kjit EXPORT kjitTargets
+install(TARGETS kjit kjit_tools EXPORT kjitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})  # the include dir: kjit's INSTALL_INTERFACE, once

@@ -1,6 +1,6 @@
 // libFuzzer target for kjit::cache::parse: it must never crash, read out of bounds or accept
 // bytes that do not re-serialize to themselves.
-#include "cache/entry.hpp"
+#include "core/cache/entry.hpp"
 
 #include <xxhash.h>
 

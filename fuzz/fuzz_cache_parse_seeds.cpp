@@ -1,6 +1,6 @@
 // Writes a seed corpus for fuzz_cache_parse into the folder given: valid entries of several
 // shapes, and a few near-misses (truncated, flipped, empty).
-#include "cache/entry.hpp"
+#include "core/cache/entry.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +8,7 @@
 #include <string>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -1,7 +1,7 @@
 // libFuzzer target: the PTX parser, normalizer, summary, ptxas log parser and diff must not
 // crash, hang or throw on any input, and normalizing must be idempotent on text whose
 // brackets balance (the shape of all PTX; for unbalanced text only the first property holds).
-#include "runtime/inspect/ptx_text.hpp"
+#include "tools/inspect/ptx_text.hpp"
 
 #include <kjit/tools/inspect.hpp>
 

@@ -6,11 +6,13 @@ Each row of the table names a room (a folder), the rooms it may use, and the pub
 the room that claims it. An include of another room's file, or of a public header another room
 implements, is an arrow, allowed only when the table lists that room under "uses". Rooms that use
 "include/kjit" (the CLI, the examples, the injection library) may include public headers and their
-own files, nothing internal. Core headers (include/kjit/*.hpp) never include tools headers
-(include/kjit/tools/), cache/ includes no CUDA header, and runtime/CMakeLists.txt links each room's
+own files, nothing internal. The rooms are the folders of the two libraries, core/ (libkjit) and
+tools/ (libkjit_tools); no room of core/ uses one of tools/, core headers (include/kjit/*.hpp) never
+include tools headers (include/kjit/tools/), the two floors core/system/ and core/cache/ include no
+CUDA header and no public header, and core/CMakeLists.txt and tools/CMakeLists.txt link each room's
 object library to exactly the rooms the table lists.
 
-An include in angle brackets of the tree's own folders (<runtime/...>, <cache/...>) is read like a
+An include in angle brackets of the tree's own folders (<core/...>, <tools/...>) is read like a
 quoted one. The table itself must point down: every "uses" entry is a row below its own.
 
 With --objects LIST, the check reads compiled objects instead of includes, and so also sees a call
@@ -34,12 +36,14 @@ UMBRELLAS = {"kjit.hpp", "tools.hpp"}
 CUDA_HEADERS = re.compile(r"^(cuda|cuda_runtime|cuda_runtime_api|nvrtc|nvJitLink|cupti.*|nvperf.*|nvtx3/.*)\.h$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 PUBLIC_ONLY = "include/kjit"
+LIBRARIES = ("core/", "tools/")  # the two libraries' folders: each folder in them is a room
+FLOORS = ("core/system/", "core/cache/")  # no CUDA, no public header: they store bytes
 
 # Arrows up the table that today's code has, found by --objects, each with why it is there:
 # {(from room, to room, demangled symbol): reason}. The check fails on any arrow not listed here,
 # and on an entry here that no object uses any more (so the list only ever shrinks). Today it is
 # empty: the scan of every room's objects finds no arrow up (a room may take symbols from the rooms
-# below those it uses, as compile/ takes cache::FileContent through base/'s inline source reader).
+# below those it uses, as compile/ takes system::FileContent through base/'s inline source reader).
 KNOWN_UPWARD = {
 }
 
@@ -63,7 +67,7 @@ def read_table(root):
         folder = re.findall(r"`([^`]+)`", cells[0])[0]
         uses = re.findall(r"`([^`]+)`", cells[i_uses])
         headers = re.findall(r"`([^`]+)`", cells[i_headers])
-        if uses or headers or folder.startswith(("runtime/", "cache/")):  # tests/, docs/, ...: not rooms
+        if uses or headers or folder.startswith(LIBRARIES):  # tests/, docs/, ...: not rooms
             rooms[folder] = {"uses": uses, "headers": headers, "row": len(rooms)}
     if not rooms:
         sys.exit("check_layers: no folder table (| folder | ... | uses | public headers | ...) in ARCHITECTURE.md")
@@ -82,6 +86,8 @@ def table_problems(rooms):
             elif rooms[used]["row"] <= r["row"]:
                 problems.append(f"ARCHITECTURE.md: {folder} uses {used}, a row above its own: "
                                 f"a room uses only rows below it")
+            elif folder.startswith("core/") and used.startswith("tools/"):
+                problems.append(f"ARCHITECTURE.md: {folder} uses {used}: the core (libkjit) uses no tools room")
     return problems
 
 
@@ -122,7 +128,7 @@ def main():
         if folder in rooms:
             return folder
         for f in sorted(rooms, key=len, reverse=True):  # examples/<name>/
-            if folder.startswith(f) and not f.startswith(("runtime/", "cache/")):
+            if folder.startswith(f) and not f.startswith(LIBRARIES):
                 return f
         return None
 
@@ -131,10 +137,10 @@ def main():
     for folder in rooms:
         d = root / folder
         if d.is_dir():
-            for p in d.iterdir() if folder.startswith(("runtime/", "cache/")) else d.rglob("*"):
+            for p in d.iterdir() if folder.startswith(LIBRARIES) else d.rglob("*"):
                 if p.suffix in (".cpp", ".hpp", ".h", ".cu") and p.is_file():
                     sources.append(p)
-    for top in ("runtime", "cache"):
+    for top in (lib.rstrip("/") for lib in LIBRARIES):
         for p in (root / top).rglob("*.[ch]pp"):
             if room_of(p) is None:
                 problems.append(f"{p.relative_to(root)}: its folder is no room of ARCHITECTURE.md's table")
@@ -163,8 +169,8 @@ def main():
                 if dst_room is None:
                     problems.append(f"{where}: <{name}> is no public header of the table")
                     continue
-                if src_room.startswith("cache/"):
-                    problems.append(f"{where}: cache/ includes kjit's public header <{name}>")
+                if src_room.startswith(FLOORS):
+                    problems.append(f"{where}: {src_room} includes kjit's public header <{name}>")
                     continue
                 if dst_room != src_room and PUBLIC_ONLY not in rooms[src_room]["uses"] \
                         and dst_room not in rooms[src_room]["uses"]:
@@ -172,8 +178,8 @@ def main():
                                     f"not among the rooms {src_room} uses in ARCHITECTURE.md")
                 continue
             if kind == "<":
-                if src_room and src_room.startswith("cache/") and CUDA_HEADERS.match(name):
-                    problems.append(f"{where}: cache/ includes the CUDA header <{name}>")
+                if src_room and src_room.startswith(FLOORS) and CUDA_HEADERS.match(name):
+                    problems.append(f"{where}: {src_room} includes the CUDA header <{name}>")
                 # The tree's own folders in angle brackets (every room has the tree on its include
                 # path, so they compile): an arrow like a quoted include.
                 if name.split("/", 1)[0] not in tree_tops or not (root / name).is_file():
@@ -194,23 +200,26 @@ def main():
                 problems.append(f"{where}: {src_room} -> {dst_room} ({spelled}): "
                                 f"not among the rooms {src_room} uses in ARCHITECTURE.md")
 
-    cmake = root / "runtime/CMakeLists.txt"
-    if cmake.exists():
-        names = {}
-        links = {}
-        for m in re.finditer(r"^kjit_room\((\w+)\s+(\S+)(?:\s+USES\s+([^)]*))?\)", cmake.read_text(), re.M):
+    names, links, where_linked = {}, {}, {}
+    for lib in LIBRARIES:
+        cmake = root / lib / "CMakeLists.txt"
+        if not cmake.exists():
+            continue
+        for m in re.finditer(r"^kjit_room\((\w+)\s+(\S+)\s+LIBRARY\s+\w+(?:\s+USES\s+([^)]*))?\)",
+                             cmake.read_text(), re.M):
             name, folder, uses = m.group(1), m.group(2).strip('"'), (m.group(3) or "").split()
-            names[name] = "runtime/" + folder
+            names[name] = lib + folder
             links[name] = uses
-        for name, uses in links.items():
-            folder = names[name]
-            table = {u for u in rooms.get(folder, {}).get("uses", []) if u.startswith("runtime/")}
-            linked = {names.get(u, u) for u in uses}
-            if folder not in rooms:
-                problems.append(f"runtime/CMakeLists.txt: room {name} ({folder}) is not in ARCHITECTURE.md's table")
-            elif linked != table:
-                problems.append(f"runtime/CMakeLists.txt: room {name} ({folder}) links {sorted(linked)}, "
-                                f"ARCHITECTURE.md says {sorted(table)}")
+            where_linked[name] = f"{lib}CMakeLists.txt"
+    for name, uses in links.items():
+        folder = names[name]
+        table = {u for u in rooms.get(folder, {}).get("uses", []) if u in names.values()}
+        linked = {names.get(u, u) for u in uses}
+        if folder not in rooms:
+            problems.append(f"{where_linked[name]}: room {name} ({folder}) is not in ARCHITECTURE.md's table")
+        elif linked != table:
+            problems.append(f"{where_linked[name]}: room {name} ({folder}) links {sorted(linked)}, "
+                            f"ARCHITECTURE.md says {sorted(table)}")
 
     return report(problems, "files", len(sources), len(rooms))
 

@@ -4,7 +4,7 @@
 //   - prune of a store of 100,000 entries: a scan that removes nothing, and removing all of them.
 // CPU only; links cache/ alone. Usage: bench_cache_store [--dir DIR] [--entry-bytes N] [--quick]
 // (DIR: an existing folder, default the temporary folder; the bench works in a new folder inside it.)
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 
 #include <fmt/format.h>
 
@@ -20,6 +20,7 @@
 #include <vector>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -6,8 +6,8 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/driver/driver_api.hpp"
-#include "runtime/driver/module_access.hpp"
+#include "core/driver/driver_api.hpp"
+#include "core/driver/module_access.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -9,10 +9,10 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "cache/store.hpp"
-#include "runtime/request/cache_key.hpp"
-#include "runtime/driver/driver_api.hpp"
-#include "runtime/compile/nvrtc_compiler.hpp"
+#include "core/cache/store.hpp"
+#include "core/request/cache_key.hpp"
+#include "core/driver/driver_api.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

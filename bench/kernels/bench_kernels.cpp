@@ -5,9 +5,10 @@
 //
 //   bench_kernels [--sizes 4096x1024,4096x4096,4096x16384] [--type float|half|bfloat16]
 //                 [--json results.json]
-#include <kjit/tools/bench.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/kernels.hpp>
 #include <kjit/tools.hpp>
+#include <kjit/tune.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -8,8 +8,8 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/driver/driver_api.hpp"
-#include "runtime/compile/nvrtc_compiler.hpp"
+#include "core/driver/driver_api.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
 
 #include <nvrtc.h>
 

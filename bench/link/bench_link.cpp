@@ -10,7 +10,7 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/base/toolkit_location.hpp"
+#include "core/base/toolkit_location.hpp"
 
 #include <fmt/format.h>
 #include <cuda.h>

@@ -10,13 +10,13 @@
 //   4. torch.profiler, when python3 with PyTorch runs bench/profile/torch_profile.py: its
 //      unprofiled and profiled per-launch cost, its table time and trace size.
 // Usage: bench_profile [launches=10000] [rounds=7] [torch_profile.py path]
-#include <kjit/tools/bench.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/kernels.hpp>
 #include <kjit/tools.hpp>
 #include <kjit/tools/profile.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/profile/cupti_library.hpp"
+#include "tools/profile/cupti_library.hpp"
 
 #include <cstdio>
 #include <cstdlib>

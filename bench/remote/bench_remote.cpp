@@ -7,19 +7,30 @@
 //             cuModuleGetFunction; CUDA init is before both timers.
 //        CPU: kjit Runtime::compile (remote GET, checks; the backfill handed to the worker) vs raw connect + GET of the
 //             same entry bytes. Runs without a GPU.
-//   2. Fleet cold start: N processes (default 8) with separate, empty local caches warm the same
+//   2. The same remote hit from an HTTP level (a real nginx with WebDAV PUT on loopback, Debian's
+//      nginx-light or $KJIT_NGINX; skipped without one or without the HTTP store), against a bare
+//      libcurl GET of the same bytes (curl_global_init, an easy handle, GET, cleanup) in a fresh
+//      process; on a GPU, the whole hit to a launchable kernel against that GET of the bare cubin +
+//      cuModuleLoadData + cuModuleGetFunction.
+//   3. Fleet cold start: N processes (default 8) with separate, empty local caches warm the same
 //      K kernels (default 64) with `kjit warm`, without and then with the remote tier: NVRTC
 //      compiles in total, and wall time.
 //   bench_remote [runs] [processes] [kernels]
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 #include "support/redis_server.hpp"
 
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 #include <nlohmann/json.hpp>
+
+#ifdef KJIT_BENCH_HTTP
+#include "support/http_server.hpp"
+#include <curl/curl.h>
+#include <sodium.h>
+#endif
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,15 +74,62 @@ std::string raw_get(const std::string& socket, const std::string& name) {
   return out;
 }
 
-// mode url socket cache_dir key
+#ifdef KJIT_BENCH_HTTP
+// The raw floor's HTTP fetch, as a program without kjit would do it: libcurl set up, one GET.
+std::size_t append(char* data, std::size_t size, std::size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+std::string raw_http_get(const std::string& url) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  CURL* c = curl_easy_init();
+  std::string out;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+  long status = 0;
+  if (curl_easy_perform(c) != CURLE_OK || curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
+      status != 200) {
+    out.clear();
+  }
+  curl_easy_cleanup(c);
+  return out;
+}
+
+bool raw_http_put(const std::string& url, const std::string& body) {
+  CURL* c = curl_easy_init();
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  long status = 0;
+  const bool ok = curl_easy_perform(c) == CURLE_OK && curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+                  (status == 201 || status == 204);
+  curl_easy_cleanup(c);
+  return ok;
+}
+
+// Where kjit's HTTP store keeps a name: <base>/ac/<sha256 of the name> (docs/http-store.md).
+std::string http_value_url(const std::string& base, const std::string& name) {
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(name.data()), name.size());
+  std::string out = base + "/ac/";
+  for (unsigned char b : digest) out += fmt::format("{:02x}", b);
+  return out;
+}
+#endif
+
+// mode url socket cache_dir key (http modes: `socket` is the URL the raw floor GETs)
 int child(const std::string& mode, const std::string& url, const std::string& socket, const std::string& dir,
           const std::string& key) {
   kjit::RuntimeConfig c;
   c.cache_dir = dir;
   c.remote_cache = url;
-  if (mode == "kjit-gpu" || mode == "raw-gpu") kjit::Device::get(0).make_current();  // not timed
+  c.remote_timeout = std::chrono::seconds(1);  // a bound only: a busy machine must not turn a hit into a miss
+  if (mode.ends_with("-gpu")) kjit::Device::get(0).make_current();  // not timed
   double t0 = now_us(), t1 = 0;
-  if (mode == "kjit-gpu") {
+  if (mode == "kjit-gpu" || mode == "kjit-http-gpu") {
     kjit::Runtime rt(c);
     auto m = rt.load(kjit::Program("remote_hit.cu", k_source));
     auto k = m.kernel<void(const float*, float*, int)>("square");
@@ -85,7 +143,21 @@ int child(const std::string& mode, const std::string& url, const std::string& so
     kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
     kjit::driver::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
     t1 = now_us();
-  } else if (mode == "kjit-cpu") {
+#ifdef KJIT_BENCH_HTTP
+  } else if (mode == "raw-http-gpu") {
+    const auto& api = kjit::driver::get();
+    std::string cubin = raw_http_get(socket);
+    CUmodule m;
+    CUfunction f;
+    kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+    kjit::driver::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
+    t1 = now_us();
+  } else if (mode == "raw-http-cpu") {
+    std::string entry = raw_http_get(socket);
+    t1 = now_us();
+    if (entry.empty()) return 3;
+#endif
+  } else if (mode == "kjit-cpu" || mode == "kjit-http-cpu") {
     kjit::Runtime rt(c);
     auto r = rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
     t1 = now_us();
@@ -167,6 +239,7 @@ int main(int argc, char** argv) {
     kjit::RuntimeConfig c;
     c.cache_dir = base / "filler";
     c.remote_cache = redis.url();
+    c.remote_timeout = std::chrono::seconds(1);
     kjit::Runtime rt(c);
     auto cpu = rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
     key = cpu.key;
@@ -201,7 +274,53 @@ int main(int argc, char** argv) {
                           "reported; raw = connect + GET + cuModuleLoadData");
   }
 
-  // 2. Fleet cold start.
+#ifdef KJIT_BENCH_HTTP
+  // 2. The same hit from an HTTP level.
+  if (!kjit::test::NginxServer::binary().empty()) {
+    kjit::test::NginxServer nginx(base / "nginx");
+    const std::string http = nginx.url();
+    {
+      kjit::RuntimeConfig c;
+      c.cache_dir = base / "http-filler";
+      c.remote_cache = http;
+      c.remote_timeout = std::chrono::seconds(1);
+      kjit::Runtime rt(c);
+      rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
+      if (gpu) {
+        auto native = rt.compile(kjit::Program("remote_hit.cu", k_source), {});
+        if (!raw_http_put(http + "/raw-cubin", native.cubin)) std::fprintf(stderr, "bench_remote: PUT of the cubin failed\n");
+      }
+    }
+    const std::string entry_url = http_value_url(http, "kjit:" + key);
+    std::vector<double> kjit_http, raw_http, kjit_http_gpu, raw_http_gpu;
+    for (int i = 0; i < runs; ++i) {
+      raw_http.push_back(run_child(argv[0], "raw-http-cpu", http, entry_url, local, key));
+      kjit_http.push_back(run_child(argv[0], "kjit-http-cpu", http, entry_url, local, key));
+      if (gpu) {
+        raw_http_gpu.push_back(run_child(argv[0], "raw-http-gpu", http, http + "/raw-cubin", local, key));
+        kjit_http_gpu.push_back(run_child(argv[0], "kjit-http-gpu", http, entry_url, local, key));
+      }
+      for (auto* v : {&raw_http, &kjit_http, &raw_http_gpu, &kjit_http_gpu}) {
+        if (!v->empty() && v->back() < 0) {
+          std::fprintf(stderr, "bench_remote: an HTTP child failed (or was not a remote hit): %s\n",
+                       v == &raw_http ? "raw" : v == &kjit_http ? "kjit" : v == &raw_http_gpu ? "raw gpu" : "kjit gpu");
+          return 2;
+        }
+      }
+    }
+    std::printf("\nHTTP level (nginx on loopback), medians of %d fresh processes each\n", runs);
+    kjit::bench_util::row("HTTP remote hit, CPU part (GET+checks), us", median(kjit_http), median(raw_http), "us",
+                          "reported; raw = libcurl init + GET");
+    if (gpu) {
+      kjit::bench_util::row("HTTP remote hit -> launchable kernel, us", median(kjit_http_gpu), median(raw_http_gpu),
+                            "us", "reported; raw = libcurl GET + cuModuleLoadData");
+    }
+  } else {
+    std::printf("\nHTTP level: skipped (no nginx: install nginx-light or set KJIT_NGINX)\n");
+  }
+#endif
+
+  // 3. Fleet cold start.
   std::filesystem::create_directories(base / "kernels");
   {
     nlohmann::json manifest{{"kjit_manifest", 1}, {"kernels", nlohmann::json::array()}};

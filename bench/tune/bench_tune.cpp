@@ -13,6 +13,7 @@
 // Usage: bench_tune [runs=5]
 #include <kjit/tools.hpp>
 #include <kjit/tune.hpp>
+#include <kjit/loader.hpp>
 
 #include "bench_util.hpp"
 

@@ -1,13 +1,13 @@
 // bench_worker: what the request path of a compile (or a link) spends on the store's steps
-// besides publishing its own entry, with the one background worker (cache::Background) against
+// besides publishing its own entry, with the one background worker (system::Background) against
 // the same steps done inline, as they were before it (peer: a heartbeat thread started and joined
 // per compile, the usage record and the stats flush on the request path, a remote hit's backfill
 // written before the hit returns). Medians of N, alternating; the worker is warm (a Runtime's
 // first compile starts it). CPU only; links cache/ alone. Usage: bench_worker [runs] [entry bytes] [cpu]
 // (cpu: the calling thread's CPU time, CLOCK_THREAD_CPUTIME_ID, instead of the wall clock: what the
 // request path itself spends, apart from waiting on a loaded machine's disk or scheduler).
-#include "cache/background.hpp"
-#include "cache/store.hpp"
+#include "core/system/background.hpp"
+#include "core/cache/store.hpp"
 
 #include "bench_util.hpp"
 
@@ -25,6 +25,7 @@
 #include <vector>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 using kjit::bench_util::median;
 
 bool g_cpu = false;

@@ -9,6 +9,7 @@
 // which changes when the file does. Scriptable: e.g. `hot_reload --iterations 20 --interval-ms 200 &`
 // then `sed -i 's/AMPLITUDE 1/AMPLITUDE 2/' DIR/wave.cuh`.
 #include <kjit/kjit.hpp>
+#include <kjit/loader.hpp>
 
 #include <chrono>
 #include <cstdio>

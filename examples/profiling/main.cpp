@@ -10,10 +10,11 @@
 // --once launches the kernel once and exits: what the printed ncu command runs.
 // Without a GPU it compiles softmax.cu for sm_90, writes its PTX, says why the rest was skipped
 // and exits 0, as the other examples do.
-#include <kjit/tools/bench.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/tools/inspect.hpp>
 #include <kjit/kernels.hpp>
 #include <kjit/kjit.hpp>
+#include <kjit/loader.hpp>
 #include <kjit/tools/profile.hpp>
 
 #include <chrono>

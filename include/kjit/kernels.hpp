@@ -4,7 +4,8 @@
 // instantiations; the cache applies, and `kjit warm` fills it). Softmax's instantiation and the
 // mean's grid are tuned (kjit::Tuner) once per device and shape bucket, the decision cached like
 // a kernel; with KJIT_TUNE=off (or a shape's first call timed under it) the hand-picked rule,
-// which is always the first candidate, decides. A decided call only enqueues work.
+// which is always the first candidate, decides. A decided call only enqueues work: it takes no
+// lock and allocates nothing.
 //
 //   kjit::kernels::Kernels<float> k;
 //   k.softmax(x.data(), y.data(), rows, cols, stream.handle());

@@ -12,7 +12,6 @@
 #include <kjit/device.hpp>
 #include <kjit/global.hpp>
 #include <kjit/kernel.hpp>
-#include <kjit/parameters.hpp>
 
 #include <memory>
 #include <string>
@@ -21,6 +20,8 @@
 #include <vector>
 
 namespace kjit {
+
+class KernelSignature;  // <kjit/parameters.hpp>
 
 namespace detail {
 struct ModuleState;

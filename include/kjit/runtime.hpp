@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,8 @@ private:
   // Delivers a message the caller asked for (load_inline's verbose, KJIT_PRINT_TUNING) to the log
   // callback (or stderr) at info, whatever the configured level. Reached through RuntimeAccess.
   void report(std::string_view message) const;
+  // A message at `level`, delivered as the Runtime's own are (its configured level applies).
+  void log(LogLevel level, std::string_view message) const;
 
   friend struct RuntimeAccess;  // kjit's own parts (the tuner) reach its entry store
   struct Impl;
@@ -99,5 +102,14 @@ struct ToolkitPaths {
   std::vector<std::string> include_dirs;
 };
 KJIT_API ToolkitPaths toolkit_paths();
+
+// What a Runtime calls with each request's result (compiles, and hits when the config asks for
+// them) when its config names a dump folder (KJIT_DUMP_DIR). The writer makes one hook per
+// Runtime from its config and its log. libkjit writes no dumps itself: libkjit_tools installs its
+// writer (kjit::install_tools(), <kjit/tools.hpp>); a Runtime made before that, or in a program
+// without the tools, says once that nothing writes its dumps. Set before Runtimes are made.
+using ResultHook = std::function<void(const Program&, const CompileResult&)>;
+using DumpWriter = std::function<ResultHook(const RuntimeConfig&, std::function<void(LogLevel, std::string_view)>)>;
+KJIT_API void set_dump_writer(DumpWriter writer);
 
 }  // namespace kjit

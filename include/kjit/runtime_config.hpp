@@ -55,12 +55,15 @@ struct KJIT_API RuntimeConfig {
   // A fleet's shared cache behind the local disk (KJIT_REMOTE_CACHE): redis://host[:port][/db]
   // or unix:///path/to/redis.sock, or a comma list of such shards with weights
   // ("redis://a,redis://b(2)": each key lives on one, by weighted rendezvous hashing;
-  // docs/fleet.md); empty: none. A remote hit is written to the local disk; a compile is sent
-  // to the remote in the background; nodes that miss together compile once. Trouble with a
-  // shard never fails a request: it is skipped for a while (one warning), its keys are misses.
+  // docs/fleet.md), then http[s]://host[:port][/path] levels, comma-separated, asked in that
+  // order; empty: none. A remote hit is written to the local disk (and a slower level's to the
+  // faster ones); a compile is sent to every level in the background (to the key's shard);
+  // nodes that miss together compile once (the lock on the key's shard). Trouble with the remote
+  // never fails a request: a shard or level is skipped for a while (one warning), its keys miss.
   std::string remote_cache;
   bool remote_read_only = false;                        // KJIT_REMOTE_READONLY: read, never write
   std::filesystem::path remote_secret_file;             // KJIT_REMOTE_SECRET_FILE: sign, load only signed
+  std::filesystem::path remote_http_auth_file;          // KJIT_REMOTE_HTTP_AUTH_FILE: HTTP levels' credentials
   std::chrono::milliseconds remote_timeout{50};         // KJIT_REMOTE_TIMEOUT: connect, and each reply
   std::chrono::seconds remote_ttl{0};                   // KJIT_REMOTE_TTL: values expire; 0: never
   std::uint64_t remote_max_value_size = 64ull << 20;    // KJIT_REMOTE_MAX_VALUE: larger ones are not sent
@@ -95,10 +98,12 @@ struct RuntimeStats {
                 damaged = 0, evictions = 0, bytes_written = 0, bytes_read = 0, store_failures = 0;
   // The remote tier, as in CacheStats: GETs made and their summed latency (microseconds), hits,
   // misses, values rejected (damaged, foreign, unsigned), failed calls and timeouts, writes sent
-  // and dropped, bytes each way.
+  // and dropped, bytes each way; of them, the hits an HTTP level answered, the HTTP levels' failed
+  // calls, and the writes that backfilled a faster level after a hit in a slower one.
   std::uint64_t remote_requests = 0, remote_hits = 0, remote_misses = 0, remote_rejected = 0, remote_errors = 0,
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
-                remote_bytes_written = 0, remote_latency_us = 0;
+                remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
+                remote_backfills = 0;
   // Reads not made because the key's shard was skipped (down: in its back-off): misses
   // (counted in remote_misses too), never sent to another shard.
   std::uint64_t remote_shard_down = 0;
@@ -115,8 +120,9 @@ void for_each_counter(const RuntimeStats& s, F&& f) {
   f("remote_rejected", s.remote_rejected), f("remote_errors", s.remote_errors), f("remote_timeouts", s.remote_timeouts);
   f("remote_writes", s.remote_writes), f("remote_dropped", s.remote_dropped), f("remote_bytes_read", s.remote_bytes_read);
   f("remote_bytes_written", s.remote_bytes_written), f("remote_latency_us", s.remote_latency_us);
-  f("remote_shard_down", s.remote_shard_down);
+  f("remote_http_hits", s.remote_http_hits), f("remote_http_errors", s.remote_http_errors);
+  f("remote_backfills", s.remote_backfills), f("remote_shard_down", s.remote_shard_down);
 }
-static_assert(sizeof(RuntimeStats) == 22 * sizeof(std::uint64_t), "a RuntimeStats counter changed: list it in for_each_counter");
+static_assert(sizeof(RuntimeStats) == 25 * sizeof(std::uint64_t), "a RuntimeStats counter changed: list it in for_each_counter");
 
 }  // namespace kjit

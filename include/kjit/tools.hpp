@@ -1,15 +1,14 @@
-// kjit's tools beside the core (<kjit/kjit.hpp>): what a program uses to inspect what the compiler
-// made, measure and profile kernels, warm and tune ahead of time, read kernel manifests,
-// administer a cache and write output files atomically. Same namespace (kjit); see
-// ARCHITECTURE.md for which room implements each.
+// libkjit_tools (kjit::tools in CMake), beside the core (<kjit/kjit.hpp>): what a program uses to
+// inspect what the compiler made, profile kernels, warm and tune ahead of time, administer a cache
+// and write output files atomically; install_tools() plugs the tools into the core (dumps, the
+// tuner's figures). Same namespace (kjit); see ARCHITECTURE.md for which room implements each.
 #pragma once
 
 #include <kjit/kjit.hpp>
 
-#include <kjit/tools/bench.hpp>
 #include <kjit/tools/cache.hpp>
 #include <kjit/tools/inspect.hpp>
-#include <kjit/tools/manifest.hpp>
+#include <kjit/tools/install.hpp>
 #include <kjit/tools/profile.hpp>
 #include <kjit/tools/tune_ahead.hpp>
 #include <kjit/tools/warm.hpp>

@@ -37,6 +37,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,17 +56,27 @@ struct TuneCandidate {
   KJIT_API std::string text() const;
 };
 
-// The caller's problem key: sizes and types whose change may change the winner.
+// The caller's problem key: sizes and types whose change may change the winner. Its text
+// ("n<=1024 dtype=float") is built in place: up to k_inline characters it allocates nothing, so a
+// decided key's launch stays off the heap.
 class KJIT_API TuneKey {
 public:
+  static constexpr std::size_t k_inline = 112;
+
   TuneKey& add(std::string_view name, long long value);
   TuneKey& add(std::string_view name, std::string_view value);
   // The value's bucket, the next power of two (1000 and 1024 share one decision).
   TuneKey& add_bucketed(std::string_view name, long long value);
-  const std::string& text() const { return m_text; }
+  std::string_view text() const {
+    return m_long.empty() ? std::string_view(m_inline, m_size) : std::string_view(m_long);
+  }
 
 private:
-  std::string m_text;
+  void append(std::string_view name, std::string_view op, std::string_view value);
+
+  char m_inline[k_inline]{};
+  std::size_t m_size = 0;  // of m_inline's text
+  std::string m_long;      // the whole text, once it outgrew m_inline
 };
 
 enum class TuneMode { on, off, force };  // KJIT_TUNE (on when unset)
@@ -191,6 +202,22 @@ private:
 // Tuner<Sig>'s constructor.
 KJIT_API void check_spec_signature(const TuneSpec& spec, const std::size_t* sizes, std::size_t count);
 
+// Hardware-counter figures that explain a tuner's winner (KJIT_TUNE_METRICS, e.g. "sol"): the
+// tuner asks, an explainer measures. libkjit_tools' explainer reads them with a Profiler
+// (kjit::install_tools()); without one a decision stands without figures, and the tuner says so
+// once through the Runtime's log.
+class KJIT_API TuneExplainer {
+public:
+  virtual ~TuneExplainer();
+  // Measures `launch` (one launch of a candidate, which it synchronizes) under the counters
+  // `metrics`: the figures (name, value) of its main kernel, empty when it saw none, nullopt when
+  // counters cannot be read now (the tuner then stops asking for this decision).
+  virtual std::optional<std::vector<std::pair<std::string, double>>> measure(const std::string& metrics,
+                                                                            const std::function<void()>& launch) = 0;
+};
+// Every tuner's explainer from now on (null: none). Thread-safe.
+KJIT_API void set_tune_explainer(std::shared_ptr<TuneExplainer> explainer);
+
 template <class Signature>
 class Tuner;
 
@@ -206,7 +233,11 @@ public:
         m_once(std::make_unique<std::once_flag[]>(m_engine.size())) {}
 
   // Launches the candidate chosen for `key` on `stream` (tuning first when the key is new).
-  const TuneDecision& launch(const TuneKey& key, const Grid& grid, StreamRef stream, const TuneBuffers& buffers,
+  // `grid`: a Grid or any callable of its signature, called as it is (never copied into a
+  // std::function), so that a decided key's launch takes no lock and allocates nothing.
+  template <class GridFn>
+    requires std::is_invocable_r_v<Dim3, const GridFn&, const TuneCandidate&>
+  const TuneDecision& launch(const TuneKey& key, const GridFn& grid, StreamRef stream, const TuneBuffers& buffers,
                              std::type_identity_t<Params>... args) {
     const TuneDecision* d = m_engine.find(key);
     if (d == nullptr) {
@@ -247,7 +278,8 @@ public:
   TunerStats stats() const { return m_engine.stats(); }
 
 private:
-  LaunchConfig config(std::size_t i, const Grid& grid, StreamRef stream) const {
+  template <class GridFn>
+  LaunchConfig config(std::size_t i, const GridFn& grid, StreamRef stream) const {
     const TuneCandidate& c = m_engine.candidate(i);
     LaunchConfig cfg;
     cfg.grid = grid(c);

@@ -1,5 +1,6 @@
 #include "arguments.hpp"
 
+#include <kjit/parameters.hpp>
 #include <kjit/device.hpp>
 #include <kjit/error.hpp>
 #include <kjit/stream.hpp>

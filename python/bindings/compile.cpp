@@ -1,5 +1,6 @@
 // What to compile and what came out: Program, CompileOptions, CompileResult, KernelSignature, and
 // what kjit compiles with (versions, NVRTC's archs, where the toolkit was found).
+#include <kjit/parameters.hpp>
 #include <kjit/kjit.hpp>
 
 #include <pybind11/stl.h>

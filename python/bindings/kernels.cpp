@@ -1,5 +1,6 @@
 // What runs on a GPU: Kernel (k[grid, block](...) through launcher.cpp, k.launch(...)), Stream,
 // GlobalHandle (a module's __device__ and __constant__ variables).
+#include <kjit/parameters.hpp>
 #include <kjit/kjit.hpp>
 
 #include <pybind11/stl.h>

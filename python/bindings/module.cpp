@@ -2,6 +2,7 @@
 // Python and C++ and holds no logic of its own: what to compile, cache, check and launch is
 // libkjit's. The pure-Python layer (python/src/kjit/__init__.py) gives it Python's shapes.
 #include <kjit/kjit.hpp>
+#include <kjit/tools/install.hpp>
 
 #include "bindings.hpp"
 #include "exceptions.hpp"
@@ -20,6 +21,7 @@ py::str as_text(std::string_view s) {
 
 PYBIND11_MODULE(_kjit, m) {
   m.doc() = "kjit's C++ library (libkjit), bound for Python; use the package kjit.";
+  kjit::install_tools();  // KJIT_DUMP_DIR's dumps and KJIT_TUNE_METRICS's figures (libkjit_tools)
   using namespace kjit::python;
   register_exceptions(m);
   bind_compile(m);

@@ -1,5 +1,6 @@
 // The tools: what the compiler made (diff, resources, SASS), timing (bench) and the profiler.
 #include <kjit/kjit.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/tools.hpp>
 
 #include <pybind11/functional.h>

@@ -3,7 +3,7 @@
 // two devices at once, results checked (random inputs, poisoned outputs). Needs two devices;
 // with one, the single-device parts run and the rest is skipped.
 #include "gpu/gpu_support.hpp"
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>

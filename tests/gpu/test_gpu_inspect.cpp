@@ -6,7 +6,7 @@
 
 #include "support/helpers.hpp"
 
-#include "runtime/inspect/inspect_json.hpp"
+#include "tools/inspect/inspect_json.hpp"
 
 #include <random>
 #include <string>

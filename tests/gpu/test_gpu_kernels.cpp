@@ -5,7 +5,7 @@
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
 
-#include <kjit/tools/bench.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/kernels.hpp>
 
 #include <fmt/format.h>

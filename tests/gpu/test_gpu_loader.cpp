@@ -4,6 +4,8 @@
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
 
+#include <kjit/loader.hpp>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>

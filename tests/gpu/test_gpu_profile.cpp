@@ -6,8 +6,8 @@
 #include "gpu/gpu_support.hpp"
 #include "support/temp_dir.hpp"
 
-#include "runtime/driver/driver_api.hpp"
-#include "runtime/profile/cupti_library.hpp"
+#include "core/driver/driver_api.hpp"
+#include "tools/profile/cupti_library.hpp"
 
 #include <kjit/kernels.hpp>
 #include <kjit/tools/profile.hpp>

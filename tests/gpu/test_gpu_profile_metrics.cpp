@@ -8,9 +8,10 @@
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 
 #include <kjit/tools/cache.hpp>
+#include <kjit/tools/install.hpp>
 #include <kjit/tools/profile.hpp>
 #include <kjit/tune.hpp>
 
@@ -364,6 +365,7 @@ TEST_SUITE("profile metrics") {
 
   TEST_CASE("profile metrics: with KJIT_TUNE_METRICS=sol a tuner's decision says why its winner won") {
     KJIT_REQUIRE_GPU();
+    kjit::install_tools();  // the tuner's explainer is libkjit_tools' Profiler
     kjit::test::TempDir dir;
     kjit::test::ScopedEnv metrics("KJIT_TUNE_METRICS", "sol");
     kjit::Runtime rt(kjit::test::quiet_config(dir.path()));

@@ -315,7 +315,7 @@ TEST_SUITE("Runtime") {
   }
 }
 
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 
 TEST_SUITE("ContextGuard") {
   TEST_CASE("a launch after someone else changed the current context switches back and succeeds") {
@@ -370,7 +370,7 @@ TEST_SUITE("launch") {
   }
 }
 
-#include "runtime/driver/cubin_info.hpp"
+#include "core/driver/cubin_info.hpp"
 #include "support/random_signatures.hpp"
 
 TEST_SUITE("cubin_info") {

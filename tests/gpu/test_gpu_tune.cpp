@@ -9,11 +9,12 @@
 // first candidate and the first call outside decides; the shipped softmax captures.
 #include "gpu/gpu_support.hpp"
 #include "support/redis_server.hpp"
-#include "runtime/driver/driver_api.hpp"
+#include "core/driver/driver_api.hpp"
 #include "support/temp_dir.hpp"
 
 #include <kjit/kernels.hpp>
 #include <kjit/tune.hpp>
+#include <kjit/loader.hpp>
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // machine's toolkit may live elsewhere than the build machine's.
 #pragma once
 
-#include "runtime/base/toolkit_location.hpp"
+#include "core/base/toolkit_location.hpp"
 
 #include <filesystem>
 #include <system_error>

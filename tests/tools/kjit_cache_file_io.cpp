@@ -8,7 +8,7 @@
 //       writes version N of PATH once. Exit 0; 1 with the failure's message on stdout.
 //   kjit_cache_file_io read PATH
 //       reads PATH with read_file. Exit 0 with its size on stdout; 1 with its message().
-#include "cache/file_io.hpp"
+#include "core/system/file_io.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
 #include <cstdio>
@@ -23,20 +23,20 @@ int main(int argc, char** argv) {
   if (command == "loop" && argc == 5) {
     const std::size_t size = std::stoull(argv[3]);
     for (std::uint64_t n = std::stoull(argv[4]);; ++n) {
-      if (auto written = cache::write_file_atomically(path, test::versioned_content(n, size)); !written) {
+      if (auto written = system::write_file_atomically(path, test::versioned_content(n, size)); !written) {
         std::printf("%s\n", written.error().message.c_str());
         return 1;
       }
     }
   }
   if (command == "write" && argc == 5) {
-    auto written = cache::write_file_atomically(path, test::versioned_content(std::stoull(argv[4]), std::stoull(argv[3])));
+    auto written = system::write_file_atomically(path, test::versioned_content(std::stoull(argv[4]), std::stoull(argv[3])));
     if (written) return 0;
     std::printf("%s\n", written.error().message.c_str());
     return 1;
   }
   if (command == "read" && argc == 3) {
-    const cache::FileContent f = cache::read_file(path);
+    const system::FileContent f = system::read_file(path);
     if (f.ok()) {
       std::printf("%zu\n", f.bytes.size());
       return 0;

@@ -14,7 +14,7 @@
 //       GETS gets of absent keys and one put, then flush_stats.
 //   kjit_cache_worker hold DIR KEY_INDEX
 //       takes the key's lock, prints "locked", and sleeps until killed.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
 #include <fmt/format.h>

@@ -7,6 +7,8 @@
 //       Prints one JSON object: lookups, disk_hits, compiles, misses, waits, damaged,
 //       store_failures, warnings (every log message at warn or above). Exit 0, or 2 on an error.
 #include <kjit/tools.hpp>
+#include <kjit/loader.hpp>
+#include <kjit/manifest.hpp>
 
 #include <nlohmann/json.hpp>
 

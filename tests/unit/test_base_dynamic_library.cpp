@@ -1,6 +1,6 @@
 // base::DynamicLibrary: the one loader of libcuda, nvJitLink and CUPTI (dlopen of the first
 // candidate that opens, then a function table filled by name, missing names remembered).
-#include "runtime/base/dynamic_library.hpp"
+#include "core/base/dynamic_library.hpp"
 
 #include <doctest/doctest.h>
 

@@ -6,10 +6,11 @@
 #include <kjit/error.hpp>
 #include <kjit/runtime_config.hpp>
 
-#include "cache/config.hpp"
-#include "cache/file_lock.hpp"
-#include "runtime/base/environment.hpp"
-#include "runtime/base/source_file.hpp"
+#include "core/system/units.hpp"
+#include "core/cache/config.hpp"
+#include "core/system/file_lock.hpp"
+#include "core/base/environment.hpp"
+#include "core/base/source_file.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -115,8 +116,8 @@ TEST_SUITE("environment") {
 
   TEST_CASE("the table's defaults are RuntimeConfig's and the source cap's") {
     const kjit::RuntimeConfig c;
-    auto size = [](Env id) { return kjit::cache::parse_size(kjit::base::env_variable(id).default_text); };
-    auto seconds = [](Env id) { return kjit::cache::parse_duration(kjit::base::env_variable(id).default_text); };
+    auto size = [](Env id) { return kjit::system::parse_size(kjit::base::env_variable(id).default_text); };
+    auto seconds = [](Env id) { return kjit::system::parse_duration(kjit::base::env_variable(id).default_text); };
     CHECK(size(Env::cache_max_size) == c.cache_max_size);
     CHECK(size(Env::remote_max_value) == c.remote_max_value_size);
     CHECK(size(Env::max_source_size) == std::uint64_t{64} << 20);
@@ -124,7 +125,7 @@ TEST_SUITE("environment") {
     CHECK(std::chrono::milliseconds(*seconds(Env::lock_timeout)) == c.lock_timeout);
     REQUIRE(seconds(Env::lock_stale_after));
     CHECK(std::chrono::milliseconds(*seconds(Env::lock_stale_after)) == c.lock_stale_after);
-    CHECK(kjit::cache::parse_duration_ms(kjit::base::env_variable(Env::remote_timeout).default_text) ==
+    CHECK(kjit::system::parse_duration_ms(kjit::base::env_variable(Env::remote_timeout).default_text) ==
           c.remote_timeout);
     CHECK(c.remote_ttl.count() == 0);  // "never"
     CHECK(kjit::parse_log_level(kjit::base::env_variable(Env::log).default_text) == c.log_level);
@@ -196,7 +197,7 @@ TEST_SUITE("environment") {
     namespace fs = std::filesystem;
     const fs::path root = KJIT_SOURCE_DIR;
     int files = 0;
-    for (const char* folder : {"runtime", "cache", "cli"}) {
+    for (const char* folder : {"core", "tools", "cli"}) {
       for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
         const auto ext = entry.path().extension();
         if (ext != ".cpp" && ext != ".hpp") continue;
@@ -215,13 +216,13 @@ TEST_SUITE("environment") {
   // 0.0 s"), and KJIT_LOCK_TIMEOUT=1000000000000d "after 0 ms": the durations overflowed.
   TEST_CASE("every duration's edges: refused below its least, saturated at 100 years, never overflowed") {
     using namespace std::chrono_literals;
-    const std::chrono::milliseconds forever = kjit::cache::k_max_duration;
-    CHECK(kjit::cache::parse_duration("36525d") == kjit::cache::k_max_duration);
-    CHECK(kjit::cache::parse_duration("36524d") == std::chrono::seconds(36524ll * 86400));
-    CHECK(kjit::cache::parse_duration_ms("200000d") == forever);
-    CHECK(kjit::cache::parse_duration(std::string(400, '9') + "w") == kjit::cache::k_max_duration);
-    CHECK(kjit::cache::saturate_duration(std::chrono::milliseconds::max()) == forever);
-    CHECK(kjit::cache::saturate_duration(-5ms) == 0ms);
+    const std::chrono::milliseconds forever = kjit::system::k_max_duration;
+    CHECK(kjit::system::parse_duration("36525d") == kjit::system::k_max_duration);
+    CHECK(kjit::system::parse_duration("36524d") == std::chrono::seconds(36524ll * 86400));
+    CHECK(kjit::system::parse_duration_ms("200000d") == forever);
+    CHECK(kjit::system::parse_duration(std::string(400, '9') + "w") == kjit::system::k_max_duration);
+    CHECK(kjit::system::saturate_duration(std::chrono::milliseconds::max()) == forever);
+    CHECK(kjit::system::saturate_duration(-5ms) == 0ms);
     struct Edge {
       const char* value;
       std::optional<std::chrono::milliseconds> expected;  // nullopt: refused, naming the variable
@@ -264,15 +265,15 @@ TEST_SUITE("environment") {
     const auto c = kjit::RuntimeConfig::from_environment();
     kjit::test::TempDir dir;
     const auto path = dir / "k.lock";
-    auto holder = std::make_unique<kjit::cache::Result<kjit::cache::FileLock>>(kjit::cache::FileLock::try_acquire(path));
+    auto holder = std::make_unique<kjit::system::Result<kjit::system::FileLock>>(kjit::system::FileLock::try_acquire(path));
     REQUIRE(*holder);
     std::thread release([&] {
       std::this_thread::sleep_for(300ms);
       holder.reset();
     });
     const auto start = std::chrono::steady_clock::now();
-    auto waiter = kjit::cache::FileLock::acquire(path, c.lock_timeout, {}, 1s,
-                                                 kjit::cache::FileLock::OnRelease::keep_file, c.lock_stale_after);
+    auto waiter = kjit::system::FileLock::acquire(path, c.lock_timeout, {}, 1s,
+                                                 kjit::system::FileLock::OnRelease::keep_file, c.lock_stale_after);
     const auto waited = std::chrono::steady_clock::now() - start;
     release.join();
     CHECK_MESSAGE(waiter, (waiter ? "" : waiter.error().message));
@@ -354,7 +355,7 @@ TEST_SUITE("runtime_options") {
         CHECK_MESSAGE(found, o.variable);
       }
     }
-    CHECK(names.size() == 19);
+    CHECK(names.size() == 21);
     CHECK(names.count("log") == 0);
   }
 

@@ -1,9 +1,9 @@
 // base::read_source_file, read_text_file and check_no_nul: sources read through the one reader
-// (cache::read_file, tests/unit/test_cache_file_io.cpp) under KJIT_MAX_SOURCE_SIZE, and NUL bytes
+// (system::read_file, tests/unit/test_cache_file_io.cpp) under KJIT_MAX_SOURCE_SIZE, and NUL bytes
 // refused wherever a text would reach NVRTC (a file, a header, an in-memory source or header).
 #include <kjit/tools.hpp>
 
-#include "runtime/base/source_file.hpp"
+#include "core/base/source_file.hpp"
 #include "support/helpers.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"

@@ -1,5 +1,5 @@
 // kjit::quantile and kjit::bench's option checks (CPU: the checks come before any driver call).
-#include <kjit/tools/bench.hpp>
+#include <kjit/bench.hpp>
 #include <kjit/error.hpp>
 
 #include <doctest/doctest.h>

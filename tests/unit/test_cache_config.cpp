@@ -1,5 +1,6 @@
 #include "support/scoped_env.hpp"
-#include "cache/config.hpp"
+#include "core/system/units.hpp"
+#include "core/cache/config.hpp"
 
 #include "support/temp_dir.hpp"
 
@@ -8,6 +9,7 @@
 #include <cstdlib>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 
 namespace {
 

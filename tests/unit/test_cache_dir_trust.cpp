@@ -3,10 +3,10 @@
 // by another user needs root (chown); tests/unit/test_cli_remote.cpp tries it end to end as two
 // unprivileged users.
 #include "support/scoped_env.hpp"
-#include "cache/dir_trust.hpp"
+#include "core/cache/dir_trust.hpp"
 
-#include "cache/config.hpp"
-#include "cache/store.hpp"
+#include "core/cache/config.hpp"
+#include "core/cache/store.hpp"
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
@@ -20,6 +20,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "cache/entry.hpp"
+#include "core/cache/entry.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,6 +8,7 @@
 #include <random>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 
 namespace {
 

@@ -1,5 +1,5 @@
-#include "cache/hash.hpp"
-#include "cache/key.hpp"
+#include "core/system/hash.hpp"
+#include "core/cache/key.hpp"
 
 #include <doctest/doctest.h>
 
@@ -156,7 +156,7 @@ TEST_SUITE("Key") {
           h.field(label, value);
         }
       }
-      const kjit::cache::Hash128 expect = kjit::cache::xxh3_128(bytes.data(), bytes.size());
+      const kjit::system::Hash128 expect = kjit::system::xxh3_128(bytes.data(), bytes.size());
       const Key k = h.finish();
       Key want;
       for (int i = 0; i < 8; ++i) {

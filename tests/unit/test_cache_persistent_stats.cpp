@@ -1,4 +1,4 @@
-#include "cache/persistent_stats.hpp"
+#include "core/cache/persistent_stats.hpp"
 
 #include "support/temp_dir.hpp"
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 
 TEST_SUITE("PersistentStats") {
   TEST_CASE("format and parse round-trip - unknown or broken lines are ignored") {

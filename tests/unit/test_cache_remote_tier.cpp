@@ -1,7 +1,7 @@
 // kjit::cache::RemoteTier against a real redis-server: what it returns (only whole, checked,
 // correctly keyed and, with a secret, correctly signed values), what it writes (nothing when
 // read-only or over the size bound), the fleet lock, and a killed, paused and restarted server.
-#include "cache/remote/remote_tier.hpp"
+#include "core/cache/remote/remote_tier.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
@@ -21,6 +21,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {
@@ -338,7 +339,7 @@ TEST_SUITE("RemoteTier") {
     CHECK(open_remote_store("redis://127.0.0.1:6379/2", {}));
     CHECK(open_remote_store("redis://:pw@cache.internal", {}));
     CHECK(open_remote_store("unix:///run/redis.sock", {}));
-    for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/x",
+    for (const char* bad : {"ftp://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h/x",
                             "unix://relative.sock"}) {
       auto r = open_remote_store(bad, {});
       REQUIRE_FALSE(r);

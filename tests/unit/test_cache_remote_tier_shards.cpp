@@ -2,7 +2,7 @@
 // lock live on the shard rendezvous hashing picks; a dead shard's keys are misses (counted),
 // never errors and never written elsewhere, while the others hit; a server at maxmemory that
 // refuses writes (noeviction: OOM) still serves its reads.
-#include "cache/remote/remote_tier.hpp"
+#include "core/cache/remote/remote_tier.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
@@ -18,6 +18,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {
@@ -227,9 +228,20 @@ TEST_SUITE("RemoteTier") {
     CHECK_FALSE((*store)->refuses_writes().has_value());
   }
 
-  TEST_CASE("shards: an HTTP entry is no shard and a bad list is refused at open") {
+  TEST_CASE("shards: shards then HTTP levels open and a bad list is refused at open") {
     Stats stats;
-    for (const char* bad : {"redis://a,https://store", "redis://a,,redis://b", "redis://a(0)", ""}) {
+    {
+      RemoteConfig c;
+      c.url = "redis://a,redis://b(2),http://127.0.0.1:1/kjit";
+      auto t = RemoteTier::open(c, stats, {});
+      if (t) {
+        REQUIRE((*t)->shards().size() == 2);  // the HTTP entry is a level after them
+        CHECK((*t)->shards()[1].weight == 2);
+      } else {
+        CHECK_MESSAGE(t.error().message.find("built without the HTTP store") != std::string::npos, t.error().message);
+      }
+    }
+    for (const char* bad : {"http://store(2)", "redis://a,,redis://b", "redis://a(0)", ""}) {
       RemoteConfig c;
       c.url = bad;
       auto t = RemoteTier::open(c, stats, {});

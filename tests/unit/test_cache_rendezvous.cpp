@@ -1,9 +1,9 @@
 // kjit::cache::rendezvous_shard: ccache's weighted rendezvous hashing, as docs/fleet.md spells
 // it, over random keys: the documented score, shares that follow the weights, and a fifth shard
 // that takes about a fifth of the keys, all of them from the others and none between them.
-#include "cache/remote/rendezvous.hpp"
+#include "core/cache/remote/rendezvous.hpp"
 
-#include "cache/hash.hpp"
+#include "core/system/hash.hpp"
 
 #include <doctest/doctest.h>
 
@@ -39,7 +39,7 @@ TEST_SUITE("Rendezvous") {
     for (const Key& key : random_keys(100, seed())) {
       for (const char* name : {"redis://a:6379", "unix:///run/redis.sock", ""}) {
         const std::string text = key.hex() + name;
-        const std::uint64_t h = xxh3_64(text.data(), text.size());
+        const std::uint64_t h = kjit::system::xxh3_64(text.data(), text.size());
         const double u = static_cast<double>(h & ((1ull << 53) - 1)) / 9007199254740992.0;
         CHECK(rendezvous_score(key, name, 2.5) == doctest::Approx(2.5 / -std::log(u)).epsilon(1e-12));
       }
@@ -47,7 +47,7 @@ TEST_SUITE("Rendezvous") {
     const std::string long_name(500, 'n');  // past the stack buffer
     const Key key = random_keys(1, seed())[0];
     const std::string text = key.hex() + long_name;
-    const double u = static_cast<double>(xxh3_64(text.data(), text.size()) & ((1ull << 53) - 1)) / 9007199254740992.0;
+    const double u = static_cast<double>(kjit::system::xxh3_64(text.data(), text.size()) & ((1ull << 53) - 1)) / 9007199254740992.0;
     CHECK(rendezvous_score(key, long_name, 1) == doctest::Approx(1 / -std::log(u)).epsilon(1e-12));
   }
 

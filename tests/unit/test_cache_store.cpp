@@ -1,8 +1,8 @@
 // Store in one process: hits, misses, damage, eviction, prune, verify, degraded storage.
 // Tests with several real processes are in test_cache_store_processes.cpp.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 
-#include "cache/atomic_file.hpp"
+#include "core/system/atomic_file.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
 #include "tests/unit/test_cache_support.hpp"
@@ -20,6 +20,7 @@
 #include <thread>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 using kjit::test::entry_matches;
 using kjit::test::TempDir;
 using kjit::test::test_entry;

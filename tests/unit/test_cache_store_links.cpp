@@ -1,7 +1,7 @@
 // cache::Store maintenance never follows a symbolic link inside the cache: a shard folder, an
 // entry, a temporary, the locks folder or a lock file that is one is reported as skipped, and
 // nothing it points to is read, changed or removed, by list, verify, prune, clear or the recount.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"

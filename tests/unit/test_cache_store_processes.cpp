@@ -1,6 +1,6 @@
 // Store shared by real processes (fork + exec of tests/tools/kjit_cache_worker): the
 // compile-once protocol, SIGKILLed writers, eviction under readers, persistent stats.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
@@ -12,6 +12,7 @@
 #include <sstream>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 using kjit::test::spawn_tool;
 using kjit::test::TempDir;
 using kjit::test::test_entry;

@@ -3,7 +3,7 @@
 // of kjit's goes is never waited on; a folder of the cache swapped for a link to another member's
 // private folder (renameat2 RENAME_EXCHANGE, racing in a process of its own) never makes kjit
 // create or remove anything there. Needs root (to become those users); skipped otherwise.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
@@ -27,6 +27,7 @@
 
 using namespace kjit;
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {

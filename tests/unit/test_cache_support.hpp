@@ -3,8 +3,8 @@
 // processes with a bound on how long they may take. No doctest here: tools include it too.
 #pragma once
 
-#include "cache/entry.hpp"
-#include "cache/key.hpp"
+#include "core/cache/entry.hpp"
+#include "core/cache/key.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "cache/usage_counter.hpp"
+#include "core/cache/usage_counter.hpp"
 
 #include "support/temp_dir.hpp"
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 using namespace kjit::cache;
+using namespace kjit::system;
 using namespace std::chrono_literals;
 
 TEST_SUITE("UsageCounter") {

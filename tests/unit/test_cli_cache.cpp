@@ -2,7 +2,7 @@
 // warning line on stderr and, with --json, an entry of the document's "skipped" (ls keeps its
 // array of entries); the exit code is that of the cache without them; nothing a link points to
 // is read, changed or removed.
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"

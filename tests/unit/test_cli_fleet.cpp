@@ -3,8 +3,8 @@
 // every result is right, only the lost shards' keys are compiled again, and the counters say
 // so); a full Redis that still serves its values; `kjit cache remote ping` over shards; a bad
 // list; and --require-hit / KJIT_REQUIRE_HIT (exit 1, kind "miss", each tier's reason).
-#include "cache/remote/rendezvous.hpp"
-#include "cache/remote_list.hpp"
+#include "core/cache/remote/rendezvous.hpp"
+#include "core/cache/remote_list.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
@@ -281,13 +281,16 @@ TEST_SUITE("cli fleet") {
     CHECK(json.code == 1);
     const nlohmann::json j = parse(json);
     CHECK(j["ok"] == false);
-    REQUIRE(j["shards"].size() == 3);
-    CHECK(j["shards"][0]["ok"] == true);
-    CHECK(j["shards"][0]["refusing_writes"] == false);
-    CHECK(j["shards"][1]["ok"] == false);
-    CHECK(j["shards"][1]["weight"] == 2);
-    CHECK(j["shards"][1]["error"]["message"].get<std::string>().find("connecting") != std::string::npos);
-    CHECK(j["shards"][2]["refusing_writes"].get<std::string>().find("noeviction") != std::string::npos);
+    CHECK(j["server"].get<std::string>().rfind("redis ", 0) == 0);  // what answered, joined
+    CHECK(j["error"]["message"].get<std::string>().find("connecting") != std::string::npos);
+    REQUIRE(j["servers"].size() == 3);
+    CHECK(j["servers"][0]["kind"] == "shard");
+    CHECK(j["servers"][0]["ok"] == true);
+    CHECK(j["servers"][0]["refusing_writes"] == false);
+    CHECK(j["servers"][1]["ok"] == false);
+    CHECK(j["servers"][1]["weight"] == 2);
+    CHECK(j["servers"][1]["error"]["message"].get<std::string>().find("connecting") != std::string::npos);
+    CHECK(j["servers"][2]["refusing_writes"].get<std::string>().find("noeviction") != std::string::npos);
 
     shards.all[2]->config_set("maxmemory", "0");
     const Run two = kjit::test::run_command(fmt::format("{} --cache-dir {} --json cache remote ping --remote '{},{}'",

@@ -4,7 +4,7 @@
 // which function, why, and the two ways out. NVRTC, sm_90, no GPU needed.
 #include <kjit/kjit.hpp>
 
-#include "runtime/compile/host_functions.hpp"
+#include "core/compile/host_functions.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

@@ -8,7 +8,7 @@
 // host's is long; names are compared demangled with "long long" read as "long".
 #include <kjit/kjit.hpp>
 
-#include "runtime/driver/cubin_info.hpp"
+#include "core/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/toolkit.hpp"

@@ -4,8 +4,8 @@
 #include <kjit/kjit.hpp>
 #include <kjit/error.hpp>
 
-#include "runtime/compile/nvcc_flags.hpp"
-#include "runtime/compile/option_marshalling.hpp"
+#include "core/compile/nvcc_flags.hpp"
+#include "core/compile/option_marshalling.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

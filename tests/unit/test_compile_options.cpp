@@ -1,9 +1,13 @@
 // kjit::Arch and the canonical marshalling of kjit::CompileOptions.
 #include <kjit/compile_options.hpp>
 #include <kjit/error.hpp>
-#include "runtime/compile/option_marshalling.hpp"
+#include "core/compile/option_marshalling.hpp"
 
 #include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
 
 using kjit::Arch;
 using kjit::CompileOptions;
@@ -60,5 +64,30 @@ TEST_SUITE("CompileOptions") {
     CHECK_THROWS_AS(kjit::canonical_flags(CompileOptions{.std = "c++98"}, Arch::sm(90)), kjit::UsageError);
     CHECK_THROWS_AS(kjit::canonical_flags(CompileOptions{.flags = {"-I"}}, Arch::sm(90)), kjit::UsageError);
     CHECK_THROWS_AS(kjit::canonical_flags(CompileOptions{}, Arch::native()), kjit::UsageError);
+  }
+
+  TEST_CASE("a link's parts take its options normalized once made relocatable: the flags normalizing again gave") {
+    // Random raw option sets, read once by normalize(); a part's options then add -rdc=true (and
+    // -dlto) as normalize() spells them, which must marshal as normalizing everything again did.
+    const std::vector<std::string> pool = {"-rdc=true", "-dc", "--relocatable-device-code=true", "-dlto",
+                                           "--dlink-time-opt", "-use_fast_math", "-lineinfo", "-DX=1", "-I/inc",
+                                           "--ftz=true", "--ptxas-options=-v", "-arch=sm_80", "-std=c++17",
+                                           "--extra-device-vectorization", "-rdc=false", "-G"};
+    std::mt19937_64 rng(97);
+    for (int round = 0; round < 300; ++round) {
+      CompileOptions o;
+      const std::size_t n = rng() % 7;
+      for (std::size_t i = 0; i < n; ++i) o.flags.push_back(pool[rng() % pool.size()]);
+      if (rng() % 2 == 0) o.defines.push_back("N=" + std::to_string(rng() % 100));
+      std::string text;
+      for (const auto& f : o.flags) text += f + " ";
+      for (bool lto : {false, true}) {
+        INFO("flags: ", text, "lto ", lto);
+        const auto once = kjit::compile::marshal(kjit::compile::normalize(o).relocatable(lto), Arch::sm(90));
+        std::vector<std::string> more{"-rdc=true"};
+        if (lto) more.emplace_back("-dlto");
+        CHECK(once == kjit::canonical_flags(kjit::normalized(o).with_flags(more), Arch::sm(90)));
+      }
+    }
   }
 }

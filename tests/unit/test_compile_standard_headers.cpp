@@ -3,8 +3,8 @@
 // user header of the same name shadows kjit's.
 #include <kjit/tools.hpp>
 
-#include "runtime/compile/nvrtc_compiler.hpp"
-#include "runtime/compile/standard_headers.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/standard_headers.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

@@ -6,7 +6,7 @@
 #include <kjit/kjit.hpp>
 #include <kjit/tools/inspect.hpp>
 
-#include "runtime/compile/template_kernels.hpp"
+#include "core/compile/template_kernels.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,8 +3,8 @@
 // them, the toolkit's own cuda.h, and kernel files that include cuBLAS, cuRAND, cuFFT, cuSPARSE,
 // cuSOLVER and cuDNN's headers (where the toolkit has them): NVRTC (sm_90, no GPU needed) compiles
 // each, and the types are the toolkit's.
-#include "runtime/compile/toolkit_headers.hpp"
-#include "runtime/compile/nvrtc_compiler.hpp"
+#include "core/compile/toolkit_headers.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
 
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
@@ -183,7 +183,7 @@ static inline int host_helper(int x) { return x + 1; }
 
 // compile::explain_missing_headers: where NVRTC cannot open an included header, the log says where
 // it looked and which package ships the header (#39: torch's nvidia/cu13 has no CCCL headers).
-#include "runtime/compile/missing_headers.hpp"
+#include "core/compile/missing_headers.hpp"
 
 TEST_SUITE("missing_headers") {
   TEST_CASE("each missing header is named once with the folders searched and the package that ships it") {

@@ -2,6 +2,7 @@
 // PTX and the mangled name, struct sizes and alignment, plain-name lookup, and the packers'
 // checks with random values against memcpy of the C++ type.
 #include <kjit/kjit.hpp>
+#include <kjit/parameters.hpp>
 
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"

@@ -2,7 +2,7 @@
 // __constant__ variables, arrays, initialized ones and a variable template are listed, nothing else.
 #include <kjit/tools.hpp>
 
-#include "runtime/driver/ptx_variables.hpp"
+#include "core/driver/ptx_variables.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 

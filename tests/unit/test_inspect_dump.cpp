@@ -4,7 +4,7 @@
 
 #include <kjit/tools/inspect.hpp>
 
-#include "runtime/inspect/dump_hook.hpp"
+#include "tools/inspect/dump_hook.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

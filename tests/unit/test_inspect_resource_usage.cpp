@@ -4,7 +4,7 @@
 
 #include "support/helpers.hpp"
 
-#include "runtime/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
 
 #include <doctest/doctest.h>
 

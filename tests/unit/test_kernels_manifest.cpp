@@ -2,7 +2,7 @@
 // kjit::kernels::Kernels<T> looks up (NVRTC gives each a lowered name), for each element type.
 #include <kjit/kernels.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/tools/manifest.hpp>
+#include <kjit/manifest.hpp>
 #include <kjit/tune.hpp>
 
 #include "support/temp_dir.hpp"

@@ -4,7 +4,7 @@
 // and name the inputs.
 #include <kjit/tools.hpp>
 
-#include "runtime/driver/cubin_info.hpp"
+#include "core/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/toolkit.hpp"

@@ -6,12 +6,12 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/profile.hpp>
 
-#include "runtime/profile/chrome_trace.hpp"
-#include "runtime/profile/collector.hpp"
-#include "runtime/profile/metric_names.hpp"
-#include "runtime/profile/recording.hpp"
-#include "runtime/profile/summary.hpp"
-#include "runtime/driver/driver_api.hpp"
+#include "tools/profile/chrome_trace.hpp"
+#include "tools/profile/collector.hpp"
+#include "tools/profile/metric_names.hpp"
+#include "tools/profile/recording.hpp"
+#include "tools/profile/summary.hpp"
+#include "core/driver/driver_api.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"

@@ -6,10 +6,10 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/profile.hpp>
 
-#include "runtime/profile/cupti_library.hpp"
-#include "runtime/base/edit_distance.hpp"
-#include "runtime/profile/metric_config.hpp"
-#include "runtime/profile/metric_names.hpp"
+#include "tools/profile/cupti_library.hpp"
+#include "core/base/edit_distance.hpp"
+#include "tools/profile/metric_config.hpp"
+#include "tools/profile/metric_names.hpp"
 #include "support/skip.hpp"
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 // picks launches as ncu's -k/-s/-c do.
 #include <kjit/error.hpp>
 
-#include "runtime/profile/metric_session.hpp"
+#include "tools/profile/metric_session.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // persistent stats once the Runtime is gone, hits included (which queue no flush of their own).
 #include <kjit/tools.hpp>
 
-#include "cache/store.hpp"
-#include "runtime/request/compile_service.hpp"
+#include "core/cache/store.hpp"
+#include "core/request/compile_service.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
@@ -45,7 +45,7 @@ TEST_SUITE("CompileService") {
     std::string key;
     {
       kjit::request::CompileService service(c, counters, [](kjit::LogLevel, std::string_view) {});
-      const kjit::CompileResult r = service.obtain(p, k_sm90, kjit::Arch::sm(90));
+      const kjit::CompileResult r = service.obtain(p, kjit::compile::normalize(k_sm90), kjit::Arch::sm(90));
       CHECK(r.outcome == kjit::Outcome::remote_hit);
       CHECK(r.has_cubin());
       key = r.key;
@@ -69,7 +69,7 @@ TEST_SUITE("CompileService") {
     auto c = kjit::test::quiet_config(dir / "cache");
     kjit::request::Counters counters;
     kjit::request::CompileService service(c, counters, [](kjit::LogLevel, std::string_view) {});
-    const kjit::CompileResult r = service.obtain(kjit::Program("own.cu", source(2)), k_sm90, kjit::Arch::sm(90));
+    const kjit::CompileResult r = service.obtain(kjit::Program("own.cu", source(2)), kjit::compile::normalize(k_sm90), kjit::Arch::sm(90));
     REQUIRE(r.outcome == kjit::Outcome::compiled);
     const auto key = kjit::cache::Key::from_hex(r.key);
     REQUIRE(key);

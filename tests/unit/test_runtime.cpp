@@ -2,12 +2,14 @@
 // errors, the driver-absent error, threads, the disk cache on the request path.
 #include <kjit/tools.hpp>
 
-#include "runtime/runtime_access.hpp"
+#include "core/runtime_access.hpp"
 
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include <atomic>
 #include <random>
@@ -191,7 +193,27 @@ extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* out) {
 }
 
 TEST_SUITE("Runtime") {
+  TEST_CASE("without the tools a dump directory gets nothing and the Runtime says why once") {
+    // libkjit writes no dumps: libkjit_tools' writer does, once install_tools() gave it to the core.
+    kjit::test::TempDir dir;
+    auto c = config_in(dir);
+    c.dump_dir = dir.path() / "dumps";
+    std::vector<std::string> warnings;
+    c.log_level = kjit::LogLevel::warn;
+    c.log = [&](kjit::LogLevel level, std::string_view m) {
+      if (level == kjit::LogLevel::warn) warnings.emplace_back(m);
+    };
+    kjit::Runtime rt(c);
+    (void)rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::sm(90)});
+    (void)rt.compile(kjit::Program("square2.cu", std::string(k_square) + "\n"), {.arch = kjit::Arch::sm(90)});
+    CHECK_FALSE(std::filesystem::exists(c.dump_dir));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("nothing in this program writes dumps") != std::string::npos);
+    CHECK(warnings[0].find("install_tools") != std::string::npos);
+  }
+
   TEST_CASE("a dump directory receives a folder per compile and per hit only when asked") {
+    kjit::install_tools();
     kjit::test::TempDir dir;
     auto c = config_in(dir);
     c.dump_dir = dir.path() / "dumps";
@@ -228,6 +250,42 @@ TEST_SUITE("Runtime") {
 }
 
 TEST_SUITE("Runtime") {
+  TEST_CASE("a request's options are normalized once: each dropped flag warned once by compile link and explain") {
+    kjit::test::TempDir dir;
+    std::vector<std::string> warnings;
+    kjit::RuntimeConfig c;
+    c.cache_dir = dir.path();
+    c.log_level = kjit::LogLevel::warn;
+    c.log = [&](kjit::LogLevel level, std::string_view m) {
+      if (level == kjit::LogLevel::warn) warnings.emplace_back(m);
+    };
+    kjit::Runtime rt(c);
+    const kjit::CompileOptions o{.arch = kjit::Arch::sm(90), .flags = {"-g", "-O0", "-g"}};
+    const auto dropped = [&](const char* flag) {
+      return std::count_if(warnings.begin(), warnings.end(), [&](const std::string& w) {
+        return w.find(std::string("dropping compile flag \"") + flag + "\"") != std::string::npos;
+      });
+    };
+    rt.compile(kjit::Program("square.cu", k_square), o);
+    CHECK(warnings.size() == 2);
+    CHECK(dropped("-g") == 1);
+    CHECK(dropped("-O0") == 1);
+    warnings.clear();
+    rt.explain(kjit::Program("square.cu", k_square), o);
+    CHECK(warnings.size() == 2);
+    warnings.clear();
+    // A link of two programs: its parts are requests of their own, made from the link's options
+    // normalized once; nothing below warns again.
+    kjit::Link link("pair");
+    link.add(kjit::Program("a.cu", "__device__ float twice(float v) { return 2.0f * v; }\n"));
+    link.add(kjit::Program("b.cu", "extern __device__ float twice(float v);\n"
+                                   "extern \"C\" __global__ void k(float* x) { x[0] = twice(x[0]); }\n"));
+    const kjit::CompileResult linked = rt.link(link, o);
+    CHECK(linked.has_cubin());
+    CHECK(warnings.size() == 2);
+    CHECK(dropped("-g") == 1);
+  }
+
   TEST_CASE("report reaches the log callback whatever the level and log output below the level does not") {
     kjit::test::TempDir dir;
     std::vector<std::string> seen;

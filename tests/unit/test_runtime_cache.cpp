@@ -1,9 +1,9 @@
 // The disk cache on the request path: damage, degraded storage, bounded waits, configuration.
 #include <kjit/tools.hpp>
 
-#include "cache/file_lock.hpp"
-#include "cache/background.hpp"
-#include "cache/store.hpp"
+#include "core/system/file_lock.hpp"
+#include "core/system/background.hpp"
+#include "core/cache/store.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 
@@ -60,7 +60,7 @@ pid_t holder(const std::filesystem::path& cache, const kjit::cache::Key& key, in
     kjit::cache::Store store({cache.string()});
     auto lock = store.lock(key, std::chrono::milliseconds(0));
     if (!lock) ::_exit(1);
-    kjit::cache::Background background;
+    kjit::system::Background background;
     auto heartbeat = background.heartbeat(lock->fd(), std::chrono::milliseconds(100));
     if (::write(fds[1], "y", 1) != 1) ::_exit(1);
     if (hold_ms == 0) {

@@ -3,7 +3,7 @@
 // results as `skipped`, and nothing a link points to is read, changed or removed.
 #include <kjit/tools/cache.hpp>
 
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
 

@@ -1,7 +1,7 @@
 // The key matrix: every real input changes the key; nothing else does.
 #include <kjit/tools.hpp>
 
-#include "runtime/request/cache_key.hpp"
+#include "core/request/cache_key.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>

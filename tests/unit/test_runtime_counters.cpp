@@ -3,7 +3,7 @@
 // (the store's flush into the folder) read the same table.
 #include <kjit/tools.hpp>
 
-#include "runtime/request/counters.hpp"
+#include "core/request/counters.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"

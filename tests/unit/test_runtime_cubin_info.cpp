@@ -1,6 +1,6 @@
 // driver::cubin_param_sizes: parameter sizes read from NVRTC's own cubins, for random
 // signatures and several archs; anything that is not such a cubin gives nullopt, never a crash.
-#include "runtime/driver/cubin_info.hpp"
+#include "core/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
 #include "support/random_signatures.hpp"
 #include "support/temp_dir.hpp"

@@ -5,7 +5,7 @@
 // hangs is killed after a bound far above any compile: a hang is the failure, never a time.
 #include <kjit/kjit.hpp>
 
-#include "cache/store.hpp"
+#include "core/cache/store.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
 

@@ -1,6 +1,7 @@
 // kjit::KernelLoader: search order, relative includes as NVRTC resolves them (and the cache key
 // sees them), program names, errors, and hot reload through compile() (no GPU).
 #include <kjit/tools.hpp>
+#include <kjit/loader.hpp>
 
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"

@@ -1,6 +1,7 @@
 // kjit::Manifest: the kjit.json format: overlays of variants, the default variant, and errors
 // that name the file and the JSON position or the unknown key.
 #include <kjit/tools.hpp>
+#include <kjit/manifest.hpp>
 
 #include "support/temp_dir.hpp"
 

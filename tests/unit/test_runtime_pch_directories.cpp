@@ -1,7 +1,7 @@
 // PchDirectories: a process's precompiled-header folder does not outlive it, whether the object
 // is destroyed, never destroyed (exit()), or the process is killed outright. Real processes
 // (fork) and real SIGKILL.
-#include "runtime/compile/pch_directories.hpp"
+#include "core/compile/pch_directories.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>

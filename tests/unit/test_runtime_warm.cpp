@@ -1,6 +1,7 @@
 // kjit::warm: the bound on compiles at once, the report, and NVRTC precompiled headers
 // (created once, then used; never in the key or the stored log).
 #include <kjit/tools.hpp>
+#include <kjit/loader.hpp>
 
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"

@@ -6,10 +6,11 @@
 #include <kjit/error.hpp>
 #include <kjit/tune.hpp>
 
-#include "runtime/runtime_access.hpp"
-#include "runtime/tune/decision.hpp"
-#include "runtime/tune/report.hpp"
+#include "core/runtime_access.hpp"
+#include "core/tune/decision.hpp"
+#include "core/tune/report.hpp"
 #include "support/helpers.hpp"
+#include "support/launch_probes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -162,6 +163,48 @@ TEST_SUITE("tune") {
     CHECK(kjit::TuneKey().add("rows", 4096).add("dtype", "float").text() == "rows=4096 dtype=float");
     kjit::TuneCandidate c{.kernel = "tile<64>", .defines = {"UNROLL=4"}, .block = {128, 2}, .shared_mem = 1024};
     CHECK(c.text() == "tile<64> block (128,2,1) smem 1024 -DUNROLL=4");
+  }
+
+  TEST_CASE("a TuneKey's text is built in place: nothing allocated up to k_inline and the same text past it") {
+    REQUIRE(kjit::test::lock_probe_sees_this_executable());
+    std::mt19937_64 rng(57);
+    for (int round = 0; round < 200; ++round) {
+      // Random parts; the expected text as fmt spells it.
+      std::vector<std::string> names, values;
+      std::vector<long long> numbers;
+      std::vector<int> kinds;
+      std::string want;
+      const int parts = 1 + static_cast<int>(rng() % 6);
+      for (int i = 0; i < parts; ++i) {
+        names.push_back(std::string(1 + rng() % 9, static_cast<char>('a' + rng() % 26)));
+        kinds.push_back(static_cast<int>(rng() % 3));
+        numbers.push_back(static_cast<long long>(rng() % 2000000) - 1000000 + (kinds.back() == 2 ? 1000001 : 0));
+        values.push_back(std::string(rng() % 30, static_cast<char>('A' + rng() % 26)));
+        const std::string part = kinds.back() == 0   ? fmt::format("{}={}", names.back(), numbers.back())
+                                 : kinds.back() == 1 ? fmt::format("{}={}", names.back(), values.back())
+                                                     : fmt::format("{}<={}", names.back(),
+                                                                   kjit::tune::next_power_of_two(numbers.back()));
+        want += (want.empty() ? "" : " ") + part;
+      }
+      kjit::test::LaunchProbe probe;
+      kjit::TuneKey key;
+      for (int i = 0; i < parts; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        if (kinds[at] == 0) key.add(names[at], numbers[at]);
+        else if (kinds[at] == 1) key.add(names[at], values[at]);
+        else key.add_bucketed(names[at], numbers[at]);
+      }
+      const kjit::TuneKey copy = key;
+      const auto seen = probe.stop();
+      INFO(want);
+      CHECK(key.text() == want);
+      CHECK(copy.text() == want);
+      if (want.size() <= kjit::TuneKey::k_inline) {
+        CHECK(seen.allocations == 0);
+      } else {
+        CHECK(seen.allocations > 0);  // past it the text is on the heap: the probe sees it
+      }
+    }
   }
 
   TEST_CASE("KJIT_TUNE is on, off or force") {

@@ -6,17 +6,20 @@
 #include <kjit/error.hpp>
 #include <kjit/float16.hpp>
 #include <kjit/loader.hpp>
-#include <kjit/tools/manifest.hpp>
+#include <kjit/manifest.hpp>
 #include <kjit/tune.hpp>
 
-#include "runtime/tune/decision.hpp"
-#include "runtime/tune/expression.hpp"
-#include "runtime/tune/spec.hpp"
-#include "runtime/tune/synthetic_arguments.hpp"
+#include "core/tune/decision.hpp"
+#include "core/tune/expression.hpp"
+#include "core/tune/spec.hpp"
+#include "core/tune/synthetic_arguments.hpp"
 #include "support/helpers.hpp"
+#include "support/launch_probes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
+
+#include <fmt/format.h>
 
 #include <cstring>
 #include <fstream>
@@ -176,6 +179,26 @@ TEST_SUITE("tune spec") {
     std::memcpy(&nv, n.data(), 8);
     CHECK(nv == 999);
     CHECK(kjit::tune::CompiledSpec::shape_text(shape) == "m=3 n=1000");
+  }
+
+  TEST_CASE("a spec's key and grid for a shape allocate nothing: a decided shape's launch computes them") {
+    const kjit::tune::CompiledSpec spec(scale_spec());
+    const auto& c = spec.spec().candidates;
+    std::mt19937_64 rng(61);
+    for (int round = 0; round < 100; ++round) {
+      const long long n = 1 + static_cast<long long>(rng() % 100000000), m = 1 + static_cast<long long>(rng() % 1000);
+      const std::vector<kjit::TuneValue> shape{{"m", m}, {"n", n}};
+      kjit::test::LaunchProbe probe;
+      const kjit::TuneKey key = spec.key(shape);
+      const kjit::Dim3 g0 = spec.grid(c[0], shape, 132), g1 = spec.grid(c[1], shape, 132);
+      const auto seen = probe.stop();
+      CHECK(seen.allocations == 0);
+      CHECK(seen.locks == 0);
+      CHECK(key.text() == fmt::format("n<={} m={}", kjit::tune::next_power_of_two(n), m));
+      CHECK(g0.x == static_cast<unsigned>(n));
+      CHECK(g1.x == static_cast<unsigned>((n + 65 - 1) / 65));
+      CHECK(g1.y == static_cast<unsigned>(m + 8));
+    }
   }
 
   TEST_CASE("a spec that does not hold together is refused with what is wrong") {

@@ -1,0 +1,132 @@
+#include "core/compile/host_functions.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+
+namespace kjit::compile {
+namespace {
+
+constexpr std::string_view k_host_function_error =
+    "A function without execution space annotations (__host__/__device__/__global__) is considered a host function";
+
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// From the function's name at `pos` in `text`: true for a definition, false for a declaration,
+// nullopt when the text ends first.
+std::optional<bool> ends_as_definition(std::string_view text, std::size_t pos) {
+  while (pos < text.size() && (is_ident(text[pos]) || text[pos] == ':' || text[pos] == '~')) ++pos;
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos >= text.size() || text[pos] != '(') return std::nullopt;
+  int depth = 0;
+  for (; pos < text.size(); ++pos) {
+    if (text[pos] == '(') ++depth;
+    if (text[pos] == ')' && --depth == 0) break;
+  }
+  if (pos >= text.size()) return std::nullopt;
+  // Past the parameters: qualifiers, a trailing return type, "= 0", "= default" ... up to ';' or '{'.
+  for (++pos; pos < text.size(); ++pos) {
+    const char c = text[pos];
+    if (c == ';') return false;
+    if (c == '{') return true;
+    if (c == ':' && pos + 1 < text.size() && text[pos + 1] != ':') return true;  // a constructor's initializers
+    if (c == ':') ++pos;  // "::" in a trailing return type
+  }
+  return std::nullopt;
+}
+
+// Line `line` (1-based) of `text` onwards.
+std::string_view from_line(std::string_view text, int line) {
+  std::size_t pos = 0;
+  for (int l = 1; l < line && pos != std::string_view::npos; ++l) {
+    pos = text.find('\n', pos);
+    if (pos != std::string_view::npos) ++pos;
+  }
+  return pos == std::string_view::npos ? std::string_view() : text.substr(pos);
+}
+
+std::string_view next_line(std::string_view log, std::size_t& pos) {
+  if (pos >= log.size()) return {};
+  std::size_t end = log.find('\n', pos);
+  if (end == std::string_view::npos) end = log.size();
+  std::string_view line = log.substr(pos, end - pos);
+  pos = end + 1;
+  return line;
+}
+
+}  // namespace
+
+HostFunctionErrors find_host_functions(
+    std::string_view log, const std::function<std::optional<std::string>(const std::string&)>& source_of) {
+  HostFunctionErrors out;
+  bool other_error = false;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::string_view line = next_line(log, pos);
+    const std::size_t err = line.find("): error: ");
+    if (err == std::string_view::npos) {
+      if (line.find("catastrophic error") != std::string_view::npos) other_error = true;
+      continue;
+    }
+    const std::size_t open = line.rfind('(', err);
+    if (open == std::string_view::npos || line.substr(err + 10).find(k_host_function_error) != 0) {
+      other_error = true;
+      continue;
+    }
+    HostFunction f;
+    f.file = std::string(line.substr(0, open));
+    f.line = std::atoi(std::string(line.substr(open + 1, err - open - 1)).c_str());
+    // NVRTC prints the source line (indented by two) and a caret under the name.
+    std::size_t peek = pos;
+    const std::string_view excerpt = next_line(log, peek);
+    const std::string_view caret = next_line(log, peek);
+    const std::size_t column = caret.find('^');
+    std::optional<bool> definition;
+    if (column != std::string_view::npos && column < excerpt.size()) {
+      pos = peek;
+      std::size_t end = column;
+      while (end < excerpt.size() && is_ident(excerpt[end])) ++end;
+      f.name = std::string(excerpt.substr(column, end - column));
+      f.is_constexpr = excerpt.substr(0, column).find("constexpr") != std::string_view::npos;
+      definition = ends_as_definition(excerpt, column);
+      if (!definition) {
+        if (auto text = source_of(f.file)) {
+          std::string_view rest = from_line(*text, f.line);
+          if (column >= 2 && rest.size() >= column - 2) definition = ends_as_definition(rest, column - 2);
+        }
+      }
+    }
+    // Unknown: taken as a definition, so that nothing is compiled as device code on a guess.
+    f.definition = definition.value_or(true);
+    out.functions.push_back(std::move(f));
+  }
+  out.only_these = !other_error && !out.functions.empty();
+  return out;
+}
+
+std::string explain_host_definitions(const std::vector<HostFunction>& functions) {
+  std::string list;
+  for (const auto& f : functions) {
+    if (!f.definition || f.is_constexpr) continue;
+    list += fmt::format("\n  {} ({}:{})", f.name.empty() ? std::string("a function") : f.name, f.file, f.line);
+  }
+  if (list.empty()) return {};
+  return fmt::format(
+      "kjit: these functions are defined without __device__, so they are host functions, which nvcc would "
+      "compile for the host; NVRTC compiles device code only and refuses them:{}\n"
+      "kjit: annotate each __device__ (or __host__ __device__) to call it from a kernel, move host code out of "
+      "the kernel file, or compile with -default-device (every unannotated function becomes a device "
+      "function).\n",
+      list);
+}
+
+std::string explain_host_declarations(const std::vector<HostFunction>& functions) {
+  std::string list;
+  for (const auto& f : functions) list += fmt::format("{}{}", list.empty() ? "" : ", ", f.name.empty() ? "?" : f.name);
+  return fmt::format("kjit: functions without __device__ ({}) compiled as device functions (-default-device): "
+                     "nvcc compiles them for the host, and NVRTC has no host.\n",
+                     list);
+}
+
+}  // namespace kjit::compile

@@ -1,0 +1,451 @@
+#include "core/compile/nvrtc_compiler.hpp"
+
+#include "core/base/source_file.hpp"
+#include "core/compile/host_functions.hpp"
+#include "core/compile/missing_headers.hpp"
+#include "core/compile/include_scanner.hpp"
+#include "core/compile/standard_headers.hpp"
+#include "core/compile/template_kernels.hpp"
+#include "core/compile/toolkit_headers.hpp"
+#include "core/base/toolkit_location.hpp"
+
+#include <kjit/error.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nvrtc.h>
+
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+
+namespace kjit::compile {
+namespace {
+
+void check_nvrtc(nvrtcResult r, const char* call, const std::string& program) {
+  if (r != NVRTC_SUCCESS) [[unlikely]] {
+    throw NvrtcError(static_cast<int>(r), fmt::format("compiling program {} with NVRTC: {} failed: {}", program,
+                                                      call, nvrtcGetErrorString(r)));
+  }
+}
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram* p) const {
+    nvrtcDestroyProgram(p);
+    delete p;
+  }
+};
+
+std::vector<std::filesystem::path> find_toolkit_include_dirs() {
+  std::error_code ec;
+  for (const auto& root : base::toolkit_roots()) {
+    const std::filesystem::path dir = root / "include";
+    if (std::filesystem::exists(dir / "cuda_runtime.h", ec) || std::filesystem::exists(dir / "cuda_fp16.h", ec)) {
+      std::vector<std::filesystem::path> dirs;
+      if (std::filesystem::exists(dir / "cccl", ec)) dirs.push_back(dir / "cccl");
+      dirs.push_back(dir);
+      return dirs;
+    }
+  }
+  return {};  // NVRTC's built-in headers still work
+}
+
+}  // namespace
+
+const std::vector<std::filesystem::path>& NvrtcCompiler::toolkit_include_dirs() {
+  static const std::vector<std::filesystem::path> dirs = find_toolkit_include_dirs();
+  return dirs;
+}
+
+std::string NvrtcCompiler::version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
+}
+
+bool NvrtcCompiler::has_own_cache() {
+  static const bool own = [] {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major > 12 || (major == 12 && minor >= 9);
+  }();
+  return own;
+}
+
+std::vector<int> NvrtcCompiler::supported_archs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
+namespace {
+
+// The PCH heap is process-wide and nvrtcSetPCHHeapSize frees it: compiles that may use it hold
+// this shared, a resize holds it exclusively.
+std::shared_mutex g_pch_heap_mutex;
+
+// Drops NVRTC's PCH messages ("<name>": creating/using precompiled header file "...") from the
+// log and says which of the two happened.
+PchUse strip_pch_messages(std::string& log) {
+  PchUse use = PchUse::none;
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    std::size_t next = end == std::string::npos ? log.size() : end + 1;
+    std::string_view line(log.data() + pos, next - pos);
+    if (line.find("precompiled header file \"") != std::string_view::npos && !line.empty() && line[0] == '"') {
+      if (line.find("\": creating precompiled header") != std::string_view::npos) use = PchUse::created;
+      else if (line.find("\": using precompiled header") != std::string_view::npos && use == PchUse::none) use = PchUse::used;
+    } else {
+      kept.append(line);
+    }
+    pos = next;
+  }
+  log = std::move(kept);
+  return use;
+}
+
+// Every #include spelling the program can reach: its source, its in-memory headers and the user
+// headers found along `dirs` (an over-approximation, as the cache key's scan is).
+std::set<std::string> requested_includes(const Program& program, const std::vector<std::filesystem::path>& dirs) {
+  std::set<std::string> names;
+  auto add_lines = [&names](const std::string& text) {
+    for (auto& [spelling, quoted] : IncludeScanner::include_lines(text)) names.insert(std::move(spelling));
+  };
+  add_lines(program.source());
+  std::vector<std::string> in_memory;
+  for (const auto& [hname, content] : program.headers()) {
+    add_lines(content);
+    in_memory.push_back(hname);
+  }
+  if (!names.empty()) {
+    IncludeScanner scanner(dirs, std::move(in_memory));
+    for (const auto& header : scanner.scan(program.source(), program.directory())) add_lines(header.content);
+  }
+  return names;
+}
+
+// kjit's standard headers (<cstdint>, <cmath>, <vector>, the nvcc environment, ...) and the
+// toolkit's API headers the program includes (<cuda.h>, <cublas_v2.h>, ... without their host
+// functions), each unless the program has an in-memory header of that name or a user include
+// dir (the user's -I, the program's folder and include path, all in `arguments` by now) holds a
+// file of that name: the user's header wins. The toolkit's own include folders, named with -I as
+// kernels for nvcc often do, are not the user's: their cuda.h is the one kjit's stands for.
+void add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
+                          std::vector<const char*>& names, std::vector<const char*>& sources) {
+  std::vector<std::filesystem::path> dirs;
+  auto add_user_dir = [&dirs](std::string_view dir) {
+    std::error_code ec;
+    for (const auto& toolkit : NvrtcCompiler::toolkit_include_dirs()) {
+      if (std::filesystem::equivalent(dir, toolkit, ec)) return;
+    }
+    dirs.emplace_back(dir);
+  };
+  for (std::string_view a : arguments) {
+    if (a.starts_with("--include-path=")) add_user_dir(a.substr(15));
+    else if (a.starts_with("-I") && a.size() > 2) add_user_dir(a.substr(2));
+  }
+  auto add = [&](std::string_view header, std::string_view content) {
+    bool shadowed = std::any_of(program.headers().begin(), program.headers().end(),
+                                [header](const auto& h) { return h.first == header; });
+    std::error_code ec;
+    for (std::size_t i = 0; i < dirs.size() && !shadowed; ++i) shadowed = std::filesystem::exists(dirs[i] / header, ec);
+    if (shadowed) return;
+    names.push_back(header.data());
+    sources.push_back(content.data());
+  };
+  for (const auto& [header, content] : standard_header_files()) add(header, content);
+  for (const auto& [header, content] : toolkit_headers(requested_includes(program, dirs))) add(header, content);
+}
+
+// NVRTC takes C strings: a NUL byte would end the text there, silently.
+void check_no_nul_in(const Program& program, const std::vector<std::string>& arguments) {
+  const std::string& name = program.name();
+  base::check_no_nul(program.source(), "the source of program", name);
+  for (const auto& [hname, content] : program.headers()) {
+    base::check_no_nul(content, "in-memory header", fmt::format("{} of program {}", hname, name));
+  }
+  // NVRTC reads each of these as a C string: a NUL would cut it short without a word.
+  for (const auto& e : program.name_expressions()) base::check_no_nul(e, "name expression of program", name);
+  for (const auto& a : arguments) base::check_no_nul(a, "compile option (a define, a flag) of program", name);
+}
+
+// What NVRTC is given besides the source: the in-memory headers (the program's, then kjit's
+// standard ones) and the whole argument list.
+struct NvrtcCall {
+  std::vector<const char*> header_names, header_sources;
+  std::vector<std::string> arguments;
+  bool pch = false;
+};
+
+NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& arguments,
+                       const std::filesystem::path& pch_dir) {
+  NvrtcCall call;
+  for (const auto& [hname, content] : program.headers()) {
+    call.header_names.push_back(hname.c_str());
+    call.header_sources.push_back(content.c_str());
+  }
+  std::vector<std::string>& all = call.arguments;
+  all = arguments;
+  if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
+  for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
+  add_standard_headers(program, all, call.header_names, call.header_sources);
+  for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
+  // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
+  // (registers, spills, -Xptxas=-v) is missing from the log, compile times are not compile
+  // times, and every compile takes room in the driver's JIT cache besides.
+  if (NvrtcCompiler::has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) {
+    all.push_back("--no-cache");
+  }
+  call.pch = !pch_dir.empty();
+  if (call.pch) {
+    all.push_back("--pch");
+    all.push_back("--pch-dir=" + pch_dir.string());
+    all.push_back("--pch-messages=true");
+    // PCH noise: "the command line options do not match those used when precompiled header
+    // file ... was created" (629) and "not compatible with precompiled header file" (630).
+    all.push_back("--diag-suppress=629,630");
+  }
+  return call;
+}
+
+using UniqueProgram = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
+
+UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
+  const std::string& name = program.name();
+  auto prog = UniqueProgram(new nvrtcProgram{});
+  check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
+                                 static_cast<int>(call.header_sources.size()), call.header_sources.data(),
+                                 call.header_names.data()),
+              "nvrtcCreateProgram", name);
+  for (const auto& expr : program.name_expressions()) {
+    check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+  }
+  return prog;
+}
+
+struct CompileRun {
+  nvrtcResult result;
+  double ms;
+};
+
+// nvrtcCompileProgram, timed; with a PCH, under the shared hold of the PCH heap.
+CompileRun run_compile(nvrtcProgram prog, const NvrtcCall& call) {
+  std::vector<const char*> argv;
+  for (const auto& a : call.arguments) argv.push_back(a.c_str());
+  std::shared_lock<std::shared_mutex> heap_lock;
+  if (call.pch) heap_lock = std::shared_lock(g_pch_heap_mutex);
+  const auto start = std::chrono::steady_clock::now();
+  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  const auto stop = std::chrono::steady_clock::now();
+  return {r, std::chrono::duration<double, std::milli>(stop - start).count()};
+}
+
+// True when the precompiled header did not fit NVRTC's PCH heap and the heap was grown to what
+// it needs: compiling again creates it.
+bool grew_pch_heap(nvrtcProgram prog, const std::string& name) {
+  if (nvrtcGetPCHCreateStatus(prog) != NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) return false;
+  std::size_t required = 0;
+  if (nvrtcGetPCHHeapSizeRequired(prog, &required) != NVRTC_SUCCESS || required == 0) return false;
+  std::unique_lock resize(g_pch_heap_mutex);
+  std::size_t current = 0;
+  nvrtcGetPCHHeapSize(&current);
+  if (current < required) check_nvrtc(nvrtcSetPCHHeapSize(required), "nvrtcSetPCHHeapSize", name);
+  return true;
+}
+
+std::string program_log(nvrtcProgram prog, const std::string& name) {
+  std::string log;
+  std::size_t log_size = 0;
+  check_nvrtc(nvrtcGetProgramLogSize(prog, &log_size), "nvrtcGetProgramLogSize", name);
+  if (log_size > 1) {
+    log.resize(log_size);
+    check_nvrtc(nvrtcGetProgramLog(prog, log.data()), "nvrtcGetProgramLog", name);
+    // The terminating NUL, and those NVRTC leaves inside: with ptxas's report (-Xptxas -v) NVRTC
+    // 13.0 ends the log in two, so a log kept up to log_size - 1 ended in a NUL byte.
+    std::erase(log, '\0');
+  }
+  return log;
+}
+
+// A flag NVRTC does not know is the caller's mistake, and only the log names it
+// ("nvrtc: error: unrecognized option --bogus-flag found").
+void throw_if_option_rejected(nvrtcResult r, const std::string& log, const std::string& name) {
+  if (r != NVRTC_ERROR_INVALID_OPTION) return;
+  std::string_view why = log;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.remove_suffix(1);
+  throw UsageError(fmt::format("compiling program {}: NVRTC rejected an option: {}", name,
+                               why.empty() ? std::string_view(nvrtcGetErrorString(r)) : why),
+                   log);
+}
+
+// What a successful compile made: LTO-IR (-dlto, which makes no PTX or cubin for a link with
+// -lto), the PTX, the cubin (for a real arch), the lowered name of each name expression.
+void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<std::string>& arguments,
+                  const Arch& resolved, CompileResult& result) {
+  const std::string& name = program.name();
+  const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
+  if (lto) {
+    std::size_t size = 0;
+    check_nvrtc(nvrtcGetLTOIRSize(prog, &size), "nvrtcGetLTOIRSize", name);
+    result.ltoir.resize(size);
+    check_nvrtc(nvrtcGetLTOIR(prog, result.ltoir.data()), "nvrtcGetLTOIR", name);
+  }
+  std::size_t ptx_size = 0;
+  check_nvrtc(nvrtcGetPTXSize(prog, &ptx_size), "nvrtcGetPTXSize", name);
+  result.ptx.resize(ptx_size);
+  if (ptx_size > 0) check_nvrtc(nvrtcGetPTX(prog, result.ptx.data()), "nvrtcGetPTX", name);
+  if (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
+
+  if (resolved.is_real() && !lto) {
+    std::size_t cubin_size = 0;
+    check_nvrtc(nvrtcGetCUBINSize(prog, &cubin_size), "nvrtcGetCUBINSize", name);
+    result.cubin.resize(cubin_size);
+    check_nvrtc(nvrtcGetCUBIN(prog, result.cubin.data()), "nvrtcGetCUBIN", name);
+  }
+  for (const auto& expr : program.name_expressions()) {
+    const char* lowered = nullptr;
+    check_nvrtc(nvrtcGetLoweredName(prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
+    result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+  }
+}
+
+// ptxas's "Unresolved extern function '_Z6helperf'": a device function declared here and defined
+// elsewhere, which only a link brings in. A note saying how, or "" for any other log.
+std::string explain_unresolved_externs(std::string_view log, const std::string& program) {
+  constexpr std::string_view marker = "Unresolved extern function '";
+  const std::size_t at = log.find(marker);
+  if (at == std::string_view::npos) return {};
+  const std::size_t start = at + marker.size();
+  const std::string_view symbol = log.substr(start, log.find('\'', start) - start);
+  return fmt::format("kjit: {} is called here but defined in no source of this program: a device function of "
+                     "another file comes in by a link of relocatable device code (-rdc=true): kjit compile --link "
+                     "{} OTHER.cu, or kjit::Link in C++; else define it here\n",
+                     symbol, program);
+}
+
+// The folders NVRTC searches for #include, in the order given (-I DIR, --include-path=DIR).
+std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& arguments) {
+  std::vector<std::filesystem::path> out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    std::string_view a = arguments[i];
+    if (a.starts_with("--include-path=")) out.emplace_back(a.substr(15));
+    else if (a.starts_with("-I") && a.size() > 2) out.emplace_back(a.substr(2));
+    else if ((a == "-I" || a == "--include-path") && i + 1 < arguments.size()) out.emplace_back(arguments[++i]);
+  }
+  return out;
+}
+
+// The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
+std::optional<std::string> source_named(const Program& program, const std::string& file) {
+  if (file == program.name()) return program.source();
+  for (const auto& [hname, content] : program.headers()) {
+    if (hname == file) return content;
+  }
+  system::FileContent f = base::read_source_file(file);
+  if (f.ok()) return std::string(f.bytes);
+  return std::nullopt;
+}
+
+}  // namespace
+
+NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
+                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
+  const std::string& name = program.name();
+  check_no_nul_in(program, arguments);
+  NvrtcCall call = prepare_call(program, arguments, pch_dir);
+  bool grown = false;
+  double spent_ms = 0;  // every attempt's NVRTC time
+  std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
+  for (;;) {
+    const UniqueProgram prog = create_program(program, call);
+    const CompileRun run = run_compile(*prog, call);
+    spent_ms += run.ms;
+    if (call.pch && !grown && run.result == NVRTC_SUCCESS && grew_pch_heap(*prog, name)) {
+      grown = true;
+      continue;  // retried once: this time the PCH fits
+    }
+    NvrtcOutput out;
+    CompileResult& result = out.result;
+    result.program_name = name;
+    result.arch = resolved;
+    result.options = arguments;
+    result.compile_ms = spent_ms;
+    result.log = program_log(*prog, name);
+    if (call.pch) result.pch = strip_pch_messages(result.log);
+    throw_if_option_rejected(run.result, result.log, name);
+    if (run.result == NVRTC_ERROR_COMPILATION) {
+      const HostFunctionErrors host = find_host_functions(
+          result.log, [&program](const std::string& file) { return source_named(program, file); });
+      const bool declarations_only =
+          host.only_these && std::none_of(host.functions.begin(), host.functions.end(),
+                                          [](const HostFunction& f) { return f.definition && !f.is_constexpr; });
+      if (declarations_only && note.empty()) {
+        // What nvcc compiles for the host (declarations device code never calls, constexpr functions
+        // it may call): compiled again as device functions (once; the flag is not part of the key:
+        // the same inputs always take this path).
+        note = explain_host_declarations(host.functions);
+        call.arguments.emplace_back("-default-device");
+        continue;
+      }
+      result.log = note + result.log + explain_host_definitions(host.functions) +
+                   name_expression_hint(result.log, program.source(), program.name_expressions()) +
+                   explain_unresolved_externs(result.log, name) +
+                   explain_missing_headers(result.log, include_folders(call.arguments));
+      out.succeeded = false;
+      return out;
+    }
+    check_nvrtc(run.result, "nvrtcCompileProgram", name);
+    read_outputs(*prog, program, arguments, resolved, result);
+    result.log = note + result.log;
+    out.succeeded = true;
+    return out;
+  }
+}
+
+std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log) {
+  // Lines the log names: "<program_name>(LINE): error: ..."
+  std::set<int> named;
+  std::string needle = program_name + "(";
+  for (std::size_t pos = log.find(needle); pos != std::string::npos; pos = log.find(needle, pos + 1)) {
+    if (pos > 0 && log[pos - 1] != '\n') continue;
+    std::size_t p = pos + needle.size();
+    int line = 0;
+    while (p < log.size() && std::isdigit(static_cast<unsigned char>(log[p]))) line = line * 10 + (log[p++] - '0');
+    if (p < log.size() && log[p] == ')' && line > 0) named.insert(line);
+  }
+  if (named.empty()) return {};
+  std::vector<std::string_view> lines;
+  std::string_view s = source;
+  while (!s.empty()) {
+    auto nl = s.find('\n');
+    lines.push_back(s.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    s.remove_prefix(nl + 1);
+  }
+  std::set<int> shown;
+  for (int l : named) {
+    for (int k = std::max(1, l - 2); k <= std::min<int>(static_cast<int>(lines.size()), l + 2); ++k) shown.insert(k);
+  }
+  std::string out;
+  int previous = 0;
+  for (int k : shown) {
+    if (previous && k != previous + 1) out += "   ...\n";
+    out += fmt::format("{} {:>4} | {}\n", named.count(k) ? ">" : " ", k, lines[static_cast<std::size_t>(k - 1)]);
+    previous = k;
+  }
+  return out;
+}
+
+}  // namespace kjit::compile

@@ -1,0 +1,118 @@
+#include "core/request/link_request.hpp"
+
+#include <kjit/error.hpp>
+
+#include "core/system/at_fork.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
+#include "core/link/nvjitlink_linker.hpp"
+#include "core/trace/nvtx.hpp"
+#include "core/trace/phase.hpp"
+#include "core/compile/option_marshalling.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace kjit::request {
+namespace {
+
+// "program a.cu", "cubin lib.cubin (4096 bytes)": how errors and dumps name a link's parts.
+std::vector<std::string> part_names(const Link& link) {
+  std::vector<std::string> out;
+  for (const auto& p : link.programs()) out.push_back(fmt::format("program {}", p.name()));
+  for (const auto& in : link.inputs()) out.push_back(fmt::format("{} {} ({} bytes)", to_string(in.kind), in.name, in.bytes.size()));
+  return out;
+}
+
+}  // namespace
+
+PreparedLink PreparedLink::make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
+                                cache::Hasher::Fields fields) {
+  if (!arch.is_real()) {
+    throw UsageError(fmt::format("linking {}: nvJitLink makes a cubin for a real arch, and {} is virtual (use sm_XX)",
+                                 link.name(), arch.str()));
+  }
+  if (link.programs().empty() && link.inputs().empty()) {
+    throw UsageError(fmt::format("linking {}: the link has no inputs (add programs or device code files)", link.name()));
+  }
+  PreparedLink out;
+  const compile::NormalizedOptions part_options = options.relocatable(link.lto());
+  std::vector<cache::Key> keys;
+  for (const Program& p : link.programs()) {
+    out.parts.push_back(PreparedRequest::make(p, part_options, arch));
+    keys.push_back(out.parts.back().key.key);
+  }
+  out.options.push_back("-arch=" + arch.str());
+  if (link.lto()) out.options.emplace_back("-lto");
+  for (const auto& o : link.options()) {
+    if (o.starts_with("-arch") || o == "-lto") continue;  // kjit sets them
+    out.options.push_back(o);
+  }
+  out.request.flags = out.options;
+  // nvJitLink's version is taken to be the toolkit's (NVRTC's): asking libnvJitLink means loading
+  // it, which costs milliseconds, more than a whole disk hit. A link made by an nvJitLink of
+  // another version is not cached (link() checks).
+  out.request.key = CacheKey::compute_link(link, out.options, arch, keys, compile::NvrtcCompiler::version(), fields);
+  out.description = Program(link.name(), fmt::format("// nvJitLink link of:\n// {}\n", fmt::join(part_names(link), "\n// ")));
+  return out;
+}
+
+CompileResult link(CompileService& service, const Link& link, const Arch& arch, const PreparedLink& prepared) {
+  auto produce = [&](bool& keep) -> CompileResult {
+    // The parts first: each a cached request of its own.
+    std::vector<CompileResult> compiled;
+    compiled.reserve(link.programs().size());
+    for (std::size_t i = 0; i < link.programs().size(); ++i) {
+      compiled.push_back(service.get(link.programs()[i], arch, prepared.parts[i]));
+    }
+    std::vector<link::LinkPart> parts;
+    for (std::size_t i = 0; i < compiled.size(); ++i) {
+      const CompileResult& r = compiled[i];
+      const std::string& name = link.programs()[i].name();
+      if (link.lto()) {
+        parts.push_back({Link::InputKind::ltoir, name, r.ltoir});
+      } else if (r.has_cubin()) {
+        parts.push_back({Link::InputKind::cubin, name, r.cubin});
+      } else {
+        parts.push_back({Link::InputKind::ptx, name, r.ptx});
+      }
+    }
+    for (const auto& in : link.inputs()) parts.push_back({in.kind, in.name, in.bytes});
+
+    trace::nvtx::Range range("link", link.name());
+    trace::PhaseScope phase;
+    link::LinkOutput out = [&] {
+      const system::AtFork::Busy busy;  // a fork waits for nvJitLink (opened and run here)
+      return link::NvJitLinker::link(parts, prepared.options);
+    }();
+    phase.end(trace::Phase::link, link.name());
+    if (!out.succeeded) {
+      const auto names = part_names(link);
+      throw LinkError(link.name(), names, out.error_log,
+                      fmt::format("linking {} for {} with nvJitLink {} ({}) failed:\n{}\ninputs: {}", link.name(),
+                                  arch.str(), link::NvJitLinker::version(), fmt::join(prepared.options, " "),
+                                  out.error_log, fmt::join(names, ", ")));
+    }
+    if (const std::string v = link::NvJitLinker::version(); v != compile::NvrtcCompiler::version()) {
+      keep = false;
+      service.log(LogLevel::info, fmt::format("linked {} with nvJitLink {}, NVRTC is {}: the result is not cached (its "
+                                              "key names the toolkit's version)", link.name(), v,
+                                              compile::NvrtcCompiler::version()));
+    }
+    CompileResult result;
+    result.program_name = link.name();
+    result.arch = arch;
+    result.options = prepared.options;
+    result.cubin = std::move(out.cubin);
+    result.log = std::move(out.info_log);
+    for (const CompileResult& r : compiled) {
+      result.lowered_names.insert(result.lowered_names.end(), r.lowered_names.begin(), r.lowered_names.end());
+    }
+    result.compile_ms = out.link_ms;
+    return result;
+  };
+  return service.get(prepared.description, arch, prepared.request, produce);
+}
+
+}  // namespace kjit::request

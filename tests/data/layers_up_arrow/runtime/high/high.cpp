@@ -1,3 +1,0 @@
-#include <kjit/high.hpp>
-#include "runtime/low/low.hpp"
-int high() { return low(); }

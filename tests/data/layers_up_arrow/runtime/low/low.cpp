@@ -1,3 +1,0 @@
-#include "runtime/low/low.hpp"
-#include <kjit/high.hpp>
-int low() { return 1; }

@@ -1,3 +1,0 @@
-#include "runtime/high/high.hpp"
-#include "runtime/low/low.hpp"
-int high() { return low() + 1; }
