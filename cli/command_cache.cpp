@@ -77,7 +77,7 @@ void add_stats(CLI::App& cache, Context& ctx) {
                                 {"bytes_read", s.remote_bytes_read}, {"bytes_written", s.remote_bytes_written},
                                 {"latency_us_total", s.remote_latency_us}, {"latency_us_mean", avg_us},
                                 {"http_hits", s.remote_http_hits}, {"http_errors", s.remote_http_errors},
-                                {"backfills", s.remote_backfills}};
+                                {"backfills", s.remote_backfills}, {"shard_down", s.remote_shard_down}};
           print_json(nlohmann::json{{"dir", json_name(s.dir.string())}, {"entries", s.entries}, {"bytes", s.bytes},
                                             {"max_size", s.max_size}, {"hits", s.hits}, {"misses", s.misses},
                                             {"compiles", s.compiles}, {"waits", s.waits}, {"damaged", s.damaged},
@@ -92,11 +92,11 @@ void add_stats(CLI::App& cache, Context& ctx) {
                    s.dir.string(), s.entries, human(s.bytes), s.max_size ? human(s.max_size) : "unlimited", s.hits,
                    s.misses, s.compiles, s.waits, s.damaged, s.evictions, human(s.bytes_written),
                    human(s.bytes_read), s.store_failures);
-        fmt::print("remote          {} requests: {} hits, {} misses ({} rejected), {} errors ({} timeouts), "
-                   "mean {} us\nremote writes   {} sent ({} backfills), {} dropped; {} read, {} written\n"
+        fmt::print("remote          {} requests: {} hits, {} misses ({} rejected, {} shard down), {} errors ({} "
+                   "timeouts), mean {} us\nremote writes   {} sent ({} backfills), {} dropped; {} read, {} written\n"
                    "remote http    {} hits, {} errors\n",
-                   s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_errors,
-                   s.remote_timeouts, avg_us, s.remote_writes, s.remote_backfills, s.remote_dropped,
+                   s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_shard_down,
+                   s.remote_errors, s.remote_timeouts, avg_us, s.remote_writes, s.remote_backfills, s.remote_dropped,
                    human(s.remote_bytes_read), human(s.remote_bytes_written), s.remote_http_hits,
                    s.remote_http_errors);
       });
@@ -106,24 +106,50 @@ void add_remote(CLI::App& cache, Context& ctx) {
   auto* remote = cache.add_subcommand("remote", "The remote cache tier (--remote or KJIT_REMOTE_CACHE)");
   remote->require_subcommand(1);
   remote->fallthrough();
-  remote->add_subcommand("ping", "One round trip to the remote cache: what answers and how fast (exit 1 if none)")
+  remote->add_subcommand("ping", "One round trip to each server of the remote cache (each shard, each HTTP level): "
+                                  "what answers, how fast, whether it refuses writes (exit 1 if any does not answer)")
       ->callback([&ctx] {
         const RuntimeConfig config = ctx.runtime_config();  // the remote only: no disk cache is opened
         const std::string url = config.remote_cache;
         if (url.empty()) {
           throw UsageError("no remote cache to ping: give --remote redis://host:port or set KJIT_REMOTE_CACHE");
         }
-        RemotePing p = ping_remote_cache(url, config.remote_timeout, config.remote_http_auth_file);
+        const RemotePing p = ping_remote_cache(url, config.remote_timeout, config.remote_http_auth_file);
         if (!p.ok) ctx.exit_code = std::max(ctx.exit_code, k_exit_failed);
+        std::size_t shards = 0;
+        for (const auto& server : p.servers) shards += server.shard;
         if (ctx.json) {
           nlohmann::json j{{"url", p.url}, {"ok", p.ok}, {"round_trip_us", p.round_trip.count()}};
-          if (p.ok) j["server"] = p.server;
-          else j["error"] = {{"kind", "remote"}, {"message", p.message}};
+          if (!p.server.empty()) j["server"] = p.server;
+          if (!p.ok) j["error"] = {{"kind", "remote"}, {"message", p.message}};
+          j["servers"] = nlohmann::json::array();
+          for (const auto& server : p.servers) {
+            nlohmann::json one{{"url", server.url}, {"kind", server.shard ? "shard" : "http"}, {"ok", server.ok},
+                               {"round_trip_us", server.round_trip.count()}};
+            if (server.shard) one["weight"] = server.weight;
+            if (server.ok) {
+              one["server"] = server.server;
+              one["refusing_writes"] =
+                  server.refusing_writes.empty() ? nlohmann::json(false) : nlohmann::json(server.refusing_writes);
+            } else {
+              one["error"] = {{"kind", "remote"}, {"message", server.message}};
+            }
+            j["servers"].push_back(std::move(one));
+          }
           print_json(j, 2);
-        } else if (p.ok) {
-          fmt::print("{}: {}, {} us\n", p.url, p.server, p.round_trip.count());
-        } else {
-          fmt::print(stderr, "kjit: error: {}\n", p.message);
+          return;
+        }
+        // One line a server: a shard's weight when there are several, its state.
+        for (const auto& server : p.servers) {
+          const std::string weight = server.shard && shards > 1 ? fmt::format(" (weight {})", server.weight) : "";
+          if (server.ok) {
+            fmt::print("{}{}: {}, {} us{}\n", server.url, weight, server.server, server.round_trip.count(),
+                       server.refusing_writes.empty() ? "" : ", refusing writes (" + server.refusing_writes + "): reads only");
+          } else {
+            fmt::print("{}{}: unreachable (a node skips it for 30 s after 3 failures; its keys miss)\n", server.url,
+                       weight);
+            fmt::print(stderr, "kjit: error: {}\n", server.message);
+          }
         }
       });
 }
@@ -329,7 +355,8 @@ void add_export(CLI::App& cache, Context& ctx) {
                       "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
   command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
                                              "tuning decisions go along")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one arch a flag: `--arch sm_90 FILE` leaves FILE to FILE
   command->add_option("--older-than", args->older_than, "Only entries unused for this long (90s, 30m, 12h, 7d)");
   command->add_option("--newer-than", args->newer_than, "Only entries used within this long (90s, 30m, 12h, 7d)");
   command->callback([&ctx, args] {

@@ -17,13 +17,15 @@ namespace kjit::cli {
 // Exit codes, the same for every subcommand (listed in `kjit --help` and the README):
 inline constexpr int k_exit_ok = 0;        // success (diff: equal)
 inline constexpr int k_exit_failed = 1;    // done, but an input failed or differs (a file that did not
-                                           // compile, a failed warm item, damage found, diff: different)
+                                           // compile, a failed warm item, damage found, diff: different,
+                                           // a kernel no cache tier had under --require-hit)
 inline constexpr int k_exit_usage = 2;     // the command line or an option value is wrong
 inline constexpr int k_exit_error = 3;     // the command could not run (no driver, NVRTC, unexpected)
 inline constexpr int k_exit_different = k_exit_failed;
 inline constexpr const char* k_exit_codes_help =
     "Exit codes: 0 success (diff: equal); 1 an input failed or differs (a compile or link error, a missing or "
-    "unreadable input file, a failed warm item, damage found by cache verify, diff: different); 2 usage (a wrong "
+    "unreadable input file, a failed warm item, damage found by cache verify, diff: different, a kernel no cache "
+    "tier had under --require-hit); 2 usage (a wrong "
     "command line, option value or NVRTC flag); 3 the command could not run (no driver where one is needed, a "
     "missing tool such as nvdisasm, NVRTC itself, unexpected).\n"
     "With --json every command prints exactly one JSON document on stdout, also on failure: "
@@ -37,6 +39,7 @@ struct Context {
   std::string lock_timeout;      // --lock-timeout (else KJIT_LOCK_TIMEOUT)
   std::string lock_stale_after;  // --lock-stale-after (else KJIT_LOCK_STALE_AFTER)
   std::string remote;            // --remote (else KJIT_REMOTE_CACHE)
+  bool require_hit = false;      // --require-hit (else KJIT_REQUIRE_HIT)
   int exit_code = k_exit_ok;
   std::string input;  // the input file a command is working on (named in errors)
   std::vector<std::string> nvrtc_flags;  // everything after "--"

@@ -22,6 +22,7 @@ std::string error_kind(const std::exception& e) {
   if (dynamic_cast<const DriverNotFoundError*>(&e)) return "driver";
   if (dynamic_cast<const UnavailableError*>(&e)) return "unavailable";
   if (dynamic_cast<const IoError*>(&e)) return "io";
+  if (dynamic_cast<const CacheMissError*>(&e)) return "miss";
   return "internal";
 }
 
@@ -83,13 +84,19 @@ nlohmann::json error_json(const std::exception& e, std::string_view file) {
     error["log"] = link->log();
     error["inputs"] = link->inputs();
   }
+  if (const auto* miss = dynamic_cast<const CacheMissError*>(&e)) {
+    error["key"] = miss->key();
+    for (const auto& t : miss->tiers()) error["tiers"].push_back({{"tier", t.name}, {"why", t.why}});
+  }
   return nlohmann::json{{"error", error}};
 }
 
 int exit_code_for(const std::exception& e) {
   const std::string kind = error_kind(e);
   if (kind == "usage") return k_exit_usage;
-  if (kind == "compile" || kind == "link" || kind == "io" || kind == "load" || kind == "launch") return k_exit_failed;
+  if (kind == "compile" || kind == "link" || kind == "io" || kind == "load" || kind == "launch" || kind == "miss") {
+    return k_exit_failed;
+  }
   return k_exit_error;
 }
 

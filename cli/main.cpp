@@ -29,7 +29,8 @@ RuntimeConfig Context::runtime_config() const {
       throw UsageError(fmt::format("--lock-stale-after {}: expected at least 2s", lock_stale_after));
     }
   }
-  if (!remote.empty()) config.remote_cache = remote;
+  if (!remote.empty()) config.remote_cache = remote;  // its spelling is checked where it is opened
+  if (require_hit) config.require_hit = true;
   return config;
 }
 
@@ -147,10 +148,13 @@ int main(int argc, char** argv) {
                  "10s or $KJIT_LOCK_STALE_AFTER)");
   app.add_option("--remote", ctx.remote,
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
-                 "unix:///path/redis.sock, then http[s]://host/path levels, comma-separated (default "
-                 "$KJIT_REMOTE_CACHE; see also KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, "
-                 "KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, KJIT_REMOTE_HTTP_AUTH_FILE, "
-                 "KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+                 "unix:///path/redis.sock, or a comma list of shards with weights: redis://a,redis://b(2), then "
+                 "http[s]://host/path levels, comma-separated (default $KJIT_REMOTE_CACHE; see also "
+                 "KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, "
+                 "KJIT_REMOTE_HTTP_AUTH_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+  app.add_flag("--require-hit", ctx.require_hit,
+               "A kernel that no cache tier has (disk, remote) is an error naming each tier and why it missed "
+               "(exit 1), never compiled: for seeded images and nodes (default $KJIT_REQUIRE_HIT)");
   app.fallthrough();
 
   add_info_command(app, ctx);

@@ -139,8 +139,8 @@ int main(int argc, char** argv) {
     return [&s, scheme](std::string_view m) { return BundleSignature{scheme, s.sign(m)}; };
   };
   auto verify_with = [](const Signer& s) {
-    return [&s](const BundleSignature& sig, std::string_view m) -> system::Result<void> {
-      if (sig.scheme == BundleScheme::none || !s.verify(sig.bytes, m)) return system::Failure{"not signed by the key"};
+    return [&s](const BundleSignature& sig, std::string_view m) -> kjit::system::Result<void> {
+      if (sig.scheme == BundleScheme::none || !s.verify(sig.bytes, m)) return kjit::system::Failure{"not signed by the key"};
       return {};
     };
   };

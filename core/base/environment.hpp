@@ -42,7 +42,7 @@ enum class Env : std::size_t {
   cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, dump_dir, log, lock_timeout,
   lock_stale_after, remote_cache, remote_secret_file, remote_signing_key_file, remote_public_key_file,
   remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
-  kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
+  require_hit, kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
   tune_metrics, count_
 };
 
@@ -68,7 +68,7 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
     {Env::lock_stale_after, "KJIT_LOCK_STALE_AFTER", "10s", EnvParser::duration,
      "stop waiting once the compiler shows no progress this long"},
     {Env::remote_cache, "KJIT_REMOTE_CACHE", "unset", EnvParser::text,
-     "the fleet cache: redis:// or unix:// URLs, then http(s):// levels, comma-separated"},
+     "the fleet cache: redis:// or unix:// shards with weights, then http(s):// levels, comma-separated"},
     {Env::remote_secret_file, "KJIT_REMOTE_SECRET_FILE", "unset", EnvParser::text,
      "the fleet secret: values signed, only valid ones loaded"},
     {Env::remote_signing_key_file, "KJIT_REMOTE_SIGNING_KEY_FILE", "unset", EnvParser::text,
@@ -82,6 +82,8 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
      "the fleet cache's connect and reply timeout"},
     {Env::remote_ttl, "KJIT_REMOTE_TTL", "never", EnvParser::duration, "fleet values expire after this"},
     {Env::remote_max_value, "KJIT_REMOTE_MAX_VALUE", "64M", EnvParser::size, "larger entries are not sent"},
+    {Env::require_hit, "KJIT_REQUIRE_HIT", "off", EnvParser::flag,
+     "a miss in every cache tier is an error (CacheMissError), never a compile"},
     {Env::kernel_path, "KJIT_KERNEL_PATH", "unset", EnvParser::path_list, "folders the loader searches first"},
     {Env::max_source_size, "KJIT_MAX_SOURCE_SIZE", "64M", EnvParser::positive_size,
      "the largest source, header or manifest"},

@@ -4,6 +4,7 @@
 
 #include <kjit/error.hpp>
 
+#include "core/cache/remote_list.hpp"
 #include "core/base/environment.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +13,15 @@
 #include <vector>
 
 namespace kjit {
+namespace {
+
+// KJIT_REMOTE_CACHE's spelling (cache/remote_list.hpp), checked where the value is given: the
+// message names the entry (its password redacted), never the whole value.
+void check_remote_list(std::string_view text, std::string_view what) {
+  if (auto list = cache::parse_remote_list(text); !list) throw UsageError(fmt::format("{}: {}", what, list.error().message));
+}
+
+}  // namespace
 
 RuntimeConfig RuntimeConfig::from_environment() {
   using base::Env;
@@ -25,7 +35,10 @@ RuntimeConfig RuntimeConfig::from_environment() {
   c.always_compile = base::env_flag(Env::always_compile);
   if (auto dir = base::env_text(Env::dump_dir)) c.dump_dir = *dir;
   c.cache_shared = base::env_flag(Env::cache_shared);
-  if (auto url = base::env_text(Env::remote_cache)) c.remote_cache = *url;
+  if (auto url = base::env_text(Env::remote_cache)) {
+    check_remote_list(*url, "reading KJIT_REMOTE_CACHE");
+    c.remote_cache = *url;
+  }
   c.remote_read_only = base::env_flag(Env::remote_readonly);
   if (auto file = base::env_text(Env::remote_secret_file)) c.remote_secret_file = *file;
   if (auto file = base::env_text(Env::remote_signing_key_file)) c.remote_signing_key_file = *file;
@@ -34,6 +47,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
   if (auto ms = base::env_duration_ms(Env::remote_timeout)) c.remote_timeout = *ms;
   if (auto d = base::env_duration(Env::remote_ttl)) c.remote_ttl = *d;
   if (auto size = base::env_size(Env::remote_max_value)) c.remote_max_value_size = *size;
+  c.require_hit = base::env_flag(Env::require_hit);
   if (auto level = base::env_log_level(Env::log)) c.log_level = *level;
   // Read where a source is read (base::max_source_size), checked here: a value kjit cannot use
   // is a UsageError when a Runtime starts, not a failure of every compile after.
@@ -99,7 +113,10 @@ const OptionRow k_options[] = {
     {{"cache_shared", "KJIT_CACHE_SHARED", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.cache_shared = base::flag_value(v, what); }},
     {{"remote_cache", "KJIT_REMOTE_CACHE", ""},
-     [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_cache = std::string(v); }},
+     [](RuntimeConfig& c, std::string_view v, const std::string&) {
+       check_remote_list(v, "setting RuntimeConfig::remote_cache");
+       c.remote_cache = std::string(v);
+     }},
     {{"remote_read_only", "KJIT_REMOTE_READONLY", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.remote_read_only = base::flag_value(v, what); }},
     {{"remote_secret_file", "KJIT_REMOTE_SECRET_FILE", ""},
@@ -122,6 +139,8 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.remote_max_value_size = base::size_value(Env::remote_max_value, v, what);
      }},
+    {{"require_hit", "KJIT_REQUIRE_HIT", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.require_hit = base::flag_value(v, what); }},
 };
 
 }  // namespace

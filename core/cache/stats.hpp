@@ -17,7 +17,7 @@
   X(hits) X(misses) X(compiles) X(waits) X(damaged) X(evictions) X(bytes_written) X(bytes_read) X(store_failures) \
   X(remote_requests) X(remote_hits) X(remote_misses) X(remote_rejected) X(remote_errors) X(remote_timeouts) \
   X(remote_writes) X(remote_dropped) X(remote_bytes_read) X(remote_bytes_written) X(remote_latency_us) \
-  X(remote_http_hits) X(remote_http_errors) X(remote_backfills)
+  X(remote_http_hits) X(remote_http_errors) X(remote_backfills) X(remote_shard_down)
 
 namespace kjit::cache {
 

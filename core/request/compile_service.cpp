@@ -31,6 +31,10 @@ PreparedRequest PreparedRequest::make(const Program& program, const compile::Nor
 
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(config), m_counters(counters), m_log(std::move(log)) {
+  if (config.require_hit && config.always_compile) {
+    throw UsageError("KJIT_REQUIRE_HIT (a miss is an error) and KJIT_ALWAYS_COMPILE (every request compiles) "
+                     "contradict each other: set one");
+  }
   m_fork = system::AtFork::add({[this] { m_inflight_mutex.lock(); }, [this] { m_inflight_mutex.unlock(); },
                                [this] {
                                  // The parent's compiles in flight are its threads', not here: their
@@ -93,6 +97,19 @@ CompileService::~CompileService() {
   m_remote.reset();  // its last writes count into the store's counters, flushed here
   flush();
 }
+
+namespace {
+
+// KJIT_REQUIRE_HIT: why each tier missed the last lookup of this thread (find() notes it, when a
+// hit is required; compile(), which follows on the same thread, names it in its error).
+struct MissNote {
+  bool set = false;
+  cache::Key key;
+  std::vector<CacheMissError::Tier> tiers;
+};
+thread_local MissNote t_miss;
+
+}  // namespace
 
 Arch CompileService::resolve(const Arch& arch, std::optional<Device> device) const {
   if (!arch.is_native()) return compile::check_arch(arch);
@@ -227,6 +244,11 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
                                                   const PreparedRequest& request) {
   if (m_config.always_compile) return std::nullopt;
   const cache::Key& key = request.key.key;
+  MissNote* note = m_config.require_hit ? &t_miss : nullptr;  // KJIT_REQUIRE_HIT: why each tier missed
+  auto missed = [note](const char* tier, std::string why) {
+    if (note) note->tiers.push_back({tier, std::move(why)});
+  };
+  if (note) *note = MissNote{false, key, {}};  // set once every tier missed
   if (m_store) {
     cache::GetResult g = m_store->get_in_place(key);
     switch (g.outcome) {
@@ -236,16 +258,29 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
     case cache::GetResult::Outcome::damaged:
       m_log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is not used: {}",
                                         program.name(), key.hex(), g.message));
+      missed("disk", "damaged: " + g.message);
       break;
     case cache::GetResult::Outcome::error:
       m_log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
                                         key.hex(), g.message));
+      missed("disk", "unreadable: " + g.message);
       break;
-    case cache::GetResult::Outcome::miss: break;
+    case cache::GetResult::Outcome::miss: missed("disk", "absent from " + m_cache_dir); break;
     }
+  } else {
+    missed("disk", m_config.cache_disabled ? "none (the cache is disabled)"
+                                           : "not in use (its folder " + m_cache_dir + " was refused)");
   }
-  if (!m_remote) return std::nullopt;
+  if (!m_remote) {
+    missed("remote", "none configured (KJIT_REMOTE_CACHE)");
+    if (note) note->set = true;
+    return std::nullopt;
+  }
   cache::RemoteGet remote = m_remote->get(key);
+  if (note && remote.outcome != cache::RemoteGet::Outcome::hit) {
+    missed("remote", remote.why);  // each server asked: absent, rejected, down, unreachable
+    note->set = true;
+  }
   if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
   // A remote hit: counted by the tier (remote_hits); the disk's lookup counted nothing.
   return observed(program, from_remote(std::move(remote), program, arch, request));
@@ -314,7 +349,25 @@ void CompileService::send_to_remote(const cache::Key& key, const std::string& en
 
 CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request,
                                       const Producer& produce) {
+  if (m_config.require_hit) {
+    if (!t_miss.set || !(t_miss.key == request.key.key)) {  // no lookup of this key on this thread: look now
+      if (auto hit = find(program, arch, request)) return std::move(*hit);
+    }
+    refuse_miss(program, request);
+  }
   return observed(program, compile_once(program, arch, request, produce));
+}
+
+void CompileService::refuse_miss(const Program& program, const PreparedRequest& request) {
+  std::vector<CacheMissError::Tier> tiers = std::move(t_miss.tiers);
+  t_miss = MissNote{};
+  std::string asked;
+  for (const auto& t : tiers) asked += fmt::format("{}{}: {}", asked.empty() ? "" : "; ", t.name, t.why);
+  const std::string key = request.key.key.hex();
+  throw CacheMissError(program.name(), key, std::move(tiers),
+                       fmt::format("program {} (key {}) is in no cache tier and a hit is required (KJIT_REQUIRE_HIT): "
+                                   "it is not compiled. Asked: {}",
+                                   program.name(), key, asked));
 }
 
 CompileResult CompileService::compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,

@@ -89,6 +89,7 @@ public:
   CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request,
                     const Producer& produce = {});
   // After a miss that find() reported: NVRTC (or `produce`) once per key; the hook sees the result.
+  // With config.require_hit, a CacheMissError instead (why each tier missed, as find() saw it).
   CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request,
                         const Producer& produce = {});
 
@@ -113,6 +114,8 @@ public:
   system::Background& background() { return m_background; }
 
 private:
+  // KJIT_REQUIRE_HIT: throws CacheMissError naming why each tier missed this request's key.
+  [[noreturn]] void refuse_miss(const Program& program, const PreparedRequest& request);
   class RequestTimer;
   // find(), then compile(): the request after its key, timed by `timer`.
   CompileResult answer(const Program& program, const Arch& arch, const PreparedRequest& request,

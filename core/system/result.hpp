@@ -21,6 +21,7 @@ struct Failure {
     timed_out,  // waited as long as allowed for a lock someone else holds (or, no wait: it is held)
     stalled,    // the lock's holder is alive but has shown no progress (system::LockWatch)
     too_large,  // a value longer than the caller takes, refused from its length before it was read
+    refused,    // a server that answers refused the command (a Redis at maxmemory: OOM; a read-only replica)
   };
   std::string message;
   Reason reason = Reason::error;

@@ -13,6 +13,7 @@
 //   │                            typed launches: KernelSignature, the Python package)
 //   ├── kjit::UnavailableError   a tool kjit needs is not installed here (nvdisasm, cuobjdump),
 //   │                            or a cache folder it must use cannot be used
+//   ├── kjit::CacheMissError     a hit was required (KJIT_REQUIRE_HIT) and every cache tier missed
 //   └── kjit::IoError            reading a source or writing an output file failed
 #pragma once
 
@@ -111,6 +112,29 @@ public:
 class KJIT_API UnavailableError : public Error {
 public:
   using Error::Error;
+};
+
+// A request missed every cache tier where a hit was required (RuntimeConfig::require_hit,
+// KJIT_REQUIRE_HIT, `kjit --require-hit`): nothing was compiled. The message names the program,
+// its cache key, and each tier asked with why it missed, as found then (disk: absent, damaged,
+// unreadable, not in use; remote: absent, rejected (no or a bad signature, damaged, too large),
+// its shard down, unreachable; or none configured).
+class KJIT_API CacheMissError : public Error {
+public:
+  struct Tier {
+    std::string name;  // "disk", "remote"
+    std::string why;
+  };
+  CacheMissError(std::string program, std::string key, std::vector<Tier> tiers, const std::string& message)
+      : Error(message), m_program(std::move(program)), m_key(std::move(key)), m_tiers(std::move(tiers)) {}
+  const std::string& program() const noexcept { return m_program; }
+  const std::string& key() const noexcept { return m_key; }  // 32 hex digits
+  const std::vector<Tier>& tiers() const noexcept { return m_tiers; }
+
+private:
+  std::string m_program;
+  std::string m_key;
+  std::vector<Tier> m_tiers;
 };
 
 class KJIT_API IoError : public Error {

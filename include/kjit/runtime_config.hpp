@@ -53,11 +53,13 @@ struct KJIT_API RuntimeConfig {
   // carry that group (or be this user's). kjit makes it all 2770/0660; never the temp fallback.
   bool cache_shared = false;
   // A fleet's shared cache behind the local disk (KJIT_REMOTE_CACHE): redis://host[:port][/db]
-  // or unix:///path/to/redis.sock, then http[s]://host[:port][/path] levels, comma-separated,
-  // asked in that order; empty: none. A remote hit is written to the local disk (and a slower
-  // level's to the faster ones); a compile is sent to every level in the background; nodes that
-  // miss together compile once (Redis's lock). Trouble with the remote never fails a request: a
-  // level is skipped for a while (one warning).
+  // or unix:///path/to/redis.sock, or a comma list of such shards with weights
+  // ("redis://a,redis://b(2)": each key lives on one, by weighted rendezvous hashing;
+  // docs/fleet.md), then http[s]://host[:port][/path] levels, comma-separated, asked in that
+  // order; empty: none. A remote hit is written to the local disk (and a slower level's to the
+  // faster ones); a compile is sent to every level in the background (to the key's shard);
+  // nodes that miss together compile once (the lock on the key's shard). Trouble with the remote
+  // never fails a request: a shard or level is skipped for a while (one warning), its keys miss.
   std::string remote_cache;
   bool remote_read_only = false;                        // KJIT_REMOTE_READONLY: read, never write
   std::filesystem::path remote_secret_file;             // KJIT_REMOTE_SECRET_FILE: sign, load only signed
@@ -69,6 +71,10 @@ struct KJIT_API RuntimeConfig {
   std::chrono::milliseconds remote_timeout{50};         // KJIT_REMOTE_TIMEOUT: connect, and each reply
   std::chrono::seconds remote_ttl{0};                   // KJIT_REMOTE_TTL: values expire; 0: never
   std::uint64_t remote_max_value_size = 64ull << 20;    // KJIT_REMOTE_MAX_VALUE: larger ones are not sent
+  // KJIT_REQUIRE_HIT: a request that misses every tier (disk, remote)
+  // throws CacheMissError (naming the program, the key, each tier asked and why it missed)
+  // instead of compiling: for images and nodes that were seeded and must not compile.
+  bool require_hit = false;
 
   // Defaults overridden by the KJIT_* environment variables. Throws UsageError for a value
   // it cannot parse (KJIT_CACHE_MAX_SIZE=lots).
@@ -102,6 +108,9 @@ struct RuntimeStats {
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
                 remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
                 remote_backfills = 0;
+  // Reads not made because the key's shard was skipped (down: in its back-off): misses
+  // (counted in remote_misses too), never sent to another shard.
+  std::uint64_t remote_shard_down = 0;
 };
 
 // Every counter of RuntimeStats by its name, in the order above: the one list bindings and tools
@@ -116,8 +125,8 @@ void for_each_counter(const RuntimeStats& s, F&& f) {
   f("remote_writes", s.remote_writes), f("remote_dropped", s.remote_dropped), f("remote_bytes_read", s.remote_bytes_read);
   f("remote_bytes_written", s.remote_bytes_written), f("remote_latency_us", s.remote_latency_us);
   f("remote_http_hits", s.remote_http_hits), f("remote_http_errors", s.remote_http_errors);
-  f("remote_backfills", s.remote_backfills);
+  f("remote_backfills", s.remote_backfills), f("remote_shard_down", s.remote_shard_down);
 }
-static_assert(sizeof(RuntimeStats) == 24 * sizeof(std::uint64_t), "a RuntimeStats counter changed: list it in for_each_counter");
+static_assert(sizeof(RuntimeStats) == 25 * sizeof(std::uint64_t), "a RuntimeStats counter changed: list it in for_each_counter");
 
 }  // namespace kjit

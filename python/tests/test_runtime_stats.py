@@ -6,7 +6,8 @@ SOURCE = "__global__ void k(int* p, int v) { *p = v; }"
 NAMES = {"registry_hits", "disk_hits", "misses", "compiles", "waits", "damaged", "evictions", "bytes_written",
          "bytes_read", "store_failures", "remote_requests", "remote_hits", "remote_misses", "remote_rejected",
          "remote_errors", "remote_timeouts", "remote_writes", "remote_dropped", "remote_bytes_read",
-         "remote_bytes_written", "remote_latency_us", "remote_http_hits", "remote_http_errors", "remote_backfills"}
+         "remote_bytes_written", "remote_latency_us", "remote_http_hits", "remote_http_errors", "remote_backfills",
+         "remote_shard_down"}
 
 
 def test_every_counter_and_a_compile_then_a_hit(cache_dir):

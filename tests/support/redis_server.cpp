@@ -63,7 +63,8 @@ std::unique_ptr<redisReply, ReplyFree> command(const std::filesystem::path& sock
 
 }  // namespace
 
-RedisServer::RedisServer(const std::filesystem::path& dir) : m_dir(dir), m_socket(dir / "redis.sock") {
+RedisServer::RedisServer(const std::filesystem::path& dir, std::vector<std::string> extra)
+    : m_dir(dir), m_socket(dir / "redis.sock"), m_extra(std::move(extra)) {
   std::filesystem::create_directories(dir);
   start();
 }
@@ -75,12 +76,18 @@ void RedisServer::start() {
   std::error_code ec;
   std::filesystem::remove(m_socket, ec);
   const std::string log = (m_dir / "redis.log").string();
+  // Made before fork(): the child of a threaded test only calls exec.
+  std::vector<std::string> args = {binary, "--port", "0", "--unixsocket", m_socket.string(), "--unixsocketperm",
+                                   "777", "--save", "", "--appendonly", "no", "--dir", m_dir.string(),
+                                   "--logfile", log};
+  args.insert(args.end(), m_extra.begin(), m_extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   m_pid = ::fork();
   if (m_pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (m_pid == 0) {
-    ::execl(binary.c_str(), binary.c_str(), "--port", "0", "--unixsocket", m_socket.c_str(), "--unixsocketperm",
-            "777", "--save", "", "--appendonly", "no", "--dir", m_dir.c_str(), "--logfile", log.c_str(),
-            static_cast<char*>(nullptr));
+    ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
   for (int i = 0; i < 500; ++i) {
@@ -137,6 +144,24 @@ std::optional<std::string> RedisServer::get(const std::string& name) const {
 void RedisServer::set(const std::string& name, const std::string& value) const {
   auto r = command(m_socket, {"SET", name, value});
   if (r->type != REDIS_REPLY_STATUS) throw std::runtime_error("test redis SET failed");
+}
+
+std::string RedisServer::try_set(const std::string& name, const std::string& value) const {
+  auto r = command(m_socket, {"SET", name, value});
+  if (r->type == REDIS_REPLY_ERROR) return std::string(r->str, r->len);
+  if (r->type != REDIS_REPLY_STATUS) throw std::runtime_error("test redis SET: unexpected reply");
+  return {};
+}
+
+void RedisServer::config_set(const std::string& parameter, const std::string& value) const {
+  auto r = command(m_socket, {"CONFIG", "SET", parameter, value});
+  if (r->type != REDIS_REPLY_STATUS) throw std::runtime_error("test redis CONFIG SET " + parameter + " failed");
+}
+
+std::string RedisServer::info(const std::string& section) const {
+  auto r = command(m_socket, {"INFO", section});
+  if (r->type != REDIS_REPLY_STRING) throw std::runtime_error("test redis INFO failed");
+  return std::string(r->str, r->len);
 }
 
 }  // namespace kjit::test

@@ -16,7 +16,8 @@ namespace kjit::test {
 
 class RedisServer {
 public:
-  explicit RedisServer(const std::filesystem::path& dir);
+  // `extra` goes on redis-server's command line ("--maxmemory-policy", "noeviction").
+  explicit RedisServer(const std::filesystem::path& dir, std::vector<std::string> extra = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -34,11 +35,16 @@ public:
   std::vector<std::string> keys(const std::string& pattern) const;
   std::optional<std::string> get(const std::string& name) const;
   void set(const std::string& name, const std::string& value) const;
+  // SET that a full server may refuse: its error ("OOM command not allowed ..."), or "" when stored.
+  std::string try_set(const std::string& name, const std::string& value) const;
+  void config_set(const std::string& parameter, const std::string& value) const;
+  std::string info(const std::string& section) const;
 
 private:
   void start();
 
   std::filesystem::path m_dir, m_socket;
+  std::vector<std::string> m_extra;
   pid_t m_pid = -1;
 };
 

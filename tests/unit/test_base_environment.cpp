@@ -355,7 +355,7 @@ TEST_SUITE("runtime_options") {
         CHECK_MESSAGE(found, o.variable);
       }
     }
-    CHECK(names.size() == 22);
+    CHECK(names.size() == 23);
     CHECK(names.count("log") == 0);
   }
 
@@ -418,5 +418,37 @@ TEST_SUITE("runtime_options") {
   TEST_CASE("a NUL in a value is refused") {
     kjit::RuntimeConfig c;
     CHECK_THROWS_AS(c.set("dump_dir", std::string_view("/tmp/a\0b", 8)), kjit::UsageError);
+  }
+
+  TEST_CASE("KJIT_REMOTE_CACHE's list is checked at start naming the entry and KJIT_REQUIRE_HIT is read") {
+    {
+      ScopedEnv list("KJIT_REMOTE_CACHE", "redis://:s3cret@a,redis://b(2),unix:///run/r.sock");
+      ScopedEnv hit("KJIT_REQUIRE_HIT", "yes");
+      const kjit::RuntimeConfig c = kjit::RuntimeConfig::from_environment();
+      CHECK(c.remote_cache == "redis://:s3cret@a,redis://b(2),unix:///run/r.sock");
+      CHECK(c.require_hit);
+    }
+    for (const char* bad : {"redis://:s3cret@a,,redis://b", "redis://:s3cret@a(0)", "redis://:s3cret@a,nohost"}) {
+      ScopedEnv list("KJIT_REMOTE_CACHE", bad);
+      try {
+        (void)kjit::RuntimeConfig::from_environment();
+        FAIL("accepted ", bad);
+      } catch (const kjit::UsageError& e) {
+        const std::string m = e.what();
+        CHECK_MESSAGE(m.find("KJIT_REMOTE_CACHE") != std::string::npos, m);
+        CHECK_MESSAGE(m.find("redis://:***@a") != std::string::npos, m);
+        CHECK_MESSAGE(m.find("s3cret") == std::string::npos, m);
+      }
+    }
+    {
+      ScopedEnv hit("KJIT_REQUIRE_HIT", "maybe");
+      CHECK_THROWS_AS((void)kjit::RuntimeConfig::from_environment(), kjit::UsageError);
+    }
+    kjit::RuntimeConfig c;
+    c.set("require_hit", "on");
+    CHECK(c.require_hit);
+    CHECK_THROWS_AS(c.set("remote_cache", "redis://a(x)"), kjit::UsageError);
+    c.set("remote_cache", "redis://a,redis://b");
+    CHECK(c.remote_cache == "redis://a,redis://b");
   }
 }

@@ -40,7 +40,7 @@ TEST_SUITE("Runtime counters") {
     CHECK(sum == n * (n + 1) / 2);
     CHECK(s.registry_hits == 1);
     CHECK(s.disk_hits == 2);  // the list's first: hits
-    CHECK(s.remote_backfills == n);  // the list's last
+    CHECK(s.remote_shard_down == n);  // the list's last
   }
 
   TEST_CASE("a miss that compiles counts one miss and one compile and a disk hit one hit in both views") {

@@ -5,8 +5,8 @@
 #include "tools/admin/cache_impl.hpp"
 
 #include "core/system/units.hpp"
-#include "core/cache/remote/remote_levels.hpp"
 #include "core/cache/remote/remote_store.hpp"
+#include "core/cache/remote_list.hpp"
 #include "core/cache/config.hpp"
 #include "core/base/environment.hpp"
 #include "core/cache/store.hpp"
@@ -152,31 +152,47 @@ std::string redact_remote_url(std::string_view url) { return cache::redact_url(u
 
 RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
                              const std::filesystem::path& http_auth_file) {
-  auto levels = cache::split_remote_levels(url);
-  if (!levels) throw UsageError(levels.error().message);
+  auto list = cache::parse_remote_list(url);
+  if (!list) throw UsageError(list.error().message);
+  if (list->shards.empty() && list->levels.empty()) throw UsageError("no remote cache to ping: the address is empty");
   cache::HttpCredentials credentials;
   if (!http_auth_file.empty()) {
     auto c = cache::read_http_credentials(http_auth_file.native());
     if (!c) throw UsageError(c.error().message);
     credentials = std::move(*c);
   }
-  std::vector<std::unique_ptr<cache::RemoteStore>> stores;  // in the tier's order: Redis, then HTTP
-  for (const auto* group : {&levels->redis, &levels->http}) {
-    for (const std::string& level : *group) {
-      auto store = cache::open_remote_store(level, cache::RemoteTimeouts{timeout, timeout}, credentials);
+  // In the tier's order: the Redis shards, then the HTTP levels; every address checked first.
+  std::vector<std::pair<const cache::RemoteListEntry*, std::unique_ptr<cache::RemoteStore>>> stores;
+  for (const auto* group : {&list->shards, &list->levels}) {
+    for (const cache::RemoteListEntry& entry : *group) {
+      auto store = cache::open_remote_store(entry.url, cache::RemoteTimeouts{timeout, timeout}, credentials);
       if (!store) throw UsageError(store.error().message);
-      stores.push_back(std::move(*store));
+      stores.emplace_back(&entry, std::move(*store));
     }
   }
   RemotePing out;
   out.url = redact_remote_url(url);
   out.ok = true;
   const auto start = std::chrono::steady_clock::now();
-  for (auto& store : stores) {
+  for (auto& [entry, store] : stores) {
+    RemoteServerPing p;
+    p.url = entry->name;
+    p.shard = !cache::is_http_url(entry->url);
+    p.weight = entry->weight;
+    const auto asked = std::chrono::steady_clock::now();
     auto answer = store->ping();
+    p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - asked);
+    if (answer) {
+      p.ok = true;
+      p.server = *answer;
+      p.refusing_writes = store->refuses_writes().value_or("");
+    } else {
+      p.message = answer.error().message;
+    }
     std::string& text = answer ? out.server : out.message;
     text += (text.empty() ? "" : "; ") + (answer ? *answer : answer.error().message);
     out.ok = out.ok && answer.has_value();
+    out.servers.push_back(std::move(p));
   }
   out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
   return out;

@@ -8,7 +8,7 @@
 
 #include "core/cache/bundle.hpp"
 #include "core/system/file_io.hpp"
-#include "core/cache/remote/remote_levels.hpp"
+#include "core/cache/remote_list.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote/signer.hpp"
 
@@ -195,7 +195,7 @@ struct OpenedRemote {
 OpenedRemote open_remote_bundle(const RemoteBundle& b) {
   std::string url = b.url;
   if (!cache::is_http_url(url)) {  // a KJIT_REMOTE_CACHE list: its first HTTP level
-    if (auto levels = cache::split_remote_levels(url); levels && !levels->http.empty()) url = levels->http.front();
+    if (auto list = cache::parse_remote_list(url); list && !list->levels.empty()) url = list->levels.front().url;
   }
   if (!cache::is_http_url(url)) {
     throw UsageError(fmt::format("a remote bundle goes to an HTTP store, and \"{}\" names none (expected "

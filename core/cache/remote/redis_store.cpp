@@ -9,6 +9,7 @@
 // thread and swallows one it raised.
 #include "core/cache/remote/remote_store.hpp"
 
+#include "core/cache/remote_list.hpp"
 #include "core/system/blocked_signal.hpp"
 
 #include <fmt/format.h>
@@ -207,11 +208,49 @@ public:
 
   const std::string& url() const override { return m_url; }
 
+  // INFO's memory and replication sections: a noeviction server at maxmemory (every write
+  // answered OOM) or a read-only replica.
+  std::optional<std::string> refuses_writes() override {
+    auto info = command({"INFO"});
+    if (!info || info->get()->type != REDIS_REPLY_STRING) return std::nullopt;
+    const std::string_view text(info->get()->str, info->get()->len);
+    auto field = [&](std::string_view name) -> std::string_view {
+      const std::string prefix = "\n" + std::string(name) + ":";
+      const auto p = text.find(prefix);
+      if (p == std::string_view::npos) return {};
+      std::string_view v = text.substr(p + prefix.size());
+      return v.substr(0, v.find_first_of("\r\n"));
+    };
+    auto number = [](std::string_view v) {
+      std::uint64_t n = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      return ec == std::errc{} && p == v.data() + v.size() ? n : 0;
+    };
+    if (field("role") == "slave" && field("slave_read_only") == "1") return "a read-only replica";
+    const std::uint64_t used = number(field("used_memory")), max = number(field("maxmemory"));
+    const std::string_view policy = field("maxmemory_policy");
+    if (max > 0 && used >= max && (policy == "noeviction" || policy.starts_with("volatile-"))) {
+      return fmt::format("full: used_memory {} of maxmemory {} bytes, policy {}", used, max, policy);
+    }
+    return std::nullopt;
+  }
+
 private:
+  // A server answering that it takes no writes now (OOM at maxmemory, a read-only replica, a
+  // failed save): alive, and still serving reads.
+  static bool is_refusal(std::string_view error) {
+    for (std::string_view code : {"OOM ", "READONLY ", "MISCONF ", "NOREPLICAS "}) {
+      if (error.starts_with(code)) return true;
+    }
+    return error.find("OOM command not allowed") != std::string_view::npos;  // from inside a script
+  }
+
   system::Failure unexpected(std::string_view what, const redisReply* reply) {
     std::string detail = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len)
                                                           : fmt::format("a reply of type {}", reply->type);
-    return system::Failure{fmt::format("{} on remote cache {}: {}", what, m_url, detail)};
+    system::Failure f{fmt::format("{} on remote cache {}: {}", what, m_url, detail)};
+    if (reply->type == REDIS_REPLY_ERROR && is_refusal(detail)) f.reason = system::Failure::Reason::refused;
+    return f;
   }
 
   void disconnect() {
@@ -353,17 +392,7 @@ private:
 
 }  // namespace
 
-std::string redact_url(std::string_view url) {
-  // The credentials are what comes before the last '@' after the scheme (as parse_url reads them).
-  const auto scheme = url.find("://");
-  const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
-  const auto at = url.rfind('@');
-  if (at == std::string_view::npos || at < start) return std::string(url);
-  const std::string_view cred = url.substr(start, at - start);
-  const auto colon = cred.find(':');
-  const std::string user = colon == std::string_view::npos ? std::string() : std::string(cred.substr(0, colon));
-  return fmt::format("{}{}:***{}", url.substr(0, start), user, url.substr(at));
-}
+std::string redact_url(std::string_view url) { return redact_remote_list(url); }
 
 system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, RemoteTimeouts timeouts) {
   auto address = parse_url(url);

@@ -2,9 +2,11 @@
 // implements, each backend one file: Redis (redis_store.cpp, hiredis) and HTTP (http_store.cpp,
 // libcurl; S3 would be one more). It moves bytes under string names and holds short-lived named
 // locks where the backend has them (HTTP has none); policy (what is sent, signatures, back-off,
-// the write queue, the order of the levels) lives in RemoteTier. One object serves one thread at a time; every
-// call is bounded by the timeouts it was opened with and reports trouble as a Failure
-// (Reason::timed_out for a timeout). No CUDA here.
+// the write queue, the order of the levels, which shard holds a key) lives in RemoteTier. One
+// object is one server (a shard, or an HTTP level) and serves one thread at a time; every call is
+// bounded by the timeouts it was opened with and reports trouble as a Failure (Reason::timed_out
+// for a timeout; Reason::refused when the server answered and refused a write: it still serves
+// reads). No CUDA here.
 #pragma once
 
 #include "core/system/result.hpp"
@@ -43,12 +45,16 @@ public:
   virtual bool supports_locks() const { return true; }
   // A round trip, and what the server says of itself ("redis 7.0.15", "http 404 nginx/1.22.1").
   virtual system::Result<std::string> ping() = 0;
+  // Why the server would refuse writes now, as far as it tells ("full: used_memory 1.2M of
+  // maxmemory 1M, noeviction"); nullopt when it would take them or cannot tell. For ping.
+  virtual std::optional<std::string> refuses_writes() { return std::nullopt; }
   // The address as given with its password redacted (redact_url), for messages.
   virtual const std::string& url() const = 0;
 };
 
 // `url` as kjit prints it anywhere (messages, warnings, JSON): a password becomes *** (the
-// "redis://:***@host:6379", "redis://user:***@host"); everything else is kept.
+// "redis://:***@host:6379", "redis://user:***@host"); everything else is kept. In a list
+// (KJIT_REMOTE_CACHE), every entry's (cache::redact_remote_list).
 std::string redact_url(std::string_view url);
 
 // What an HTTP store sends to say who it is, from the file KJIT_REMOTE_HTTP_AUTH_FILE names
@@ -60,7 +66,7 @@ struct HttpCredentials {
 // The file's first line, trailing blanks removed; a Failure names the file and the two forms.
 system::Result<HttpCredentials> read_http_credentials(const std::string& path);
 
-// A backend for `url`: redis://[:password@]host[:port][/db], unix:///path/to/redis.sock, or
+// A backend for one server `url`: redis://[:password@]host[:port][/db], unix:///path/to/redis.sock, or
 // http[s]://host[:port][/prefix] (with `credentials`; a build without libcurl refuses it).
 // Connects lazily: a down server is a Failure of the first call, not of this one. A Failure here
 // means the URL itself is wrong (what was expected).

@@ -2,7 +2,7 @@
 #include "core/cache/remote/remote_tier.hpp"
 
 #include "core/cache/config.hpp"
-#include "core/cache/remote/remote_levels.hpp"
+#include "core/cache/remote_list.hpp"
 
 #include <fmt/format.h>
 
@@ -34,7 +34,8 @@ std::uint64_t all_levels(std::size_t n) { return n >= 64 ? ~0ull : (1ull << n) -
 
 struct RemoteTier::Level {
   std::string url;        // as given
-  std::string shown_url;  // redacted: the one kjit prints
+  std::string shown_url;  // redacted: the one kjit prints (a shard's name, which the hashing reads)
+  double weight = 1;      // a shard's
   bool http = false;      // counts into remote_http_* too
   bool locks = true;      // its store has expiring locks (RemoteStore::supports_locks)
 
@@ -45,6 +46,9 @@ struct RemoteTier::Level {
   std::atomic<unsigned> failures{0};
   std::atomic<std::int64_t> down_until{0};  // steady_clock ticks
   std::atomic<bool> down{false};
+  std::atomic<unsigned> refusals{0};  // writes refused in a row
+  std::atomic<std::int64_t> refusing_until{0};
+  std::atomic<bool> refusing{false};
 };
 
 system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
@@ -57,11 +61,10 @@ system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config
   // A node that can only check signatures (ed25519 public keys) must never write: what it sent
   // would be refused by every node, itself included.
   if (config.signer && !config.signer->can_sign()) config.read_only = true;
-  auto urls = split_remote_levels(config.url);
-  if (!urls) return urls.error();
-  if (urls->redis.size() > 1) {
-    return system::Failure{fmt::format("remote cache list \"{}\": more than one Redis server (shards are not in this build)",
-                               redact_url(config.url))};
+  auto list = parse_remote_list(config.url);
+  if (!list) return list.error();
+  if (list->shards.empty() && list->levels.empty()) {
+    return system::Failure{"no remote cache address (expected redis://host[:port], unix:///path or http[s]://host/path)"};
   }
   HttpCredentials credentials;
   if (!config.http_auth_file.empty()) {
@@ -69,25 +72,30 @@ system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config
     if (!c) return c.error();
     credentials = std::move(*c);
   }
-  if (urls->redis.size() + urls->http.size() > k_max_levels) {
-    return system::Failure{fmt::format("remote cache list \"{}\": more than {} levels", redact_url(config.url), k_max_levels)};
+  if (list->shards.size() + list->levels.size() > k_max_levels) {
+    return system::Failure{fmt::format("remote cache list \"{}\": more than {} servers", redact_url(config.url), k_max_levels)};
   }
   std::vector<std::unique_ptr<Level>> levels;
-  for (const std::vector<std::string>* group : {&urls->redis, &urls->http}) {
-    for (const std::string& url : *group) {
-      auto store = open_remote_store(url, config.timeouts, credentials);
+  for (const std::vector<RemoteListEntry>* group : {&list->shards, &list->levels}) {
+    for (const RemoteListEntry& entry : *group) {
+      auto store = open_remote_store(entry.url, config.timeouts, credentials);
       if (!store) return store.error();
       auto level = std::make_unique<Level>();
-      level->url = url;
-      level->shown_url = (*store)->url();
-      level->http = is_http_url(url);
+      level->url = entry.url;
+      level->shown_url = entry.name;
+      level->weight = entry.weight;
+      level->http = is_http_url(entry.url);
       level->locks = (*store)->supports_locks();
       level->request = std::move(*store);
       levels.push_back(std::move(level));
     }
   }
-  return std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(levels), std::move(credentials),
-                                                    stats, std::move(log), background));
+  const std::size_t shards = list->shards.size();
+  auto tier = std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(levels), std::move(credentials),
+                                                         stats, std::move(log), background));
+  tier->m_shards = shards;
+  for (std::size_t i = 0; i < shards; ++i) tier->m_ring.push_back({tier->m_levels[i]->shown_url, tier->m_levels[i]->weight});
+  return tier;
 }
 
 RemoteTier::RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
@@ -148,43 +156,81 @@ bool RemoteTier::available(const Level& level) const {
   return until == 0 || now_ticks() >= until;
 }
 
-bool RemoteTier::any_available() const {
-  for (const auto& level : m_levels) {
-    if (available(*level)) return true;
-  }
-  return false;
+bool RemoteTier::writable(const Level& level) const {
+  const std::int64_t until = level.refusing_until.load(std::memory_order_relaxed);
+  return available(level) && (until == 0 || now_ticks() >= until);
 }
 
-RemoteTier::Level* RemoteTier::lock_level() const {
+std::size_t RemoteTier::shard_of(const Key& key) const { return rendezvous_shard(key, m_ring); }
+
+std::uint64_t RemoteTier::levels_of(const Key& key) const {
+  std::uint64_t mine = all_levels(m_levels.size()) & ~all_levels(m_shards);  // the HTTP levels
+  if (m_shards > 0) mine |= 1ull << shard_of(key);
+  return mine;
+}
+
+RemoteTier::Level* RemoteTier::lock_level(const Key& key) const {
+  if (m_shards > 0) return m_levels[shard_of(key)].get();  // Redis: it has locks
   for (const auto& level : m_levels) {
     if (level->locks) return level.get();
   }
   return nullptr;
 }
 
+std::vector<RemoteShardState> RemoteTier::shards() const {
+  std::vector<RemoteShardState> out;
+  for (std::size_t i = 0; i < m_shards; ++i) {
+    const Level& l = *m_levels[i];
+    out.push_back({l.shown_url, l.weight, !available(l), available(l) && !writable(l)});
+  }
+  return out;
+}
+
 template <class T>
-bool RemoteTier::record(Level& level, const system::Result<T>& r) {
+bool RemoteTier::record(Level& level, const system::Result<T>& r, Call call) {
+  const auto backoff_ticks =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(m_config.backoff).count();
   if (r) {
     level.failures.store(0, std::memory_order_relaxed);
     level.down_until.store(0, std::memory_order_relaxed);
     if (level.down.exchange(false) && m_log) {
       m_log(Severity::info, fmt::format("remote cache {} answers again; using it", level.shown_url));
     }
+    if (call == Call::write) {
+      level.refusals.store(0, std::memory_order_relaxed);
+      level.refusing_until.store(0, std::memory_order_relaxed);
+      if (level.refusing.exchange(false) && m_log) {
+        m_log(Severity::info, fmt::format("remote cache {} takes writes again", level.shown_url));
+      }
+    }
     return true;
   }
   add(m_stats.remote_errors, 1);
   if (level.http) add(m_stats.remote_http_errors, 1);
+  if (r.error().reason == system::Failure::Reason::refused) {
+    // The server answered: it is up and serves reads. Only its writes (and locks) pause.
+    const unsigned refusals = level.refusals.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (refusals >= m_config.failures_before_backoff) {
+      level.refusing_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
+      if (!level.refusing.exchange(true) && m_log) {
+        m_log(Severity::warning,
+              fmt::format("{}; after {} refused writes in a row, writes to remote cache {} are skipped for {} s (it "
+                          "still serves reads)",
+                          r.error().message, refusals, level.shown_url, m_config.backoff.count() / 1000.0));
+      }
+    }
+    return false;
+  }
   if (r.error().timed_out()) add(m_stats.remote_timeouts, 1);
   const unsigned failures = level.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   if (failures >= m_config.failures_before_backoff) {
-    level.down_until.store(now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             m_config.backoff).count(),
-                           std::memory_order_relaxed);
+    level.down_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
     if (!level.down.exchange(true) && m_log) {
       m_log(Severity::warning,
-            fmt::format("{}; after {} failures in a row the remote cache is skipped for {} s (kernels come from the "
-                        "local cache or are compiled)",
-                        r.error().message, failures, m_config.backoff.count() / 1000.0));
+            fmt::format("{}; after {} failures in a row the remote cache {} is skipped for {} s (its kernels come "
+                        "from the other levels, the local cache or are compiled{})",
+                        r.error().message, failures, level.shown_url, m_config.backoff.count() / 1000.0,
+                        m_shards > 1 && !level.http ? "; the other shards are still used" : ""));
     }
   }
   return false;
@@ -247,45 +293,72 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
 }
 
 RemoteGet RemoteTier::get(const Key& key) {
-  if (!any_available()) {
-    add(m_stats.remote_misses, 1);  // every level skipped during its back-off: no request is made
+  const std::uint64_t mine = levels_of(key);
+  bool any = false;
+  for (std::size_t i = 0; i < m_levels.size(); ++i) any = any || ((mine >> i & 1) != 0 && available(*m_levels[i]));
+  const Level* shard = m_shards > 0 ? m_levels[shard_of(key)].get() : nullptr;
+  // The key's shard skipped during its back-off: its read is not made; a miss there, never an
+  // error, and never sent to another shard.
+  const bool shard_down = shard != nullptr && !available(*shard);
+  if (shard_down) add(m_stats.remote_shard_down, 1);
+  if (!any) {
+    add(m_stats.remote_misses, 1);  // every level of the key skipped during its back-off: no request is made
     RemoteGet g;
     g.outcome = RemoteGet::Outcome::unavailable;
     g.message = fmt::format("remote cache {} is skipped after repeated failures", m_shown_url);
+    for (std::size_t i = 0; i < m_levels.size(); ++i) {
+      if ((mine >> i & 1) == 0) continue;
+      g.why += fmt::format("{}{} is down (skipped after repeated failures)", g.why.empty() ? "" : "; ",
+                           m_levels[i]->shown_url);
+    }
+    g.shard = shard != nullptr ? shard->shown_url : std::string();
+    g.shard_down = shard_down;
     return g;
   }
   const auto start = std::chrono::steady_clock::now();
-  // The levels in order, until one has the value; what each of the others said, for the message.
+  // The key's levels in order, until one has the value; what each of the others said, for the message.
   RemoteGet out;
   out.outcome = RemoteGet::Outcome::unavailable;
-  std::string why;
+  std::string message, why;
   std::size_t hit_at = m_levels.size();
   std::uint64_t answered = 0;  // the levels that answered without the value: a hit further on is written back there
   for (std::size_t i = 0; i < m_levels.size(); ++i) {
-    RemoteGet g = fetch(*m_levels[i], key);
+    if ((mine >> i & 1) == 0) continue;
+    Level& level = *m_levels[i];
+    const bool skipped = !available(level);
+    RemoteGet g = fetch(level, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       hit_at = i;
       out = std::move(g);
       break;
     }
+    std::string reason;
     if (g.outcome == RemoteGet::Outcome::rejected) {
       if (m_log) m_log(Severity::warning, g.message);
       out.outcome = RemoteGet::Outcome::rejected;
       answered |= 1ull << i;
+      reason = "rejected: " + g.message;
     } else if (g.outcome == RemoteGet::Outcome::miss) {
       if (out.outcome == RemoteGet::Outcome::unavailable) out.outcome = RemoteGet::Outcome::miss;
-      g.message = fmt::format("remote cache {} has no value for key {}", m_levels[i]->shown_url, key.hex());
+      g.message = fmt::format("remote cache {} has no value for key {}", level.shown_url, key.hex());
       answered |= 1ull << i;
+      reason = "absent from " + level.shown_url;
+    } else {
+      reason = skipped ? level.shown_url + " is down (skipped after repeated failures)" : "unreachable: " + g.message;
     }
-    why += (why.empty() ? "" : "; ") + g.message;
+    message += (message.empty() ? "" : "; ") + g.message;
+    why += (why.empty() ? "" : "; ") + reason;
   }
   add(m_stats.remote_requests, 1);
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
                                                                 .count()));
+  out.shard = shard != nullptr ? shard->shown_url : std::string();
+  out.shard_down = shard_down;
   if (hit_at == m_levels.size()) {
     add(m_stats.remote_misses, 1);
-    out.message = std::move(why);
+    out.message = std::move(message);
+    out.why = std::move(why);
     return out;
   }
   add(m_stats.remote_hits, 1);
@@ -305,7 +378,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     out.message = "the remote cache is read-only here";
     return out;
   }
-  Level* const level = lock_level();
+  Level* const level = lock_level(key);
   if (level == nullptr) {  // HTTP levels alone: no fleet lock, each node compiles what it misses
     out.message = fmt::format("remote cache {} has no level with locks (HTTP stores have none)", m_shown_url);
     return out;
@@ -322,11 +395,15 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       out.message = fmt::format("remote cache {} is skipped after repeated failures", level->shown_url);
       return out;
     }
+    if (!writable(*level)) {  // a full server takes no lock either: compile without one
+      out.message = fmt::format("remote cache {} refuses writes", level->shown_url);
+      return out;
+    }
     system::Result<bool> taken = [&] {
       std::lock_guard lock(level->request_mutex);
       return level->request->try_lock(name, token, m_config.lock_ttl);
     }();
-    if (!record(*level, taken)) {
+    if (!record(*level, taken, Call::write)) {
       out.message = taken.error().message;
       return out;
     }
@@ -386,7 +463,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
 }
 
 bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string token) {
-  return post_write(key, std::move(entry_bytes), std::move(token), all_levels(m_levels.size()), false);
+  return post_write(key, std::move(entry_bytes), std::move(token), levels_of(key), false);
 }
 
 bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels,
@@ -395,8 +472,10 @@ bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string
   bool fits = false;
   {
     std::lock_guard lock(m_pending_mutex);
+    bool takes = false;  // a level of the write that takes writes now
+    for (std::size_t i = 0; i < m_levels.size(); ++i) takes = takes || ((levels >> i & 1) != 0 && writable(*m_levels[i]));
     fits = !m_config.read_only && size <= m_config.max_value_size && m_pending < m_config.queue_capacity &&
-           m_pending_bytes + size <= m_config.queue_max_bytes && any_available();
+           m_pending_bytes + size <= m_config.queue_max_bytes && takes;
     if (!fits && token.empty()) {
       if (!m_config.read_only) add(m_stats.remote_dropped, 1);
       return false;
@@ -493,11 +572,11 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
       Level& level = *m_levels[i];
       RemoteStore* writer = writer_store(level);
       if (writer == nullptr) continue;
-      if (!available(level)) {
+      if (!writable(level)) {
         add(m_stats.remote_dropped, 1);
         continue;
       }
-      if (record(level, writer->put(value_name(key), encoded, m_config.ttl))) {
+      if (record(level, writer->put(value_name(key), encoded, m_config.ttl), Call::write)) {
         add(m_stats.remote_writes, 1);
         add(m_stats.remote_bytes_written, size);
         if (backfill) add(m_stats.remote_backfills, 1);
@@ -505,7 +584,7 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
     }
   }
   if (token.empty()) return;
-  if (Level* level = lock_level(); level != nullptr) {
+  if (Level* level = lock_level(key); level != nullptr) {
     if (RemoteStore* writer = writer_store(*level); writer != nullptr && available(*level)) {
       record(*level, writer->unlock(lock_name(key), token));
     }

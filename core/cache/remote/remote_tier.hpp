@@ -1,23 +1,29 @@
-// kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis, then
-// HTTP stores). It decides what is read, written and trusted, over RemoteStores that only move
-// bytes, one per level, fastest first (split_remote_levels: the Redis level, then each http(s)://
-// entry of KJIT_REMOTE_CACHE in the order given):
-//   - get() asks the levels in order and returns a value only once it is a whole, checked entry
-//     recorded under the key asked for, and (with a Signer) one whose signature is valid; anything
-//     else is `rejected`, a miss, and the next level is asked. A hit in a slower level is written
-//     back to the faster ones (a backfill: a background write, counted in remote_backfills).
-//   - put_async() writes to every level on a Background thread (the compile service's one worker,
-//     or one of the tier's own when it is given none), through a bounded queue: a full queue, a
-//     value over max_value_size, a read-only tier or levels that are down drop the write (and
-//     count it); nothing on the request path waits for a write.
-//   - lock_or_wait() lets the nodes that miss a key together compile it once, on the first level
-//     whose store has locks (Redis; HTTP has none, and a tier of HTTP levels alone takes no lock):
-//     the first node takes a lock that expires unless its holder (the Background thread) refreshes
-//     it; the others poll for the value, and compile by themselves past the wait bound or when the
-//     remote fails.
-//   - each level on its own: after `failures_before_backoff` failures in a row it is skipped for
-//     `backoff` (one warning when it goes down, one note when it is back): a slow, down or
-//     restarted server costs a request at most a few timeouts, never an error.
+// kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis shards,
+// then HTTP stores). It decides what is read, written and trusted, over RemoteStores that only
+// move bytes, one per server, in levels, fastest first (parse_remote_list: the Redis level, its
+// shards, then each http(s):// entry of KJIT_REMOTE_CACHE in the order given):
+//   - the Redis level is one server or several shards: each key, its value and its fleet lock
+//     live on the one shard weighted rendezvous hashing picks (rendezvous.hpp); a key's levels
+//     are its shard, then the HTTP levels.
+//   - get() asks the key's levels in order and returns a value only once it is a whole, checked
+//     entry recorded under the key asked for, and (with a Signer) one whose signature is valid;
+//     anything else is `rejected`, a miss, and the next level is asked. A hit in a slower level is
+//     written back to the faster ones (a backfill: a background write, counted in remote_backfills).
+//   - put_async() writes to the key's levels on a Background thread (the compile service's one
+//     worker, or one of the tier's own when it is given none), through a bounded queue: a full
+//     queue, a value over max_value_size, a read-only tier or levels that are down (or refuse
+//     writes) drop the write (and count it); nothing on the request path waits for a write.
+//   - lock_or_wait() lets the nodes that miss a key together compile it once, on the key's shard
+//     (HTTP has no locks, and a tier of HTTP levels alone takes no lock): the first node takes a
+//     lock that expires unless its holder (the Background thread) refreshes it; the others poll
+//     for the value, and compile by themselves past the wait bound or when the remote fails.
+//   - each server on its own: after `failures_before_backoff` failures in a row (a call that
+//     failed or timed out) it is skipped for `backoff` (one warning when it goes down, one note
+//     when it is back): a down shard's keys are misses (counted in remote_shard_down), never
+//     errors, and never go to another shard; a slow, down or restarted server costs a request at
+//     most a few timeouts. A server that answers but refuses writes (Redis at maxmemory: OOM; a
+//     read-only replica) is not down: as many refusals in a row stop its writes and locks for
+//     `backoff` (one warning), and its reads go on.
 // Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks); an HTTP store keeps
 // a name under <base>/ac/<sha256 of the name>. Counts into the Stats it is given (the remote_*
 // counters, the HTTP levels' also in remote_http_*). Thread-safe. No CUDA here; nothing here
@@ -30,6 +36,7 @@
 #include "core/cache/entry.hpp"
 #include "core/cache/key.hpp"
 #include "core/cache/remote/remote_store.hpp"
+#include "core/cache/remote/rendezvous.hpp"
 #include "core/cache/remote/signer.hpp"
 #include "core/system/result.hpp"
 #include "core/cache/stats.hpp"
@@ -50,7 +57,9 @@
 namespace kjit::cache {
 
 struct RemoteConfig {
-  std::string url;                      // a list: redis://host:port[/db], unix:///path.sock, http[s]://host/prefix
+  // A list (KJIT_REMOTE_CACHE's spelling, cache/remote_list.hpp): redis://host:port[/db] and
+  // unix:///path.sock shards with weights ("redis://a,redis://b(2)"), then http[s]://host/prefix levels.
+  std::string url;
   std::string http_auth_file;           // the HTTP levels' credentials (read_http_credentials); empty: none
   bool read_only = false;               // read, never write (nor lock)
   std::optional<Signer> signer;         // sign what is written, load only valid signatures; one
@@ -62,7 +71,7 @@ struct RemoteConfig {
   std::uint64_t queue_max_bytes = 256ull << 20;
   std::chrono::milliseconds lock_ttl{std::chrono::seconds(10)};  // a dead holder's lock lasts this
   std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};  // the longest pause between polls
-  unsigned failures_before_backoff = 3;
+  unsigned failures_before_backoff = 3;  // per server; as many refused writes stop its writes
   std::chrono::milliseconds backoff{std::chrono::seconds(30)};
 };
 
@@ -71,6 +80,19 @@ struct RemoteGet {
   std::string bytes;                 // hit: the checked entry (signature removed)
   std::vector<SectionRef> sections;  // hit: where each section lies in bytes
   std::string message;               // rejected, unavailable: why
+  // Not a hit: why each server asked missed, joined by "; ": "absent from <url>", "rejected: ...",
+  // "<url> is down (skipped after repeated failures)", "unreachable: ...".
+  std::string why;
+  std::string shard;         // the key's shard (its address, password redacted); empty without one
+  bool shard_down = false;   // that shard is skipped (back-off): nothing was asked of it
+};
+
+// What a tier knows of one of its shards in this process.
+struct RemoteShardState {
+  std::string name;  // the address, password redacted
+  double weight = 1;
+  bool down = false;             // skipped until its back-off ends
+  bool refusing_writes = false;  // writes and locks skipped until their back-off ends
 };
 
 struct RemoteLock {
@@ -117,19 +139,27 @@ public:
 
   const RemoteConfig& config() const { return m_config; }
   bool read_only() const { return m_config.read_only; }
+  // The shard that holds `key` (an index into shards()); 0 without shards.
+  std::size_t shard_of(const Key& key) const;
+  std::vector<RemoteShardState> shards() const;
 
 private:
-  struct Level;  // one store with its connections and its back-off (remote_tier.cpp)
+  struct Level;  // one server with its connections and its back-off (remote_tier.cpp)
+  // A write's success (a SET, a lock taken) ends a server's refusal of writes; any success ends
+  // its failures (a lock's refresh or release succeeds on a full server too: Call::read).
+  enum class Call { read, write };
 
   RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
              Stats& stats, Log log, system::Background* background);
   // One GET on a level's request connection, checked; no counting of the request.
   RemoteGet fetch(Level& level, const Key& key);
   bool available(const Level& level) const;
-  bool any_available() const;
-  Level* lock_level() const;  // the first level whose store has locks; null: none has
+  bool writable(const Level& level) const;  // available and not refusing writes
+  // The levels of `key` as bits (bit i: m_levels[i]): its shard, then the HTTP levels.
+  std::uint64_t levels_of(const Key& key) const;
+  Level* lock_level(const Key& key) const;  // the key's shard; null: no level has locks
   template <class T>
-  bool record(Level& level, const system::Result<T>& r);  // counts and tracks failures; true on success
+  bool record(Level& level, const system::Result<T>& r, Call call = Call::read);  // counts and tracks failures; true on success
   // Queues a write of `entry_bytes` to the levels in `levels` (bit i: m_levels[i]) and the release
   // of `token`'s lock; put_async's body. `backfill`: a slower level's hit written back.
   bool post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels, bool backfill);
@@ -145,7 +175,9 @@ private:
   Stats& m_stats;
   Log m_log;
 
-  std::vector<std::unique_ptr<Level>> m_levels;  // fastest first; never empty
+  std::vector<std::unique_ptr<Level>> m_levels;  // fastest first (the shards, then HTTP); never empty
+  std::size_t m_shards = 0;                      // the first m_shards levels are the Redis level's shards
+  std::vector<RendezvousShard> m_ring;           // their names and weights, for rendezvous_shard
 
   std::unique_ptr<system::Background> m_own_background;  // when none was given
   system::Background* m_background;

@@ -34,6 +34,8 @@ struct CacheStats {
                 remote_timeouts = 0, remote_writes = 0, remote_dropped = 0, remote_bytes_read = 0,
                 remote_bytes_written = 0, remote_latency_us = 0, remote_http_hits = 0, remote_http_errors = 0,
                 remote_backfills = 0;
+  // Reads not made because the key's shard was down (skipped in its back-off): misses.
+  std::uint64_t remote_shard_down = 0;
 };
 
 struct CacheEntryInfo {
@@ -217,17 +219,31 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
-// One round trip to each level of a remote cache (`kjit cache remote ping`; `url` as
-// KJIT_REMOTE_CACHE: a comma list): whether every level answered, what each says of itself
-// ("redis 7.0.15; http 404 nginx/1.22.1") and how long it all took, or why not (`message`). An
-// HTTP level is asked with the credentials in `http_auth_file` (KJIT_REMOTE_HTTP_AUTH_FILE).
-// Throws UsageError for an address or credentials file it cannot use.
-struct RemotePing {
+// One round trip to each server of a remote cache (`kjit cache remote ping`; `url` as
+// KJIT_REMOTE_CACHE: a comma list of Redis shards, then HTTP levels): whether every server
+// answered, what each says of itself ("redis 7.0.15; http 404 nginx/1.22.1") and how long it all
+// took, or why not (`message`); and each server on its own (`servers`, in the tier's order: the
+// shards, then the HTTP levels), with whether a shard would refuse writes now (a Redis at
+// maxmemory under noeviction, a read-only replica: it still serves reads). An HTTP level is asked
+// with the credentials in `http_auth_file` (KJIT_REMOTE_HTTP_AUTH_FILE). Throws UsageError for an
+// address or credentials file it cannot use.
+struct RemoteServerPing {
   std::string url;  // with its password redacted (redact_remote_url)
+  bool shard = true;  // a Redis shard of the first level; false: an HTTP level
+  double weight = 1;  // a shard's
   bool ok = false;
   std::string server;
   std::chrono::microseconds round_trip{0};
+  std::string refusing_writes;  // why, when it would; empty otherwise
   std::string message;
+};
+struct RemotePing {
+  std::string url;  // the whole list, its passwords redacted
+  bool ok = false;  // every server answered
+  std::string server;  // what each server that answered says, joined by "; "
+  std::chrono::microseconds round_trip{0};  // all of them
+  std::string message;  // why each that did not answer, joined by "; "
+  std::vector<RemoteServerPing> servers;
 };
 KJIT_API RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds timeout,
                                       const std::filesystem::path& http_auth_file = {});
