@@ -1,4 +1,4 @@
-// kjit cache stats | ls | verify | prune | clear | explain.
+// kjit cache stats | ls | verify | prune | clear | explain | export | import | keygen.
 #include "commands.hpp"
 
 #include <kjit/tools/cache.hpp>
@@ -241,6 +241,16 @@ void add_verify(CLI::App& cache, Context& ctx) {
   });
 }
 
+// An age option's value: a unit is required. A bare number is ambiguous (3 seconds? days?) and a
+// wrong guess removes (prune) or leaves out (export) the whole cache.
+std::optional<std::chrono::seconds> age_option(const std::string& text, std::string_view name) {
+  if (text.empty()) return std::nullopt;
+  if (std::isdigit(static_cast<unsigned char>(text.back()))) {
+    throw UsageError(fmt::format("{} {}: give a unit: {}s, {}m, {}h or {}d", name, text, text, text, text, text));
+  }
+  return parse_duration(text, name);
+}
+
 void add_prune(CLI::App& cache, Context& ctx) {
   auto max_size = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
@@ -253,16 +263,8 @@ void add_prune(CLI::App& cache, Context& ctx) {
                     "years)");
   prune->callback([&ctx, max_size, older_than] {
     std::optional<std::uint64_t> size;
-    std::optional<std::chrono::seconds> age;
     if (!max_size->empty()) size = parse_size(*max_size, "--max-size");
-    if (!older_than->empty()) {
-      // A bare number is ambiguous (3 seconds? days?) and a wrong guess removes the whole cache.
-      if (std::isdigit(static_cast<unsigned char>(older_than->back()))) {
-        throw UsageError(fmt::format("--older-than {}: give a unit: {}s, {}m, {}h or {}d", *older_than, *older_than,
-                                     *older_than, *older_than, *older_than));
-      }
-      age = parse_duration(*older_than, "--older-than");
-    }
+    const std::optional<std::chrono::seconds> age = age_option(*older_than, "--older-than");
     CachePruneResult p = open_cache(ctx).prune(size, age);
     warn_skipped(p.skipped);
     report_not_removed(ctx, p.not_removed);
@@ -315,6 +317,154 @@ void add_explain(CLI::App& cache, Context& ctx) {
   });
 }
 
+BundleKeys bundle_keys(const Context& ctx) {
+  const RuntimeConfig c = ctx.runtime_config();
+  return BundleKeys{c.remote_secret_file, c.remote_signing_key_file, c.remote_public_key_file};
+}
+
+nlohmann::json bundle_json(const CacheBundleInfo& b) {
+  return {{"generation", b.generation}, {"toolkit", b.toolkit}, {"kjit_version", b.kjit_version},
+          {"entries", b.entries}, {"bytes", b.bytes}, {"created", epoch_seconds(b.created)},
+          {"signature", b.signature}, {"selection", b.selection}};
+}
+
+struct ExportArgs {
+  std::string file, older_than, newer_than, remote_name;
+  std::vector<std::string> archs;
+};
+
+// --remote-name NAME: the bundle in the fleet's HTTP store (the first http(s):// entry of --remote
+// or KJIT_REMOTE_CACHE), with its credentials file. Exactly one of FILE and NAME.
+RemoteBundle remote_bundle(const Context& ctx, const std::string& file, const std::string& name) {
+  if (file.empty() == name.empty()) throw UsageError("give the bundle's FILE or --remote-name NAME (one of them)");
+  const RuntimeConfig c = ctx.runtime_config();
+  if (c.remote_cache.empty()) {
+    throw UsageError("--remote-name: no HTTP store to use: give --remote http(s)://host/prefix or set KJIT_REMOTE_CACHE");
+  }
+  return RemoteBundle{c.remote_cache, name, c.remote_http_auth_file};
+}
+
+void add_export(CLI::App& cache, Context& ctx) {
+  auto args = std::make_shared<ExportArgs>();
+  auto* command = cache.add_subcommand(
+      "export", "Write the cache's entries and tuning decisions into one signed bundle FILE (docs/bundles.md); signed "
+                "with KJIT_REMOTE_SIGNING_KEY_FILE, else KJIT_REMOTE_SECRET_FILE, else unsigned");
+  command->add_option("file", args->file, "The bundle to write (replaced whole)");
+  command->add_option("--remote-name", args->remote_name,
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (the first http(s):// entry of "
+                      "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
+  command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
+                                             "tuning decisions go along")
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one arch a flag: `--arch sm_90 FILE` leaves FILE to FILE
+  command->add_option("--older-than", args->older_than, "Only entries unused for this long (90s, 30m, 12h, 7d)");
+  command->add_option("--newer-than", args->newer_than, "Only entries used within this long (90s, 30m, 12h, 7d)");
+  command->callback([&ctx, args] {
+    CacheExportOptions o;
+    o.archs = args->archs;
+    o.older_than = age_option(args->older_than, "--older-than");
+    o.newer_than = age_option(args->newer_than, "--newer-than");
+    o.keys = bundle_keys(ctx);
+    ctx.input = args->file;
+    CacheExportResult r = args->remote_name.empty() && !args->file.empty()
+                              ? open_cache(ctx).export_bundle(args->file, o)
+                              : open_cache(ctx).export_bundle(remote_bundle(ctx, args->file, args->remote_name), o);
+    const std::string where = r.remote.empty() ? r.file.string() : r.remote;
+    warn_skipped(r.skipped);
+    if (ctx.json) {
+      print_json(nlohmann::json{{"file", r.remote.empty() ? nlohmann::json(json_name(r.file.string())) : nlohmann::json(nullptr)},
+                                {"remote", r.remote.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.remote)},
+                                {"file_size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"skipped", skipped_json(r.skipped)}},
+                 2);
+      return;
+    }
+    fmt::print("exported {} ({}) to {}: generation {}, {}\n", entries(r.bundle.entries), human(r.bundle.bytes),
+               where, r.bundle.generation,
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature);
+  });
+}
+
+void add_import(CLI::App& cache, Context& ctx) {
+  auto file = std::make_shared<std::string>();
+  auto remote_name = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
+  auto* command = cache.add_subcommand(
+      "import", "Check a bundle whole (completion marker, hash, signature, every entry), then add its entries to the "
+                "cache; an import that was killed is reported and finished by the next (exit 1: refused)");
+  command->add_option("file", *file, "The bundle to import");
+  command->add_option("--remote-name", *remote_name,
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (as export's --remote-name)");
+  command->add_flag("--check", *check, "Check the bundle whole and import nothing");
+  command->callback([&ctx, file, remote_name, check] {
+    CacheImportOptions o;
+    o.keys = bundle_keys(ctx);
+    o.check_only = *check;
+    ctx.input = *file;
+    CacheImportResult r = remote_name->empty() && !file->empty()
+                              ? open_cache(ctx).import_bundle(*file, o)
+                              : open_cache(ctx).import_bundle(remote_bundle(ctx, *file, *remote_name), o);
+    const std::string what = remote_name->empty() ? *file : "bundle " + *remote_name;
+    if (r.earlier && !ctx.quiet) {
+      fmt::print(stderr, "kjit: warning: an earlier import into this cache did not finish: bundle {} ({}), at least {} "
+                         "of {} entries written; {}\n",
+                 r.earlier->generation, r.earlier->file, r.earlier->written, r.earlier->entries,
+                 r.resumed ? (*check ? "importing this bundle finishes it" : "this import finishes it")
+                           : "import that bundle again to finish it");
+    }
+    for (const auto& w : r.warnings) {
+      if (!ctx.quiet) fmt::print(stderr, "kjit: warning: {}\n", w);
+    }
+    if (ctx.json) {
+      nlohmann::json j{{"file", file->empty() ? nlohmann::json(nullptr) : nlohmann::json(json_name(*file))},
+                       {"remote_name", remote_name->empty() ? nlohmann::json(nullptr) : nlohmann::json(*remote_name)},
+                       {"bundle", bundle_json(r.bundle)}, {"checked", true},
+                       {"imported", !*check}, {"written", r.written}, {"present", r.present},
+                       {"evicted", r.evicted}, {"resumed", r.resumed}, {"warnings", r.warnings}};
+      if (r.earlier) {
+        j["earlier"] = {{"generation", r.earlier->generation}, {"file", json_name(r.earlier->file)},
+                        {"entries", r.earlier->entries}, {"written", r.earlier->written}};
+      } else {
+        j["earlier"] = nullptr;
+      }
+      print_json(j, 2);
+      return;
+    }
+    const std::string signature =
+        r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature;
+    if (*check) {
+      fmt::print("{}: bundle {} of {} ({}), {}, NVRTC {}, kjit {}: ok\n", what, r.bundle.generation,
+                 entries(r.bundle.entries), human(r.bundle.bytes), signature, r.bundle.toolkit, r.bundle.kjit_version);
+      return;
+    }
+    fmt::print("imported bundle {} ({}): {}, {} written, {} already present\n", r.bundle.generation, signature,
+               entries(r.bundle.entries), r.written, r.present);
+  });
+}
+
+void add_keygen(CLI::App& cache, Context& ctx) {
+  auto out = std::make_shared<std::string>();
+  auto* command = cache.add_subcommand(
+      "keygen", "Make an ed25519 key pair: PREFIX.key signs (CI: KJIT_REMOTE_SIGNING_KEY_FILE), PREFIX.pub checks "
+                "(nodes: KJIT_REMOTE_PUBLIC_KEY_FILE); existing files are never replaced");
+  command->add_option("--out", *out, "The files' prefix: writes PREFIX.key (0600) and PREFIX.pub")->required();
+  command->callback([&ctx, out] {
+    SigningKeyFiles k = generate_signing_key(*out);
+    if (ctx.json) {
+      print_json(nlohmann::json{{"key_file", json_name(k.key_file.string())},
+                                {"public_key_file", json_name(k.public_key_file.string())},
+                                {"public_key", k.public_key}},
+                 2);
+      return;
+    }
+    fmt::print("{}\n", k.public_key);
+    if (!ctx.quiet) {
+      fmt::print(stderr, "kjit: wrote {} (the signing key: keep it secret, for CI) and {} (for every node)\n",
+                 k.key_file.string(), k.public_key_file.string());
+    }
+  });
+}
+
 }  // namespace
 
 void add_cache_commands(CLI::App& app, Context& ctx) {
@@ -328,6 +478,9 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   add_prune(*cache, ctx);
   add_clear(*cache, ctx);
   add_explain(*cache, ctx);
+  add_export(*cache, ctx);
+  add_import(*cache, ctx);
+  add_keygen(*cache, ctx);
 }
 
 }  // namespace kjit::cli

@@ -150,8 +150,8 @@ int main(int argc, char** argv) {
                  "The fleet's shared cache behind the disk cache: redis://host[:port][/db] or "
                  "unix:///path/redis.sock, or a comma list of shards with weights: redis://a,redis://b(2), then "
                  "http[s]://host/path levels, comma-separated (default $KJIT_REMOTE_CACHE; see also "
-                 "KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_HTTP_AUTH_FILE, KJIT_REMOTE_TIMEOUT, "
-                 "KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
+                 "KJIT_REMOTE_READONLY, KJIT_REMOTE_SECRET_FILE, KJIT_REMOTE_SIGNING_KEY_FILE, KJIT_REMOTE_PUBLIC_KEY_FILE, "
+                 "KJIT_REMOTE_HTTP_AUTH_FILE, KJIT_REMOTE_TIMEOUT, KJIT_REMOTE_TTL, KJIT_REMOTE_MAX_VALUE)");
   app.add_flag("--require-hit", ctx.require_hit,
                "A kernel that no cache tier has (disk, remote) is an error naming each tier and why it missed "
                "(exit 1), never compiled: for seeded images and nodes (default $KJIT_REQUIRE_HIT)");

@@ -40,7 +40,8 @@ enum class EnvParser {
 // The variables, in README's order; the enum indexes k_environment.
 enum class Env : std::size_t {
   cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, dump_dir, log, lock_timeout,
-  lock_stale_after, remote_cache, remote_secret_file, remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
+  lock_stale_after, remote_cache, remote_secret_file, remote_signing_key_file, remote_public_key_file,
+  remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
   require_hit, kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
   tune_metrics, count_
 };
@@ -70,6 +71,10 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
      "the fleet cache: redis:// or unix:// shards with weights, then http(s):// levels, comma-separated"},
     {Env::remote_secret_file, "KJIT_REMOTE_SECRET_FILE", "unset", EnvParser::text,
      "the fleet secret: values signed, only valid ones loaded"},
+    {Env::remote_signing_key_file, "KJIT_REMOTE_SIGNING_KEY_FILE", "unset", EnvParser::text,
+     "an ed25519 signing key (CI): values and bundles signed with it"},
+    {Env::remote_public_key_file, "KJIT_REMOTE_PUBLIC_KEY_FILE", "unset", EnvParser::text,
+     "ed25519 public keys: only values and bundles they sign load; the fleet cache is not written"},
     {Env::remote_http_auth_file, "KJIT_REMOTE_HTTP_AUTH_FILE", "unset", EnvParser::text,
      "the HTTP levels' credentials: user:password or Bearer <token>"},
     {Env::remote_readonly, "KJIT_REMOTE_READONLY", "off", EnvParser::flag, "never write to or lock the fleet cache"},

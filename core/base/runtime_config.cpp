@@ -41,6 +41,8 @@ RuntimeConfig RuntimeConfig::from_environment() {
   }
   c.remote_read_only = base::env_flag(Env::remote_readonly);
   if (auto file = base::env_text(Env::remote_secret_file)) c.remote_secret_file = *file;
+  if (auto file = base::env_text(Env::remote_signing_key_file)) c.remote_signing_key_file = *file;
+  if (auto file = base::env_text(Env::remote_public_key_file)) c.remote_public_key_file = *file;
   if (auto file = base::env_text(Env::remote_http_auth_file)) c.remote_http_auth_file = *file;
   if (auto ms = base::env_duration_ms(Env::remote_timeout)) c.remote_timeout = *ms;
   if (auto d = base::env_duration(Env::remote_ttl)) c.remote_ttl = *d;
@@ -119,6 +121,10 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.remote_read_only = base::flag_value(v, what); }},
     {{"remote_secret_file", "KJIT_REMOTE_SECRET_FILE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_secret_file = std::string(v); }},
+    {{"remote_signing_key_file", "KJIT_REMOTE_SIGNING_KEY_FILE", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_signing_key_file = std::string(v); }},
+    {{"remote_public_key_file", "KJIT_REMOTE_PUBLIC_KEY_FILE", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_public_key_file = std::string(v); }},
     {{"remote_http_auth_file", "KJIT_REMOTE_HTTP_AUTH_FILE", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string&) { c.remote_http_auth_file = std::string(v); }},
     {{"remote_timeout", "KJIT_REMOTE_TIMEOUT", ""},

@@ -75,12 +75,13 @@ std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks
 
 GetResult Store::get(const Key& key) { return read_entry(key, false); }
 GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
+GetResult Store::peek_in_place(const Key& key) { return read_entry(key, true, false); }
 
 // The hit path of a fresh process: POSIX calls relative to the checked folder, one read, no
 // std::filesystem, and with `in_place` no copy of any section. Neither the shard folder nor the
 // entry is reached through a link; a FIFO or device where the entry goes is not opened blocking
 // nor read; both must pass the folder's trust check.
-GetResult Store::read_entry(const Key& key, bool in_place) {
+GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
   GetResult result;
   auto fail = [&](GetResult::Outcome outcome, std::string message) {
     result.outcome = outcome;
@@ -152,7 +153,7 @@ GetResult Store::read_entry(const Key& key, bool in_place) {
   // skipped while the recorded one is recent. Fails harmlessly on a read-only cache.
   struct timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  if (now.tv_sec - st.st_mtim.tv_sec >= k_last_use_resolution.count()) {
+  if (touch && now.tv_sec - st.st_mtim.tv_sec >= k_last_use_resolution.count()) {
     const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
     ::futimens(file.get(), times);
   }
@@ -240,8 +241,8 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   result.stored = true;
   m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (!counter) return result;
-  result.evicted_entries = count_put(
-      *counter, UsageChange{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()});
+  const UsageChange change{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()};
+  result.evicted_entries = count_put(*counter, std::span(&change, 1));
   return result;
 }
 

@@ -10,7 +10,8 @@
 //   locks/<32 hex>.lock     per-key flock files, removed by their holder on release
 //   usage                   running total of entries and bytes (UsageCounter)
 //   stats                   counters of every process (PersistentStats, replaced whole)
-//   .tmp.*                  the temporaries of stats and CACHEDIR.TAG (removed as the shards' are)
+//   .tmp.*                  the temporaries of stats, notes and CACHEDIR.TAG (removed as the shards' are)
+//   import                  a note: the journal of a bundle import in progress (core/cache/bundle.hpp)
 // Thread-safe: one Store may serve many threads. After fork() the child's Store flushes only the
 // counts it made itself (the parent's, counted before the fork, are the parent's to flush).
 #pragma once
@@ -31,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -132,6 +134,8 @@ public:
   GetResult get(const Key& key);
   // get() that leaves the sections in place: GetResult::bytes and ::sections instead of entry.
   GetResult get_in_place(const Key& key);
+  // get_in_place() that leaves the last use alone: reading for a bundle export is no use.
+  GetResult peek_in_place(const Key& key);
   // Publishes atomically; when the store goes over max_size, evicts least recently used.
   // Leaves no partial file behind on any failure.
   PutResult put(const Key& key, const Entry& entry);
@@ -145,6 +149,10 @@ public:
   // entries evicted. Without the usage lock within k_background_lock_wait (held too long) the
   // total drifts until a recount.
   std::uint64_t account(const UsageChange& change);
+  // Counts many deferred puts under one usage lock (waiting for it as long as a put does), then
+  // evicts once if over max_size: a bundle import publishes entry after entry and counts them in
+  // batches. Returns the entries evicted.
+  std::uint64_t account(std::span<const UsageChange> changes);
 
   // The per-key cross-process lock (flock on <dir>/locks/...): released by the OS when the
   // holder dies. Waits at most `timeout`, calling `progress(waited_so_far)` about every
@@ -182,6 +190,14 @@ public:
   // missing or unreadable).
   Usage usage();
 
+  // A note of kjit's own at the top of the folder, `name` (no '/'; not an entry, shard, `locks`,
+  // `usage` or `stats`): a bundle import's journal (core/cache/bundle). Read only as a regular file
+  // that passes the folder's trust check, never through a link (nullopt: there is none); replaced
+  // whole through AtomicFile::create_at; removed. Maintenance leaves notes alone (store_notes.cpp).
+  system::Result<std::optional<std::string>> read_note(const std::string& name) const;
+  system::Result<void> write_note(const std::string& name, std::string_view bytes);
+  system::Result<void> remove_note(const std::string& name);
+
   // Adds this object's counters not yet flushed to the persistent stats of the directory.
   // Cheap enough to call after each compile; a Failure when they cannot be written.
   system::Result<void> flush_stats(std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -212,8 +228,8 @@ private:
   static constexpr std::chrono::seconds k_usage_lock_timeout{10};
   enum class Scope { prune, clear };
   PruneResult shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope);
-  GetResult read_entry(const Key& key, bool in_place);
-  std::uint64_t count_put(UsageCounter::Locked& counter, const UsageChange& change);  // evicted entries
+  GetResult read_entry(const Key& key, bool in_place, bool touch = true);
+  std::uint64_t count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes);  // evicted entries
   // 0 when the damaged file is gone (or was replaced meanwhile), else the unlink's errno.
   int remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino);
   void ensure_cachedir_tag();

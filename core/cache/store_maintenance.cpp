@@ -34,26 +34,36 @@ std::uint64_t Store::account(const UsageChange& change) {
   if (!m_dir || change.entry.empty()) return 0;
   auto counter = m_usage.lock(k_background_lock_wait);
   if (!counter) return 0;
-  return count_put(*counter, change);
+  return count_put(*counter, std::span(&change, 1));
 }
 
-std::uint64_t Store::count_put(UsageCounter::Locked& counter, const UsageChange& change) {
+std::uint64_t Store::account(std::span<const UsageChange> changes) {
+  if (!m_dir || changes.empty()) return 0;
+  auto counter = m_usage.lock(k_usage_lock_timeout);
+  if (!counter) return 0;
+  return count_put(*counter, changes);
+}
+
+std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes) {
   std::uint64_t evicted = 0;
   std::optional<Usage> usage = counter.read();
   if (!usage) {
     const Scan scan = scan_dir(m_dir.get(), false);
     usage = Usage{scan.entries.size(), scan.bytes};
   } else {
-    if (change.replaced) usage->bytes -= std::min(usage->bytes, change.old_size);
-    else usage->entries += 1;
-    usage->bytes += change.new_size;
+    for (const UsageChange& change : changes) {
+      if (change.entry.empty()) continue;
+      if (change.replaced) usage->bytes -= std::min(usage->bytes, change.old_size);
+      else usage->entries += 1;
+      usage->bytes += change.new_size;
+    }
   }
   if (m_config.max_size != 0 && usage->bytes > m_config.max_size) {
     // Over the limit: evict least recently used down to 90%, in this process, under the lock.
     const std::uint64_t target =
         m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
     Scan scan = scan_dir(m_dir.get(), false);
-    const Eviction ev = evict_oldest(m_dir->fd(), scan, change.entry,
+    const Eviction ev = evict_oldest(m_dir->fd(), scan, changes.back().entry,
                                      [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
     evicted = ev.removed_entries;
     usage = Usage{ev.kept_entries, ev.kept_bytes};

@@ -76,11 +76,10 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
   remote.ttl = config.remote_ttl;
   remote.max_value_size = config.remote_max_value_size;
   remote.lock_ttl = config.lock_stale_after;
-  if (!config.remote_secret_file.empty()) {
-    auto signer = cache::Signer::from_file(config.remote_secret_file.native());
-    if (!signer) throw UsageError(signer.error().message);
-    remote.signer = std::move(*signer);
-  }
+  auto signer = cache::Signer::from_files(config.remote_secret_file.native(), config.remote_signing_key_file.native(),
+                                          config.remote_public_key_file.native());
+  if (!signer) throw UsageError(signer.error().message);
+  remote.signer = std::move(*signer);
   auto tier = cache::RemoteTier::open(std::move(remote), m_counters.cache,
                                       [log = m_log](cache::RemoteTier::Severity severity, std::string_view message) {
                                         log(severity == cache::RemoteTier::Severity::warning ? LogLevel::warn

@@ -63,6 +63,10 @@ struct KJIT_API RuntimeConfig {
   std::string remote_cache;
   bool remote_read_only = false;                        // KJIT_REMOTE_READONLY: read, never write
   std::filesystem::path remote_secret_file;             // KJIT_REMOTE_SECRET_FILE: sign, load only signed
+  // ed25519 instead of the secret (docs/bundles.md): CI signs with its key, nodes hold public keys
+  // (one a line), load only what those sign and never write to the fleet cache.
+  std::filesystem::path remote_signing_key_file;        // KJIT_REMOTE_SIGNING_KEY_FILE
+  std::filesystem::path remote_public_key_file;         // KJIT_REMOTE_PUBLIC_KEY_FILE
   std::filesystem::path remote_http_auth_file;          // KJIT_REMOTE_HTTP_AUTH_FILE: HTTP levels' credentials
   std::chrono::milliseconds remote_timeout{50};         // KJIT_REMOTE_TIMEOUT: connect, and each reply
   std::chrono::seconds remote_ttl{0};                   // KJIT_REMOTE_TTL: values expire; 0: never

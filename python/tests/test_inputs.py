@@ -135,7 +135,7 @@ def test_runtime_options_are_cs_table():
     options = kjit._kjit.runtime_options()
     names = [o["name"] for o in options]
     # Every field of RuntimeConfig but the log callback, each with the KJIT_* variable it mirrors.
-    assert len(names) == 21 and len(set(names)) == 21
+    assert len(names) == 23 and len(set(names)) == 23
     for n in ("cache_dir", "cache_required", "cache_max_size", "lock_timeout", "lock_stale_after", "dump_hits",
               "wait_progress_every", "log_level", "remote_timeout", "remote_ttl", "remote_max_value_size"):
         assert n in names
@@ -147,7 +147,7 @@ def test_runtime_takes_every_option(tmp_path):
               "always_compile": True, "lock_timeout": "30s", "lock_stale_after": "20s", "wait_progress_every": "2s",
               "dump_dir": str(tmp_path / "d"), "dump_hits": True, "precompiled_headers": False, "log_level": "error",
               "cache_shared": False, "remote_cache": "", "remote_read_only": True, "remote_secret_file": "",
-              "remote_http_auth_file": "",
+              "remote_signing_key_file": "", "remote_public_key_file": "", "remote_http_auth_file": "",
               "remote_timeout": "75ms", "remote_ttl": "1d", "remote_max_value_size": 1 << 20, "require_hit": False}
     assert sorted(values) == sorted(o["name"] for o in kjit._kjit.runtime_options())
     rt = kjit.Runtime(**values)

@@ -355,7 +355,7 @@ TEST_SUITE("runtime_options") {
         CHECK_MESSAGE(found, o.variable);
       }
     }
-    CHECK(names.size() == 21);
+    CHECK(names.size() == 23);
     CHECK(names.count("log") == 0);
   }
 

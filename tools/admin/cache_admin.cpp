@@ -2,6 +2,8 @@
 #include <kjit/tools/cache.hpp>
 #include <kjit/error.hpp>
 
+#include "tools/admin/cache_impl.hpp"
+
 #include "core/system/units.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote_list.hpp"
@@ -18,18 +20,6 @@
 #include <algorithm>
 
 namespace kjit {
-
-struct Cache::Impl {
-  explicit Impl(cache::StoreConfig config) : store(std::move(config)) {}
-  // The store, once its folder passed the trust check (cache/dir_trust); UnavailableError otherwise.
-  cache::Store& trusted() {
-    if (auto ok = store.trusted(); !ok) {
-      throw UnavailableError(fmt::format("the cache folder {} is not in use: {}", store.config().dir, ok.error().message));
-    }
-    return store;
-  }
-  cache::Store store;
-};
 
 Cache::Cache(std::filesystem::path dir, std::uint64_t max_size, bool shared)
     : m_impl(std::make_unique<Impl>(cache::StoreConfig{dir.empty() ? base::cache_dir_from_environment() : dir.string(), max_size,

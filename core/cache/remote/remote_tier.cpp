@@ -14,8 +14,6 @@
 namespace kjit::cache {
 namespace {
 
-constexpr std::string_view k_signed_magic = "KJSG";
-
 std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
 std::string lock_name(const Key& key) { return "kjit:lock:" + key.hex(); }
 
@@ -60,6 +58,9 @@ system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config
                                        &config.poll_every, &config.backoff}) {
     *d = system::saturate_duration(*d);
   }
+  // A node that can only check signatures (ed25519 public keys) must never write: what it sent
+  // would be refused by every node, itself included.
+  if (config.signer && !config.signer->can_sign()) config.read_only = true;
   auto list = parse_remote_list(config.url);
   if (!list) return list.error();
   if (list->shards.empty() && list->levels.empty()) {
@@ -236,13 +237,7 @@ bool RemoteTier::record(Level& level, const system::Result<T>& r, Call call) {
 }
 
 std::string RemoteTier::encode(std::string entry_bytes) const {
-  if (!m_config.signer) return entry_bytes;
-  std::string out;
-  out.reserve(k_signed_magic.size() + Signer::k_tag_size + entry_bytes.size());
-  out += k_signed_magic;
-  out += m_config.signer->tag(entry_bytes);
-  out += entry_bytes;
-  return out;
+  return seal_value(m_config.signer ? &*m_config.signer : nullptr, std::move(entry_bytes));
 }
 
 RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
@@ -254,7 +249,7 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
   }
   // A value is at most max_value_size, plus a signature's head: a longer one is refused from its
   // length, never read (a hostile value of 400 MB costs nothing), and counted as rejected.
-  constexpr std::uint64_t signature = k_signed_magic.size() + Signer::k_tag_size;
+  constexpr std::uint64_t signature = k_max_value_head;
   const std::uint64_t max_size =
       m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
   system::Result<std::optional<std::string>> r = [&] {
@@ -283,19 +278,9 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
                               level.shown_url, why);
     return out;
   };
-  const bool is_signed = std::string_view(value).substr(0, k_signed_magic.size()) == k_signed_magic;
-  if (m_config.signer) {
-    if (!is_signed) return reject("it carries no signature, and this process requires one (KJIT_REMOTE_SECRET_FILE)");
-    const std::size_t head = k_signed_magic.size() + Signer::k_tag_size;
-    if (value.size() < head) return reject("truncated signature");
-    const std::string_view tag = std::string_view(value).substr(k_signed_magic.size(), Signer::k_tag_size);
-    if (!m_config.signer->verify(tag, std::string_view(value).substr(head))) {
-      return reject("its signature is not valid for this fleet's secret (damaged, or written by someone without it)");
-    }
-    value.erase(0, head);
-  } else if (is_signed) {
-    return reject("it is signed, and this process has no secret to check it with (set KJIT_REMOTE_SECRET_FILE)");
-  }
+  const system::Result<std::size_t> head = open_value(m_config.signer ? &*m_config.signer : nullptr, value);
+  if (!head) return reject(head.error().message);
+  value.erase(0, *head);
   InPlaceParse parsed = parse_in_place(value);
   if (!parsed.error.empty()) return reject("damaged: " + parsed.error);
   if (parsed.key != key) {

@@ -6,7 +6,7 @@
 //     live on the one shard weighted rendezvous hashing picks (rendezvous.hpp); a key's levels
 //     are its shard, then the HTTP levels.
 //   - get() asks the key's levels in order and returns a value only once it is a whole, checked
-//     entry recorded under the key asked for, and (with a Signer) one whose HMAC tag is valid;
+//     entry recorded under the key asked for, and (with a Signer) one whose signature is valid;
 //     anything else is `rejected`, a miss, and the next level is asked. A hit in a slower level is
 //     written back to the faster ones (a backfill: a background write, counted in remote_backfills).
 //   - put_async() writes to the key's levels on a Background thread (the compile service's one
@@ -62,7 +62,8 @@ struct RemoteConfig {
   std::string url;
   std::string http_auth_file;           // the HTTP levels' credentials (read_http_credentials); empty: none
   bool read_only = false;               // read, never write (nor lock)
-  std::optional<Signer> signer;         // sign what is written, load only valid tags
+  std::optional<Signer> signer;         // sign what is written, load only valid signatures; one
+                                        // that cannot sign (ed25519 public keys) makes it read_only
   RemoteTimeouts timeouts;
   std::chrono::milliseconds ttl{0};     // values expire after this; 0: never
   std::uint64_t max_value_size = 64ull << 20;  // larger values are not sent

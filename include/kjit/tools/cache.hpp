@@ -1,6 +1,7 @@
 // kjit::Cache: administration of a cache directory, what `kjit cache` does: counters summed
-// over every process, usage, listing, verification, pruning and clearing. Host programs use it
-// to warm, inspect or trim a cache. Throws UsageError for a malformed size or duration.
+// over every process, usage, listing, verification, pruning and clearing, and warm bundles
+// (export, import) with their signing keys. Host programs use it to warm, inspect or trim a
+// cache. Throws UsageError for a malformed size or duration.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -88,6 +89,91 @@ struct CacheVerifyResult {
   std::vector<std::pair<std::filesystem::path, std::string>> not_removed;
 };
 
+// The keys a bundle is signed with and checked by (docs/bundles.md): RuntimeConfig's fields of the
+// same names, the KJIT_REMOTE_* variables. An ed25519 key and the secret are never both given.
+struct BundleKeys {
+  std::filesystem::path secret_file;       // HMAC-SHA256 with the fleet secret: signs and checks
+  std::filesystem::path signing_key_file;  // ed25519 (CI): signs, and checks with its public key
+  std::filesystem::path public_key_file;   // ed25519 public keys, one a line: check only
+};
+
+struct CacheExportOptions {
+  // Only compile results for these archs ("sm_90", "compute_90"); empty: every arch. Tuning
+  // decisions (entries too, with no arch: their key names the device) go along whatever the arch.
+  std::vector<std::string> archs;
+  std::optional<std::chrono::seconds> older_than;  // only entries last used longer ago than this
+  std::optional<std::chrono::seconds> newer_than;  // only entries last used within this
+  // Signs the bundle: the signing key, else the secret; none: unsigned. Public keys alone cannot
+  // sign: an export then throws UsageError.
+  BundleKeys keys;
+};
+
+// What a bundle's manifest says of it.
+struct CacheBundleInfo {
+  std::string generation;  // 32 hex digits, random, one per export
+  std::string toolkit;     // the exporter's NVRTC version
+  std::string kjit_version;
+  std::uint64_t entries = 0, bytes = 0;
+  std::chrono::system_clock::time_point created;
+  std::string signature;  // "none", "hmac-sha256" or "ed25519"
+  std::string selection;  // what the export selected ("arch sm_90; newer than 7d")
+};
+
+// A bundle kept in the fleet's HTTP store (docs/bundles.md): a value under the name
+// "kjit:bundle:<name>", so the file <url>/ac/<SHA-256 of that name>, which any server that takes
+// PUT keeps (docs/http-store.md). A node with public keys only imports it and never writes it.
+struct RemoteBundle {
+  std::string url;                  // an http(s):// store, or a KJIT_REMOTE_CACHE list: its first http(s) entry
+  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ -
+  std::filesystem::path auth_file;  // KJIT_REMOTE_HTTP_AUTH_FILE: "user:password" or "Bearer <token>"
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // the whole transfer
+};
+
+struct CacheExportResult {
+  std::filesystem::path file;  // empty for a remote bundle
+  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted)
+  std::uint64_t file_size = 0;
+  CacheBundleInfo bundle;
+  // Entries left out: damaged ones (removed, as a hit removes them) and links: path, why.
+  std::vector<std::pair<std::filesystem::path, std::string>> skipped;
+};
+
+struct CacheImportOptions {
+  // Checks the signature. With a key given, only a bundle it signed (or, for the secret, that
+  // the secret signed) is imported; with none, only an unsigned one: a signed bundle then needs
+  // its key to be checked (docs/bundles.md).
+  BundleKeys keys;
+  bool check_only = false;  // check the whole bundle, import nothing
+};
+
+// An import into this cache that did not finish (killed, or a write failed).
+struct CacheImportIncomplete {
+  std::string generation;
+  std::string file;
+  std::uint64_t entries = 0;
+  std::uint64_t written = 0;  // at least this many were in the cache when it stopped
+};
+
+struct CacheImportResult {
+  CacheBundleInfo bundle;
+  std::uint64_t written = 0;  // entries written
+  std::uint64_t present = 0;  // already in the cache and valid: skipped
+  std::uint64_t evicted = 0;  // evicted by the budget while importing
+  std::optional<CacheImportIncomplete> earlier;  // found when this import started
+  bool resumed = false;       // `earlier` was this bundle: finished now
+  // What the caller should know ("made with NVRTC 12.8; this kjit's is 13.0: ...").
+  std::vector<std::string> warnings;
+};
+
+// A new ed25519 key pair (`kjit cache keygen`): PREFIX.key, the signing key (0600, for CI), and
+// PREFIX.pub, its public key (one line; a public key file may list several). An existing file is
+// never replaced: UsageError. IoError when a file cannot be written.
+struct SigningKeyFiles {
+  std::filesystem::path key_file, public_key_file;
+  std::string public_key;  // the line written to public_key_file
+};
+KJIT_API SigningKeyFiles generate_signing_key(const std::filesystem::path& prefix);
+
 class KJIT_API Cache {
 public:
   // `dir` empty: the default cache dir (KJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/kjit).
@@ -113,6 +199,20 @@ public:
   CachePruneResult prune(std::optional<std::uint64_t> max_size,
                          std::optional<std::chrono::seconds> older_than = std::nullopt);
   CachePruneResult clear();
+
+  // Writes the entries (and tuning decisions) `options` select into one signed archive, a warm
+  // bundle (docs/bundles.md), replacing `file` whole. Throws IoError when it cannot be written.
+  CacheExportResult export_bundle(const std::filesystem::path& file, const CacheExportOptions& options = {});
+  // Checks the bundle whole (completion marker, hash, signature, every entry as a disk hit
+  // checks it), then writes each entry into this cache atomically, skipping those already there
+  // and valid; a killed import leaves a valid cache, and the next one reports it and finishes.
+  // Throws IoError when the bundle is refused (nothing is imported then) or a write fails.
+  CacheImportResult import_bundle(const std::filesystem::path& file, const CacheImportOptions& options = {});
+  // The same through the fleet's HTTP store: the bundle is made in memory and PUT whole, or fetched
+  // whole (at most 4 GiB) and then checked and imported as a file is. IoError when the store
+  // fails or has no such bundle; UsageError for a URL that is not http(s):// or a wrong name.
+  CacheExportResult export_bundle(const RemoteBundle& to, const CacheExportOptions& options = {});
+  CacheImportResult import_bundle(const RemoteBundle& from, const CacheImportOptions& options = {});
 
 private:
   struct Impl;
