@@ -13,6 +13,10 @@ function(kjit_room name folder)
     target_link_libraries(kjit_room_${name} PUBLIC kjit_room_${used})
   endforeach()
   kjit_warnings(kjit_room_${name})
+  # The room's folder from the top of the tree ("core/compile", "core" for the facade): with unity
+  # builds an object is no longer named after its source, and the room scan reads the folder here.
+  file(RELATIVE_PATH room_folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${folder})
+  set_target_properties(kjit_room_${name} PROPERTIES KJIT_ROOM_FOLDER "${room_folder}")
   string(TOUPPER "${R_LIBRARY}" library)
   set_property(GLOBAL APPEND PROPERTY KJIT_${library}_ROOMS ${name})
 endfunction()

@@ -239,12 +239,20 @@ def count_objects(listing):
 
 
 def object_rooms(root, rooms, listing):
-    """[(object path, source path relative to root, room)] from the "FOLDER<TAB>OBJECT" lines."""
+    """[(object path, source path relative to root, room)] from the "FOLDER<TAB>OBJECT" lines.
+
+    FOLDER is the object's room when it is one (a unity build's object holds several sources of
+    its room and is named after none); otherwise the folder below which the object's path, under
+    its CMake <target>.dir/, names its source."""
     out = []
     for line in listing.read_text().splitlines():
         if not line.strip():
             continue
         folder, obj = line.split("\t", 1)
+        if folder.rstrip("/") + "/" in rooms:
+            room = folder.rstrip("/") + "/"
+            out.append((obj, room + re.sub(r"\.(o|obj)$", "", pathlib.PurePosixPath(obj).name), room))
+            continue
         below = re.split(r"/[^/]+\.dir/", obj, maxsplit=1)
         if len(below) != 2:
             sys.exit(f"check_layers: {obj}: not below a CMake <target>.dir/ folder; cannot tell its source")

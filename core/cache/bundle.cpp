@@ -4,6 +4,7 @@
 
 #include "core/system/atomic_file.hpp"
 #include "core/system/unique_fd.hpp"
+#include "core/system/little_endian.hpp"
 
 #include <fmt/format.h>
 #include <sodium.h>
@@ -26,7 +27,7 @@ constexpr std::string_view k_header_magic = "KJITBNDL";
 constexpr std::string_view k_trailer_magic = "KJBTRAIL";
 constexpr std::string_view k_done_magic = "KJBNDONE";
 constexpr std::string_view k_signed_prefix{"kjit bundle 1 signature\0", 24};
-constexpr std::size_t k_header_size = 32;
+constexpr std::size_t k_bundle_header_size = 32;
 constexpr std::size_t k_hash_size = crypto_generichash_BYTES;  // 32: BLAKE2b-256
 constexpr std::size_t k_trailer_head = 8 + 8 + 8 + 8;          // magic, records_end, manifest_size, entries
 constexpr std::size_t k_trailer_fixed = k_trailer_head + k_hash_size + 1 + 1 + 2 + 4 + 8;
@@ -39,22 +40,15 @@ constexpr std::string_view k_journal = "import";
 
 static_assert(k_hash_size == 32);
 
-void init_sodium() {
+void init_sodium_once() {
   static const int initialized = sodium_init();
   (void)initialized;
 }
 
-void put_le(std::string& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
+using system::get_le;
+using system::put_le;
 
-std::uint64_t get_le(const char* p, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-  return v;
-}
-
-std::string to_hex(std::string_view bytes) {
+std::string hex_of(std::string_view bytes) {
   std::string out(bytes.size() * 2 + 1, '\0');
   sodium_bin2hex(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
   out.pop_back();
@@ -64,7 +58,7 @@ std::string to_hex(std::string_view bytes) {
 class Blake2b {
 public:
   Blake2b() {
-    init_sodium();
+    init_sodium_once();
     crypto_generichash_init(&m_state, nullptr, 0, k_hash_size);
   }
   void update(std::string_view bytes) {
@@ -239,7 +233,7 @@ system::Result<Checked> check_bundle(const Source& in, const std::string& file, 
   };
   auto fetch = [&](std::uint64_t offset, char* out, std::size_t n) { return in.read(offset, out, n); };
   const std::uint64_t size = in.size;
-  if (size < k_header_size + k_trailer_fixed) {
+  if (size < k_bundle_header_size + k_trailer_fixed) {
     return refuse(fmt::format("it holds {} bytes, fewer than a bundle's header and trailer (truncated)", size));
   }
 
@@ -251,7 +245,7 @@ system::Result<Checked> check_bundle(const Source& in, const std::string& file, 
   }
   const std::uint64_t trailer_size = get_le(tail, 4);
   if (trailer_size < k_trailer_fixed || trailer_size > k_trailer_fixed + k_max_signature ||
-      trailer_size > size - k_header_size) {
+      trailer_size > size - k_bundle_header_size) {
     return refuse(fmt::format("its trailer announces {} bytes, which cannot be", trailer_size));
   }
   const std::uint64_t trailer_at = size - trailer_size;
@@ -271,14 +265,14 @@ system::Result<Checked> check_bundle(const Source& in, const std::string& file, 
   if (k_trailer_fixed + signature_size != trailer_size) return refuse("its trailer's sizes do not add up");
   BundleSignature signature{static_cast<BundleScheme>(scheme), trailer.substr(pos, signature_size)};
   if (get_le(trailer.data() + pos + signature_size, 4) != trailer_size) return refuse("its trailer's sizes do not add up");
-  if (manifest_size > k_max_manifest || records_end < k_header_size || records_end > trailer_at ||
+  if (manifest_size > k_max_manifest || records_end < k_bundle_header_size || records_end > trailer_at ||
       trailer_at - records_end != manifest_size) {
     return refuse("its trailer does not describe this file (records and manifest out of place)");
   }
 
   // The header and every record, hashed in file order; each entry checked as a disk hit is.
   Blake2b whole;
-  char header[k_header_size];
+  char header[k_bundle_header_size];
   if (int err = fetch(0, header, sizeof header); err != 0) return io(err, "its header");
   if (std::string_view(header, 8) != k_header_magic) return refuse("it is not a kjit bundle (no KJITBNDL header)");
   if (get_le(header + 8, 2) != k_bundle_format_version) {
@@ -287,7 +281,7 @@ system::Result<Checked> check_bundle(const Source& in, const std::string& file, 
   if (get_le(header + 10, 6) != 0) return refuse("its header's reserved bytes are not zero");
   whole.update(std::string_view(header, sizeof header));
   Checked out;
-  std::uint64_t at = k_header_size, entry_bytes = 0;
+  std::uint64_t at = k_bundle_header_size, entry_bytes = 0;
   std::string bytes;
   while (at < records_end) {
     char head[8];
@@ -328,7 +322,7 @@ system::Result<Checked> check_bundle(const Source& in, const std::string& file, 
   }
   auto m = parse_manifest(manifest);
   if (!m) return refuse(m.error().message);
-  if (to_hex(std::string_view(header + 16, 16)) != m->generation) {
+  if (hex_of(std::string_view(header + 16, 16)) != m->generation) {
     return refuse("its header and manifest name different generations (parts of several bundles)");
   }
   if (m->entries != entries || out.records.size() != entries || m->bytes != entry_bytes) {
@@ -366,12 +360,12 @@ namespace {
 system::Result<BundleExportResult> export_to(Store& store, const std::function<system::Result<void>(std::string_view)>& write,
                                              const BundleExportOptions& options) {
   if (auto ok = store.trusted(); !ok) return ok.error();
-  init_sodium();
+  init_sodium_once();
   BundleExportResult result;
   BundleManifest& m = result.manifest;
   std::string generation(16, '\0');
   randombytes_buf(generation.data(), generation.size());
-  m.generation = to_hex(generation);
+  m.generation = hex_of(generation);
   m.toolkit = options.toolkit;
   m.kjit = options.kjit;
   m.selection = options.selection;
@@ -398,7 +392,7 @@ system::Result<BundleExportResult> export_to(Store& store, const std::function<s
 
   ListResult listed = store.list_with_skipped();
   result.skipped = std::move(listed.skipped);
-  std::uint64_t at = k_header_size;
+  std::uint64_t at = k_bundle_header_size;
   for (const EntryInfo& info : listed.entries) {
     if (failed) break;
     if (options.pick && !options.pick(info)) continue;

@@ -1,6 +1,7 @@
 #include "core/cache/entry.hpp"
 
 #include "core/system/hash.hpp"
+#include "core/system/little_endian.hpp"
 
 #include <fmt/format.h>
 
@@ -16,15 +17,8 @@ constexpr std::size_t k_header_size = k_key_offset + 16;
 constexpr std::size_t k_section_header_size = 2 + 8;
 constexpr std::size_t k_checksum_size = 16;
 
-void put_le(std::string& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-
-std::uint64_t get_le(const char* p, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-  return v;
-}
+using system::get_le;
+using system::put_le;
 
 void put_be64(std::string& out, std::uint64_t v) {
   for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));

@@ -19,7 +19,7 @@
 namespace kjit {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool has_prefix(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // "90" or "90a": number and suffix.
 bool parse_arch_number(std::string_view text, int& number, std::string& suffix) {
@@ -42,7 +42,7 @@ bool take_value(const std::vector<std::string>& flags, std::size_t& i, std::init
       value = flags[++i];
       return true;
     }
-    if (starts_with(f, name) && f.size() > name.size() && f[name.size()] == '=') {
+    if (has_prefix(f, name) && f.size() > name.size() && f[name.size()] == '=') {
       value = std::string(f.substr(name.size() + 1));
       return true;
     }
@@ -84,7 +84,7 @@ std::optional<int> optimization_level(const std::vector<std::string>& flags, std
   if (f == "--optimize" || f == "-optimize") {
     if (i + 1 >= flags.size()) throw UsageError(fmt::format("reading compile flag \"{}\": it needs a level", f));
     value = flags[++i];
-  } else if (starts_with(f, "--optimize=")) {
+  } else if (has_prefix(f, "--optimize=")) {
     value = std::string(f.substr(11));
   } else {
     return std::nullopt;
@@ -195,7 +195,7 @@ void pass_or_drop(const std::vector<std::string>& flags, std::size_t& i, Compile
     if (eq == std::string_view::npos && i + 1 < flags.size()) {
       const bool takes = h->value == compile::OptionValue::required ||
                          (h->value == compile::OptionValue::boolean && next_is_boolean) ||
-                         (h->value == compile::OptionValue::optional && !starts_with(flags[i + 1], "-"));
+                         (h->value == compile::OptionValue::optional && !has_prefix(flags[i + 1], "-"));
       if (takes) text += " " + flags[++i];
     }
     const bool says_nvrtc = h->why.find("NVRTC") != std::string_view::npos;
@@ -214,9 +214,9 @@ Arch Arch::parse(std::string_view text) {
   std::string suffix;
   Arch result = native();
   if (text == "native") return native();
-  if (starts_with(text, "sm_") && parse_arch_number(text.substr(3), number, suffix)) {
+  if (has_prefix(text, "sm_") && parse_arch_number(text.substr(3), number, suffix)) {
     result = sm(number);
-  } else if (starts_with(text, "compute_") && parse_arch_number(text.substr(8), number, suffix)) {
+  } else if (has_prefix(text, "compute_") && parse_arch_number(text.substr(8), number, suffix)) {
     result = compute(number);
   } else if (parse_arch_number(text, number, suffix)) {
     result = sm(number);
@@ -323,13 +323,13 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
       out.max_registers = n;
     } else if (take_value(flags, i, {"-D", "--define-macro"}, value)) {
       out.defines.push_back(value);
-    } else if (starts_with(f, "-D") && f.size() > 2) {
+    } else if (has_prefix(f, "-D") && f.size() > 2) {
       out.defines.emplace_back(f.substr(2));
     } else if (take_value(flags, i, {"-I", "--include-path", "-isystem", "--system-include"}, value)) {
       out.include_dirs.emplace_back(value);
-    } else if (starts_with(f, "-I") && f.size() > 2) {
+    } else if (has_prefix(f, "-I") && f.size() > 2) {
       out.include_dirs.emplace_back(std::string(f.substr(2)));
-    } else if (starts_with(f, "-U") && f.size() > 2 && f.find('=') == std::string_view::npos) {
+    } else if (has_prefix(f, "-U") && f.size() > 2 && f.find('=') == std::string_view::npos) {
       out.flags.emplace_back(f);  // NVRTC's -UNAME
     } else {
       pass_or_drop(flags, i, out, drop, respelled);

@@ -11,12 +11,12 @@ namespace {
 constexpr std::string_view k_host_function_error =
     "A function without execution space annotations (__host__/__device__/__global__) is considered a host function";
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // From the function's name at `pos` in `text`: true for a definition, false for a declaration,
 // nullopt when the text ends first.
 std::optional<bool> ends_as_definition(std::string_view text, std::size_t pos) {
-  while (pos < text.size() && (is_ident(text[pos]) || text[pos] == ':' || text[pos] == '~')) ++pos;
+  while (pos < text.size() && (is_identifier_char(text[pos]) || text[pos] == ':' || text[pos] == '~')) ++pos;
   while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
   if (pos >= text.size() || text[pos] != '(') return std::nullopt;
   int depth = 0;
@@ -86,7 +86,7 @@ HostFunctionErrors find_host_functions(
     if (column != std::string_view::npos && column < excerpt.size()) {
       pos = peek;
       std::size_t end = column;
-      while (end < excerpt.size() && is_ident(excerpt[end])) ++end;
+      while (end < excerpt.size() && is_identifier_char(excerpt[end])) ++end;
       f.name = std::string(excerpt.substr(column, end - column));
       f.is_constexpr = excerpt.substr(0, column).find("constexpr") != std::string_view::npos;
       definition = ends_as_definition(excerpt, column);

@@ -53,11 +53,11 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (is_space(s.front()) || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (is_space(s.back()) || s.back() == '\n')) s.remove_suffix(1);
+  while (!s.empty() && (is_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (is_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
   return s;
 }
 
@@ -67,7 +67,7 @@ std::string collapse_spaces(std::string_view s) {
   out.reserve(s.size());
   bool in_space = false;
   for (char c : s) {
-    if (is_space(c) || c == '\n') {
+    if (is_blank(c) || c == '\n') {
       in_space = true;
       continue;
     }

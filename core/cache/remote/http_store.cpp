@@ -38,7 +38,7 @@ std::string path_of(std::string_view name) {
   return out;
 }
 
-system::Failure bad_url(const std::string& url, std::string_view why) {
+system::Failure bad_http_url(const std::string& url, std::string_view why) {
   return system::Failure{fmt::format("remote cache address \"{}\": {} (expected http[s]://host[:port][/prefix])",
                              redact_url(url), why)};
 }
@@ -291,16 +291,16 @@ private:
 
 system::Result<std::unique_ptr<RemoteStore>> open_http_store(const std::string& url, RemoteTimeouts timeouts,
                                                      const HttpCredentials& credentials) {
-  if (!is_http_url(url)) return bad_url(url, "unknown scheme");
+  if (!is_http_url(url)) return bad_http_url(url, "unknown scheme");
   std::string base = url;
   const std::size_t authority = base.find("://") + 3;
   const std::size_t path = std::min(base.find('/', authority), base.size());
   if (base.find('@', authority) < path) {
-    return bad_url(url, "credentials in the URL would show wherever it is printed; put them in the file "
+    return bad_http_url(url, "credentials in the URL would show wherever it is printed; put them in the file "
                         "KJIT_REMOTE_HTTP_AUTH_FILE names");
   }
-  if (path == authority) return bad_url(url, "no host");
-  if (base.find_first_of("?#", authority) != std::string::npos) return bad_url(url, "a query or fragment");
+  if (path == authority) return bad_http_url(url, "no host");
+  if (base.find_first_of("?#", authority) != std::string::npos) return bad_http_url(url, "a query or fragment");
   while (base.size() > path && base.back() == '/') base.pop_back();
   if (timeouts.connect.count() <= 0 || timeouts.reply.count() <= 0) {
     return system::Failure{fmt::format("remote cache {}: timeouts must be positive", base)};

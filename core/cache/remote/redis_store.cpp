@@ -37,7 +37,7 @@ struct RedisAddress {
   int db = 0;
 };
 
-system::Failure bad_url(const std::string& url, std::string_view why) {
+system::Failure bad_redis_url(const std::string& url, std::string_view why) {
   return system::Failure{fmt::format("remote cache address \"{}\": {} (expected redis://[[user]:password@]host[:port][/db] "
                              "or unix:///path/to/redis.sock[?db=N])",
                              redact_url(url), why)};
@@ -57,15 +57,15 @@ system::Result<RedisAddress> parse_url(const std::string& url) {
     s.remove_prefix(7);
     if (auto q = s.find("?db="); q != std::string_view::npos) {
       auto db = parse_int(s.substr(q + 4));
-      if (!db) return bad_url(url, "the database after ?db= is not a number");
+      if (!db) return bad_redis_url(url, "the database after ?db= is not a number");
       a.db = *db;
       s = s.substr(0, q);
     }
-    if (s.empty() || s[0] != '/') return bad_url(url, "the socket path must be absolute");
+    if (s.empty() || s[0] != '/') return bad_redis_url(url, "the socket path must be absolute");
     a.socket_path = s;
     return a;
   }
-  if (s.substr(0, 8) != "redis://") return bad_url(url, "unknown scheme");
+  if (s.substr(0, 8) != "redis://") return bad_redis_url(url, "unknown scheme");
   s.remove_prefix(8);
   if (auto at = s.rfind('@'); at != std::string_view::npos) {
     std::string_view cred = s.substr(0, at);
@@ -81,18 +81,18 @@ system::Result<RedisAddress> parse_url(const std::string& url) {
     std::string_view db = s.substr(slash + 1);
     if (!db.empty()) {
       auto n = parse_int(db);
-      if (!n) return bad_url(url, "the database after / is not a number");
+      if (!n) return bad_redis_url(url, "the database after / is not a number");
       a.db = *n;
     }
     s = s.substr(0, slash);
   }
   if (auto colon = s.rfind(':'); colon != std::string_view::npos && s.find(']') == std::string_view::npos) {
     auto port = parse_int(s.substr(colon + 1));
-    if (!port || *port == 0 || *port > 65535) return bad_url(url, "the port is not a number from 1 to 65535");
+    if (!port || *port == 0 || *port > 65535) return bad_redis_url(url, "the port is not a number from 1 to 65535");
     a.port = *port;
     s = s.substr(0, colon);
   }
-  if (s.empty()) return bad_url(url, "no host");
+  if (s.empty()) return bad_redis_url(url, "no host");
   a.host = s;
   return a;
 }

@@ -25,7 +25,7 @@ void init_sodium() {
   (void)initialized;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && std::strchr(" \t\r\n", s.front()) != nullptr) s.remove_prefix(1);
   while (!s.empty() && std::strchr(" \t\r\n", s.back()) != nullptr) s.remove_suffix(1);
   return s;
@@ -54,9 +54,9 @@ std::string to_hex(std::string_view bytes) {
 system::Result<std::string> read_seed(const std::string& path) {
   system::FileContent text = system::read_file(path, 4096);
   if (!text.ok()) return system::Failure{fmt::format("reading the ed25519 signing key {}: {}", path, text.why())};
-  const std::string_view body = trim(text.bytes);
+  const std::string_view body = trim_blanks(text.bytes);
   std::optional<std::string> seed;
-  if (body.starts_with(k_secret_prefix)) seed = from_hex(trim(body.substr(k_secret_prefix.size())), Signer::k_seed_size);
+  if (body.starts_with(k_secret_prefix)) seed = from_hex(trim_blanks(body.substr(k_secret_prefix.size())), Signer::k_seed_size);
   sodium_memzero(text.bytes.data(), text.bytes.size());
   if (!seed) {
     return system::Failure{fmt::format("the ed25519 signing key {} is not one: expected one line \"ed25519-secret:\" and 64 hex "
@@ -73,7 +73,7 @@ system::Result<std::vector<std::string>> read_public_keys(const std::string& pat
   std::string_view rest = text.bytes;
   for (int line = 1; !rest.empty(); ++line) {
     const std::size_t end = rest.find('\n');
-    std::string_view l = trim(rest.substr(0, end));
+    std::string_view l = trim_blanks(rest.substr(0, end));
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     if (l.empty() || l.front() == '#') continue;
     // "ed25519:<64 hex> [comment]"
