@@ -115,6 +115,7 @@ std::vector<std::string> make_kernels(const fs::path& dir, int count, std::uint6
   std::vector<std::string> files;
   for (int k = 0; k < count; ++k) {
     const fs::path file = dir / fmt::format("fleet_k{}.cu", k);
+    const double a = scale(rng), b = shift(rng);  // drawn in this order, so a seed gives the same kernels
     std::ofstream(file) << fmt::format(
         "extern \"C\" __global__ void fleet_k{0}(float* x, const float* y, int n) {{\n"
         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -123,7 +124,7 @@ std::vector<std::string> make_kernels(const fs::path& dir, int count, std::uint6
         "  for (int r = 0; r < 4; ++r) {{ v = tanhf(v * {1:.6f}f) + w; w = w * 0.5f + {2:.6f}f; }}\n"
         "  x[i] = v + w;\n"
         "}}\n",
-        k, scale(rng), shift(rng));
+        k, a, b);
     files.push_back(file.string());
   }
   return files;
@@ -158,7 +159,12 @@ pid_t spawn(const std::string& kjit, const Step& step) {
   envp.push_back(nullptr);
   const int out = ::open(step.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int err = ::open(step.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0 || err < 0) throw std::runtime_error(fmt::format("opening {}: {}", step.out.string(), std::strerror(errno)));
+  if (out < 0 || err < 0) {
+    const int open_errno = errno;
+    if (out >= 0) ::close(out);
+    throw std::runtime_error(fmt::format("opening {}: {}", (out < 0 ? step.out : step.err).string(),
+                                         std::strerror(open_errno)));
+  }
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out, STDOUT_FILENO);
@@ -180,8 +186,8 @@ std::string describe_status(int status) {
 }
 
 // Runs every node's steps, the nodes at once and each node's steps one after another; returns
-// the wall time in ms from the first fork to the last exit. Each node's processes are reaped by
-// pid; a process of ours that is not a node's (a redis-server that died) is left to its owner.
+// the wall time in ms from the first fork to the last exit. A child that is not a node's (a
+// redis-server that died meanwhile) is reaped and ignored: its scenario's nodes fail on their own.
 double run_nodes(const std::string& kjit, const std::string& scenario, std::vector<std::vector<Step>>& nodes) {
   std::map<pid_t, std::size_t> running;  // pid -> node
   std::vector<std::size_t> next(nodes.size(), 0);
@@ -280,7 +286,7 @@ struct Scenario {
   std::vector<Counts> counts;
 };
 
-void usage_and_exit(int code) {
+[[noreturn]] void usage_and_exit(int code) {
   fmt::print(code ? stderr : stdout,
              "usage: bench_fleet [--runs 3] [--nodes 8] [--kernels 64] [--shards 4] [--arch sm_90] [--seed N]\n"
              "                   [--staggered] [--dir DIR] [--kjit PATH] [--keep]\n");
@@ -399,14 +405,15 @@ int main(int argc, char** argv) {
       }};
       run_nodes(s.kjit, "making the bundle", ci);
       const auto j = nlohmann::json::parse(read_text(ci[0][2].out), nullptr, false);
-      const auto entries = j.is_object() ? j["bundle"].value("entries", std::uint64_t{0}) : 0;
+      const auto made = j.is_object() ? j.value("bundle", nlohmann::json::object()) : nlohmann::json::object();
+      const auto entries = made.value("entries", std::uint64_t{0});
       if (entries != static_cast<std::uint64_t>(s.kernels)) {
         throw std::runtime_error(fmt::format("the bundle holds {} entries, not {} ({})", entries, s.kernels,
                                              ci[0][2].out.string()));
       }
       fmt::print("bundle for scenario 4 (made first, not timed): {} entries, {} bytes, {}, {:.0f} ms to compile "
                  "and export\n",
-                 entries, j.value("file_size", std::uint64_t{0}), j["bundle"].value("signature", std::string("?")),
+                 entries, j.value("file_size", std::uint64_t{0}), made.value("signature", std::string("?")),
                  (now_us() - t0) / 1000);
     }
 
