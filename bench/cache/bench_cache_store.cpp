@@ -6,6 +6,8 @@
 // (DIR: an existing folder, default the temporary folder; the bench works in a new folder inside it.)
 #include "core/cache/store.hpp"
 
+#include "bench_util.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,13 +31,7 @@ Key key_of(std::uint64_t i) { return Hasher(1).field("bench", i).finish(); }
 
 Entry entry_of(std::uint64_t i, std::size_t cubin_bytes) {
   Entry e;
-  std::string cubin(cubin_bytes, '\0');
-  std::mt19937_64 rng(i);
-  for (std::size_t j = 0; j + 8 <= cubin.size(); j += 8) {
-    const std::uint64_t v = rng();
-    std::memcpy(cubin.data() + j, &v, 8);
-  }
-  e.set(SectionKind::cubin, std::move(cubin));
+  e.set(SectionKind::cubin, kjit::bench_util::random_bytes(i, cubin_bytes));
   e.set(SectionKind::ptx, fmt::format("// ptx {}\n", i));
   e.set(SectionKind::meta, fmt::format("{{\"i\":{}}}", i));
   return e;
