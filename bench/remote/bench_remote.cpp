@@ -20,6 +20,7 @@
 
 #include "bench_util.hpp"
 #include "core/driver/driver_api.hpp"
+#include "core/trace/phase.hpp"
 #include "support/redis_server.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -120,6 +122,23 @@ std::string http_value_url(const std::string& base, const std::string& name) {
 }
 #endif
 
+// Where a kjit child's hit goes (#42 item 6): kjit's own phase marks (core/trace/phase.hpp), taken
+// with a recorder attached for the child's life, as microseconds: "ctor" the Runtime's construction,
+// then each phase's total ("request hash", "remote hit": the compile service's obtain, disk miss, GET
+// and checks; "load": cuModuleLoadData and the kernels' lookup). Printed after the total.
+std::uint64_t steady_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+double g_phase_us[16] = {};
+void record_phase(kjit::trace::HostRange&& r) noexcept {
+  const auto i = static_cast<std::size_t>(r.phase);
+  if (i < std::size(g_phase_us)) g_phase_us[i] += static_cast<double>(r.end - r.start) / 1000;
+}
+const kjit::trace::Recorder g_recorder{&steady_ns, &record_phase};
+constexpr kjit::trace::Phase k_breakdown[] = {kjit::trace::Phase::request_hash, kjit::trace::Phase::remote_hit,
+                                              kjit::trace::Phase::load};
+
 // mode url socket cache_dir key (http modes: `socket` is the URL the raw floor GETs)
 int child(const std::string& mode, const std::string& url, const std::string& socket, const std::string& dir,
           const std::string& key) {
@@ -128,9 +147,11 @@ int child(const std::string& mode, const std::string& url, const std::string& so
   c.remote_cache = url;
   c.remote_timeout = std::chrono::seconds(1);  // a bound only: a busy machine must not turn a hit into a miss
   if (mode.ends_with("-gpu")) kjit::Device::get(0).make_current();  // not timed
-  double t0 = now_us(), t1 = 0;
+  kjit::trace::attach(&g_recorder);
+  double t0 = now_us(), t1 = 0, ctor = 0;
   if (mode == "kjit-gpu" || mode == "kjit-http-gpu") {
     kjit::Runtime rt(c);
+    ctor = now_us() - t0;
     auto m = rt.load(kjit::Program("remote_hit.cu", k_source));
     auto k = m.kernel<void(const float*, float*, int)>("square");
     t1 = now_us();
@@ -159,6 +180,7 @@ int child(const std::string& mode, const std::string& url, const std::string& so
 #endif
   } else if (mode == "kjit-cpu" || mode == "kjit-http-cpu") {
     kjit::Runtime rt(c);
+    ctor = now_us() - t0;
     auto r = rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
     t1 = now_us();
     if (r.outcome != kjit::Outcome::remote_hit) return 3;
@@ -167,19 +189,42 @@ int child(const std::string& mode, const std::string& url, const std::string& so
     t1 = now_us();
     if (entry.empty()) return 3;
   }
-  std::printf("%.3f\n", t1 - t0);
+  std::printf("%.3f %.3f", t1 - t0, ctor);
+  for (kjit::trace::Phase ph : k_breakdown) std::printf(" %.3f", g_phase_us[static_cast<std::size_t>(ph)]);
+  std::printf("\n");
   return 0;
 }
 
+// A child's parts besides its total: the Runtime's construction, then k_breakdown's phases.
+struct Parts {
+  std::vector<double> ctor, phase[std::size(k_breakdown)];
+};
+
 double run_child(const char* self, const std::string& mode, const std::string& url, const std::string& socket,
-                 const std::string& dir, const std::string& key) {
+                 const std::string& dir, const std::string& key, Parts* parts = nullptr) {
   std::filesystem::remove_all(dir);  // the local cache is empty for every kjit child
   std::string cmd = fmt::format("{} --child {} '{}' {} {} {}", self, mode, url, socket, dir, key);
   FILE* p = popen(cmd.c_str(), "r");
-  double v = -1;
-  if (!p || std::fscanf(p, "%lf", &v) != 1) v = -1;
+  double v = -1, ctor = 0, phase[std::size(k_breakdown)] = {};
+  if (!p || std::fscanf(p, "%lf %lf %lf %lf %lf", &v, &ctor, &phase[0], &phase[1], &phase[2]) < 1) v = -1;
   if (p) pclose(p);
+  if (parts && v >= 0) {
+    parts->ctor.push_back(ctor);
+    for (std::size_t i = 0; i < std::size(k_breakdown); ++i) parts->phase[i].push_back(phase[i]);
+  }
   return v;
+}
+
+// "  of which: Runtime 120 us, request hash 3 us, remote hit 250 us, load 180 us, rest 40 us" (medians).
+void print_parts(const char* what, const Parts& parts, double total) {
+  std::string line = fmt::format("  {} (medians), us: Runtime construction {:.0f}", what, median(parts.ctor));
+  double sum = median(parts.ctor);
+  for (std::size_t i = 0; i < std::size(k_breakdown); ++i) {
+    const double m = median(parts.phase[i]);
+    sum += m;
+    line += fmt::format(", {} {:.0f}", kjit::trace::to_string(k_breakdown[i]), m);
+  }
+  std::printf("%s, the rest %.0f\n", line.c_str(), total - sum);
 }
 
 struct FleetRun {
@@ -252,12 +297,13 @@ int main(int argc, char** argv) {
   }  // the Runtime's destructor sends what is queued
   const std::string local = (base / "local").string(), socket = redis.socket().string();
   std::vector<double> kjit_cpu, raw_cpu, kjit_gpu, raw_gpu;
+  Parts cpu_parts, gpu_parts;
   for (int i = 0; i < runs; ++i) {
     raw_cpu.push_back(run_child(argv[0], "raw-cpu", redis.url(), socket, local, key));
-    kjit_cpu.push_back(run_child(argv[0], "kjit-cpu", redis.url(), socket, local, key));
+    kjit_cpu.push_back(run_child(argv[0], "kjit-cpu", redis.url(), socket, local, key, &cpu_parts));
     if (gpu) {
       raw_gpu.push_back(run_child(argv[0], "raw-gpu", redis.url(), socket, local, key));
-      kjit_gpu.push_back(run_child(argv[0], "kjit-gpu", redis.url(), socket, local, key));
+      kjit_gpu.push_back(run_child(argv[0], "kjit-gpu", redis.url(), socket, local, key, &gpu_parts));
     }
     for (auto* v : {&raw_cpu, &kjit_cpu, &raw_gpu, &kjit_gpu}) {
       if (!v->empty() && v->back() < 0) {
@@ -269,9 +315,11 @@ int main(int argc, char** argv) {
   std::printf("\nmedians of %d fresh processes each, local cache empty every time\n", runs);
   kjit::bench_util::row("remote hit, CPU part (GET+checks), us", median(kjit_cpu), median(raw_cpu), "us",
                         "reported; raw = connect + GET");
+  print_parts("kjit's CPU part", cpu_parts, median(kjit_cpu));
   if (gpu) {
     kjit::bench_util::row("remote hit -> launchable kernel, us", median(kjit_gpu), median(raw_gpu), "us",
                           "reported; raw = connect + GET + cuModuleLoadData");
+    print_parts("kjit's hit to a kernel", gpu_parts, median(kjit_gpu));
   }
 
 #ifdef KJIT_BENCH_HTTP
