@@ -4,6 +4,7 @@
 // value, only a 404 an absent one, everything else a Failure, and no call outlasts its timeouts.
 #include "core/cache/remote/remote_store.hpp"
 #include "support/http_server.hpp"
+#include "support/http_unavailable.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
@@ -23,14 +24,6 @@ using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Why an HTTP case cannot run here, or empty.
-std::string http_unavailable() {
-  if (test::NginxServer::binary().empty()) return "nginx is not installed (Debian's nginx-light; or set KJIT_NGINX)";
-  auto probe = open_remote_store("http://127.0.0.1:1/x", {});
-  if (!probe) return "this kjit was built without the HTTP store: " + probe.error().message;
-  return {};
-}
 
 std::string random_bytes(std::size_t size) {
   static std::mt19937_64 rng{std::random_device{}()};
@@ -68,7 +61,7 @@ auto bounded(Call call) {
 
 TEST_SUITE("HttpStore") {
   TEST_CASE("a value PUT to nginx comes back whole over one kept connection and an absent name is a 404 miss") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::NginxServer nginx(tmp / "nginx");
     auto s = store(nginx.url() + "/");  // a trailing slash is the same base
@@ -115,7 +108,7 @@ TEST_SUITE("HttpStore") {
   }
 
   TEST_CASE("credentials: none or wrong ones get 401 and a Failure that names the file, right ones read and write") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::NginxServer nginx(tmp / "nginx");
     const std::string value = random_bytes(3000);
@@ -172,7 +165,7 @@ TEST_SUITE("HttpStore") {
   }
 
   TEST_CASE("a 500 is a Failure and never a value") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::NginxServer nginx(tmp / "nginx");
     auto s = store(nginx.url("broken"));
@@ -185,7 +178,7 @@ TEST_SUITE("HttpStore") {
   }
 
   TEST_CASE("a server slower than the timeout and one that closes mid-body are Failures within the timeouts") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     const RemoteTimeouts timeouts{50ms, 50ms};
     {  // headers, then a byte every 20 ms of 100000
       test::ScriptedHttpServer slow("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n",
@@ -235,7 +228,7 @@ TEST_SUITE("HttpStore") {
   }
 
   TEST_CASE("a value over the bound is refused from its length before it is read or as soon as it runs past") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     {  // announces 400 MB and sends a byte every 20 ms: refused at once
       test::ScriptedHttpServer huge("HTTP/1.1 200 OK\r\nContent-Length: 400000000\r\n\r\n",
                                     test::ScriptedHttpServer::After::trickle);

@@ -5,6 +5,7 @@
 // mid-body, a damaged value) is a miss, never a hit, counted in remote_http_errors.
 #include "core/cache/remote/remote_tier.hpp"
 #include "support/http_server.hpp"
+#include "support/http_unavailable.hpp"
 #include "support/redis_server.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
@@ -23,13 +24,6 @@ using namespace kjit::system;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string http_unavailable() {
-  if (test::NginxServer::binary().empty()) return "nginx is not installed (Debian's nginx-light; or set KJIT_NGINX)";
-  auto probe = open_remote_store("http://127.0.0.1:1/x", {});
-  if (!probe) return "this kjit was built without the HTTP store: " + probe.error().message;
-  return {};
-}
 
 std::string entry_bytes(const Key& key, std::size_t size = 5000) { return serialize(key, test::test_entry(key, size)); }
 std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
@@ -82,7 +76,7 @@ struct Tiers {
 
 TEST_SUITE("RemoteTier") {
   TEST_CASE("an HTTP level alone: a fresh tier hits what another wrote, signed, and no fleet lock is taken or warned of") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::NginxServer nginx(tmp / "nginx");
     Tiers t;
@@ -125,7 +119,7 @@ TEST_SUITE("RemoteTier") {
   }
 
   TEST_CASE("levels chain in order: writes reach both and a hit in HTTP is written back to Redis which answers next") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::RedisServer redis(tmp / "redis");
     test::NginxServer nginx(tmp / "nginx");
@@ -192,7 +186,7 @@ TEST_SUITE("RemoteTier") {
   }
 
   TEST_CASE("each level backs off on its own: Redis paused HTTP still serves and HTTP failing Redis still serves") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::RedisServer redis(tmp / "redis");
     test::NginxServer nginx(tmp / "nginx");
@@ -240,7 +234,7 @@ TEST_SUITE("RemoteTier") {
   }
 
   TEST_CASE("HTTP trouble is a miss and never a hit: 401 500 a slow server one that closes mid-body damage and 404") {
-    if (auto why = http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
     test::TempDir tmp;
     test::NginxServer nginx(tmp / "nginx");
     const Key key = test::test_key(800);
