@@ -33,6 +33,14 @@ bool is_my_group(gid_t gid) {
   return got > 0 && std::find(groups.begin(), groups.begin() + got, gid) != groups.begin() + got;
 }
 
+// Whether `dir` is temp_fallback_cache_dir(): its last part first (kjit-cache-<uid>), which
+// settles almost every folder without asking for the temporary folder's name.
+bool is_temp_fallback(const std::string& dir) {
+  const std::string leaf = "/kjit-cache-" + std::to_string(::getuid());
+  return dir.size() >= leaf.size() && dir.compare(dir.size() - leaf.size(), leaf.size(), leaf) == 0 &&
+         dir == temp_fallback_cache_dir();
+}
+
 std::string mode_text(const struct stat& st) { return fmt::format("{:04o}", st.st_mode & 07777); }
 
 // Why `st` may not be used inside a cache of `sharing` and `group`, or empty.
@@ -125,7 +133,7 @@ system::Result<int> TrustedDir::open_folder(int parent_fd, const char* name, boo
 system::Result<std::shared_ptr<const TrustedDir>> open_trusted_dir(const std::string& dir, DirSharing sharing, bool create) {
   // The fallback in the shared temp folder is where another user can get first: never a team
   // cache, never a link.
-  const bool fallback = dir == temp_fallback_cache_dir();
+  const bool fallback = is_temp_fallback(dir);
   if (fallback) sharing = DirSharing::private_to_user;
   const bool group = sharing == DirSharing::group;
   const mode_t mode = group ? k_team_dir_mode : k_private_top_mode;

@@ -30,30 +30,71 @@ using namespace std::chrono_literals;
 
 constexpr auto k_damage_lock_timeout = 1s;  // best effort: the next recount fixes the total
 
-std::shared_ptr<const TrustedDir> open_dir(const StoreConfig& config, std::optional<system::Failure>& refused) {
-  auto trusted = open_trusted_dir(config.dir, config.sharing, true);
-  if (trusted) return *trusted;
-  refused = trusted.error();
-  return nullptr;
+// Whether `dir` is absent and a write will surely make it: its parent is a folder with a write
+// bit, which this user may write and search (root passes any access check, so the bit counts:
+// /proc has none). Anything else is opened at once, so that a folder kjit cannot use is said when
+// the Store is made. The write still checks everything open_trusted_dir checks.
+bool makeable_later(const std::string& dir) {
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) == 0 || errno != ENOENT) return false;
+  std::string_view parent(dir);
+  while (parent.size() > 1 && parent.back() == '/') parent.remove_suffix(1);
+  const auto slash = parent.rfind('/');
+  const std::string p = slash == std::string_view::npos ? std::string(".")
+                        : slash == 0                    ? std::string("/")
+                                                        : std::string(parent.substr(0, slash));
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0222) != 0 &&
+         ::faccessat(AT_FDCWD, p.c_str(), W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 }  // namespace
 
 Store::Store(StoreConfig config)
-    : m_config(std::move(config)),
-      m_dir(open_dir(m_config, m_refused)),
-      m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats),
-      m_usage(m_dir ? UsageCounter(m_dir->fd(), m_config.dir, "usage", m_dir->file_mode())
-                    : UsageCounter(sub("usage"))) {
-  m_fork = system::AtFork::add({[this] { m_flush_mutex.lock(); }, [this] { m_flush_mutex.unlock(); },
-                        [this] {
-                          new (&m_flush_mutex) std::mutex();
-                          m_flushed = m_stats.snapshot();
-                        }});
+    : m_config(std::move(config)), m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats) {
+  if (!m_config.create_when_writing || !makeable_later(m_config.dir)) (void)open_folder_now();
+  // The locks in the order a flush takes them (the flush's, then the folder's).
+  m_fork = system::AtFork::add({[this] {
+                                  m_flush_mutex.lock();
+                                  m_open_mutex.lock();
+                                },
+                                [this] {
+                                  m_open_mutex.unlock();
+                                  m_flush_mutex.unlock();
+                                },
+                                [this] {
+                                  new (&m_flush_mutex) std::mutex();
+                                  new (&m_open_mutex) std::mutex();
+                                  m_flushed = m_stats.snapshot();
+                                }});
+}
+
+system::Result<const TrustedDir*> Store::open_folder_now() {
+  auto trusted = open_trusted_dir(m_config.dir, m_config.sharing, true);
+  if (!trusted) {
+    m_refused = trusted.error();
+    return trusted.error();
+  }
+  m_dir_owner = std::move(*trusted);
+  m_usage = std::make_unique<UsageCounter>(m_dir_owner->fd(), m_config.dir, "usage", m_dir_owner->file_mode());
+  m_dir.store(m_dir_owner.get(), std::memory_order_release);
+  return m_dir_owner.get();
+}
+
+system::Result<const TrustedDir*> Store::writable_dir() {
+  if (const TrustedDir* d = dir()) return d;
+  std::lock_guard lock(m_open_mutex);
+  if (const TrustedDir* d = dir()) return d;
+  if (m_refused) return *m_refused;
+  return open_folder_now();  // deferred until now (create_when_writing)
+}
+
+std::optional<system::Failure> Store::refusal() const {
+  std::lock_guard lock(m_open_mutex);
+  return m_refused;
 }
 
 system::Result<void> Store::trusted() const {
-  if (m_refused) return *m_refused;
+  if (auto refused = refusal()) return *refused;
   return {};
 }
 
@@ -88,11 +129,13 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     result.message = std::move(message);
     return result;
   };
-  if (!m_dir) return fail(GetResult::Outcome::miss, {});
+  const TrustedDir* const folder_in_use = dir();
+  if (folder_in_use == nullptr) return fail(GetResult::Outcome::miss, {});
+  const TrustedDir& trusted_dir = *folder_in_use;
   const std::string hex = key.hex();
   const char shard_name[3] = {hex[0], hex[1], '\0'};
   const std::string name = hex.substr(2) + std::string(k_entry_suffix);
-  const system::UniqueFd shard(::openat(m_dir->fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const system::UniqueFd shard(::openat(trusted_dir.fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (shard.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
@@ -107,7 +150,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
   if (::fstat(shard.get(), &st) != 0) {
     return fail(GetResult::Outcome::error, fmt::format("checking cache folder {}: {}", sub(shard_name), std::strerror(errno)));
   }
-  if (auto ok = m_dir->check(shard.get(), st, sub(shard_name)); !ok) {
+  if (auto ok = trusted_dir.check(shard.get(), st, sub(shard_name)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const system::UniqueFd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -129,7 +172,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     return fail(GetResult::Outcome::error,
                 fmt::format("cache entry {} is not a regular file (a FIFO, device or folder); not read", entry_file(key)));
   }
-  if (auto ok = m_dir->check(file.get(), st, entry_file(key)); !ok) {
+  if (auto ok = trusted_dir.check(file.get(), st, entry_file(key)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -180,7 +223,7 @@ int Store::remove_damaged(int shard_fd, const std::string& name, std::uint64_t s
     return 0;  // gone, or replaced: not ours to remove
   }
   if (::unlinkat(shard_fd, name.c_str(), 0) != 0) return errno == ENOENT ? 0 : errno;
-  if (auto counter = m_usage.lock(k_damage_lock_timeout)) {
+  if (auto counter = m_usage->lock(k_damage_lock_timeout)) {
     if (auto usage = counter->read()) {
       usage->entries -= std::min<std::uint64_t>(usage->entries, 1);
       usage->bytes -= std::min(usage->bytes, size);
@@ -190,9 +233,9 @@ int Store::remove_damaged(int shard_fd, const std::string& name, std::uint64_t s
   return 0;
 }
 
-void Store::ensure_cachedir_tag() {
+void Store::ensure_cachedir_tag(const TrustedDir& dir) {
   if (m_tag_checked.exchange(true, std::memory_order_relaxed)) return;
-  write_cachedir_tag_at(m_dir->fd(), m_config.dir, m_dir->file_mode());  // best effort: a missing tag harms no one
+  write_cachedir_tag_at(dir.fd(), m_config.dir, dir.file_mode());  // best effort: a missing tag harms no one
 }
 
 PutResult Store::put(const Key& key, const Entry& entry) { return put_bytes(key, serialize(key, entry)); }
@@ -205,17 +248,19 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
     result.message = fmt::format("storing cache entry {}: {}", path, why);
     return result;
   };
-  if (!m_dir) return fail(m_refused->message);
+  const auto folder = writable_dir();
+  if (!folder) return fail(folder.error().message);
+  const TrustedDir& trusted_dir = **folder;
 
   const std::string hex = key.hex();
   const char shard_name[3] = {hex[0], hex[1], '\0'};
   const std::string name = hex.substr(2) + std::string(k_entry_suffix);
-  auto opened = m_dir->open_folder(m_dir->fd(), shard_name, true);
+  auto opened = trusted_dir.open_folder(trusted_dir.fd(), shard_name, true);
   if (!opened) return fail(opened.error().message);
   const system::UniqueFd shard(*opened);
-  auto file = system::AtomicFile::create_at(shard.get(), sub(shard_name), name, m_dir->file_mode());
+  auto file = system::AtomicFile::create_at(shard.get(), sub(shard_name), name, trusted_dir.file_mode());
   if (!file) return fail(file.error().message);
-  ensure_cachedir_tag();
+  ensure_cachedir_tag(trusted_dir);
   if (auto written = file->write(bytes); !written) return fail(written.error().message);
 
   if (accounting == Accounting::deferred) {
@@ -234,7 +279,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   // Publish and count under the usage lock, so that replacing an entry is counted exactly.
   // Without the lock (held too long by someone) the entry is still published; the total
   // drifts until the next recount.
-  auto counter = m_usage.lock(k_usage_lock_timeout);
+  auto counter = m_usage->lock(k_usage_lock_timeout);
   struct stat old{};
   const bool replaced = ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode);
   if (auto committed = file->commit(system::AtomicFile::Sync::no); !committed) return fail(committed.error().message);
@@ -249,15 +294,16 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
 system::Result<system::FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
                              const std::function<void(std::chrono::milliseconds)>& progress,
                              std::chrono::milliseconds progress_every, std::chrono::milliseconds stale_after) {
-  if (!m_dir) return *m_refused;
+  const auto top = writable_dir();
+  if (!top) return top.error();
   // The locks folder is made (2770 in a team cache) and checked like a shard; never a link. The
   // lock file is reached from its descriptor alone: a folder swapped for a link meanwhile is
   // never where it goes.
-  auto folder = m_dir->open_folder(m_dir->fd(), "locks", true);
+  auto folder = (*top)->open_folder((*top)->fd(), "locks", true);
   if (!folder) return folder.error();
   const system::UniqueFd locks(*folder);
   return system::FileLock::acquire_at(locks.get(), sub("locks"), key.hex() + ".lock", timeout, progress, progress_every,
-                              system::FileLock::OnRelease::remove_file, stale_after, m_dir->file_mode());
+                              system::FileLock::OnRelease::remove_file, stale_after, (*top)->file_mode());
 }
 
 system::Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
@@ -266,21 +312,27 @@ system::Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
   StatsSnapshot delta = now;
   delta -= m_flushed;
   if (delta == StatsSnapshot{}) return {};
-  if (!m_dir) return *m_refused;
-  const PersistentStats stats(m_dir->fd(), m_config.dir, "stats", m_dir->file_mode());
+  const auto top = writable_dir();
+  if (!top) return top.error();
+  const PersistentStats stats((*top)->fd(), m_config.dir, "stats", (*top)->file_mode());
   if (auto added = stats.add(delta, timeout); !added) return added;
   m_flushed = now;
   return {};
 }
 
 StatsSnapshot Store::read_persistent_stats() const {
-  if (!m_dir) return {};
-  return PersistentStats(m_dir->fd(), m_config.dir, "stats").read();
+  const TrustedDir* top = dir();
+  if (top == nullptr) return {};
+  return PersistentStats(top->fd(), m_config.dir, "stats").read();
 }
 
 system::Result<void> Store::reset_persistent_stats() {
-  if (!m_dir) return *m_refused;
-  return PersistentStats(m_dir->fd(), m_config.dir, "stats", m_dir->file_mode()).reset();
+  const TrustedDir* top = dir();
+  if (top == nullptr) {
+    if (auto refused = refusal()) return *refused;
+    return {};  // not made yet: no totals to reset
+  }
+  return PersistentStats(top->fd(), m_config.dir, "stats", top->file_mode()).reset();
 }
 
 }  // namespace kjit::cache

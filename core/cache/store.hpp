@@ -25,6 +25,7 @@
 #include "core/cache/stats.hpp"
 #include "core/cache/usage_counter.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -44,6 +45,11 @@ struct StoreConfig {
   std::uint64_t max_size = 2ull << 30;  // bytes; 0 = unlimited
   DirSharing sharing = DirSharing::private_to_user;  // group: a team cache (KJIT_CACHE_SHARED)
   Stats* stats = nullptr;  // the table this store counts into (a Runtime's one list); null: its own
+  // A folder that does not exist yet, in a parent this user may write into, is made (and checked)
+  // by the first write instead of by the constructor: a process whose requests the remote tier
+  // answers makes it on the worker, off the request's path. Reads of it meanwhile are misses. A
+  // folder that exists, or one that cannot be made by a write, is opened and checked at once.
+  bool create_when_writing = false;
 };
 
 struct GetResult {
@@ -232,15 +238,25 @@ private:
   std::uint64_t count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes);  // evicted entries
   // 0 when the damaged file is gone (or was replaced meanwhile), else the unlink's errno.
   int remove_damaged(int shard_fd, const std::string& name, std::uint64_t size, dev_t dev, ino_t ino);
-  void ensure_cachedir_tag();
+  void ensure_cachedir_tag(const TrustedDir& dir);
   std::string sub(std::string_view name) const;  // <dir>/<name>
+  // The checked folder, held open: null when refused, or not made yet (create_when_writing).
+  // Set once, never replaced: a lock-free read.
+  const TrustedDir* dir() const { return m_dir.load(std::memory_order_acquire); }
+  // dir() for a write: the folder made and checked first where that was deferred; else why not.
+  system::Result<const TrustedDir*> writable_dir();
+  // Why the folder is refused (nullopt: it is in use, or not made yet).
+  std::optional<system::Failure> refusal() const;
+  system::Result<const TrustedDir*> open_folder_now();  // under m_open_mutex (or in the constructor)
 
   StoreConfig m_config;
-  std::optional<system::Failure> m_refused;         // why the folder is not trusted
-  std::shared_ptr<const TrustedDir> m_dir;  // the checked folder, held open; null when refused
+  mutable std::mutex m_open_mutex;
+  std::optional<system::Failure> m_refused;             // why the folder is not trusted (m_open_mutex)
+  std::shared_ptr<const TrustedDir> m_dir_owner;        // what dir() points to
+  std::unique_ptr<UsageCounter> m_usage;                // set with the folder, before dir() shows it
+  std::atomic<const TrustedDir*> m_dir{nullptr};
   Stats m_own_stats;
   Stats& m_stats;
-  UsageCounter m_usage;
   std::atomic<bool> m_tag_checked{false};
   std::mutex m_flush_mutex;
   StatsSnapshot m_flushed;  // what flush_stats already added, under m_flush_mutex

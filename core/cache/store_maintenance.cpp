@@ -31,15 +31,15 @@ std::int64_t to_ns(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 std::uint64_t Store::account(const UsageChange& change) {
-  if (!m_dir || change.entry.empty()) return 0;
-  auto counter = m_usage.lock(k_background_lock_wait);
+  if (dir() == nullptr || change.entry.empty()) return 0;
+  auto counter = m_usage->lock(k_background_lock_wait);
   if (!counter) return 0;
   return count_put(*counter, std::span(&change, 1));
 }
 
 std::uint64_t Store::account(std::span<const UsageChange> changes) {
-  if (!m_dir || changes.empty()) return 0;
-  auto counter = m_usage.lock(k_usage_lock_timeout);
+  if (dir() == nullptr || changes.empty()) return 0;
+  auto counter = m_usage->lock(k_usage_lock_timeout);
   if (!counter) return 0;
   return count_put(*counter, changes);
 }
@@ -48,7 +48,7 @@ std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const Us
   std::uint64_t evicted = 0;
   std::optional<Usage> usage = counter.read();
   if (!usage) {
-    const Scan scan = scan_dir(m_dir.get(), false);
+    const Scan scan = scan_dir(dir(), false);
     usage = Usage{scan.entries.size(), scan.bytes};
   } else {
     for (const UsageChange& change : changes) {
@@ -62,8 +62,8 @@ std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const Us
     // Over the limit: evict least recently used down to 90%, in this process, under the lock.
     const std::uint64_t target =
         m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
-    Scan scan = scan_dir(m_dir.get(), false);
-    const Eviction ev = evict_oldest(m_dir->fd(), scan, changes.back().entry,
+    Scan scan = scan_dir(dir(), false);
+    const Eviction ev = evict_oldest(dir()->fd(), scan, changes.back().entry,
                                      [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
     evicted = ev.removed_entries;
     usage = Usage{ev.kept_entries, ev.kept_bytes};
@@ -76,7 +76,7 @@ std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const Us
 std::vector<EntryInfo> Store::list() const { return list_with_skipped().entries; }
 
 ListResult Store::list_with_skipped() const {
-  const Scan scan = scan_dir(m_dir.get(), false);
+  const Scan scan = scan_dir(dir(), false);
   ListResult result;
   result.skipped = scan.skipped;
   std::vector<EntryInfo>& out = result.entries;
@@ -100,11 +100,12 @@ VerifyResult Store::verify() {
   // Reading every entry may take a while: no lock meanwhile (puts go on); the usage total is
   // recounted afterwards under the lock, from a second scan that only stats.
   VerifyResult result;
-  if (!m_dir) return result;
-  const Scan scan = scan_dir(m_dir.get(), false);
+  const TrustedDir* top = dir();
+  if (top == nullptr) return result;
+  const Scan scan = scan_dir(top, false);
   result.skipped = scan.skipped;
   std::string bytes;
-  ShardFolder folder(m_dir->fd());  // the scan lists entries shard by shard
+  ShardFolder folder(top->fd());  // the scan lists entries shard by shard
   for (const auto& e : scan.entries) {
     const int dir_fd = folder.fd(e);
     if (dir_fd < 0) continue;  // removed meanwhile, or replaced by a link: not followed
@@ -138,8 +139,8 @@ VerifyResult Store::verify() {
       result.not_removed.push_back({e.path, std::strerror(errno)});
     }
   }
-  if (auto counter = m_usage.lock(k_usage_lock_timeout)) {
-    const Scan after = scan_dir(m_dir.get(), false);
+  if (auto counter = m_usage->lock(k_usage_lock_timeout)) {
+    const Scan after = scan_dir(top, false);
     counter->write(Usage{after.entries.size(), after.bytes});
   }
   return result;
@@ -153,9 +154,10 @@ PruneResult Store::clear() { return shrink(0, std::nullopt, Scope::clear); }
 
 PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope) {
   PruneResult result;
-  if (!m_dir) return result;
-  auto counter = m_usage.lock(k_usage_lock_timeout);
-  Scan scan = scan_dir(m_dir.get(), true);
+  const TrustedDir* top = dir();
+  if (top == nullptr) return result;
+  auto counter = m_usage->lock(k_usage_lock_timeout);
+  Scan scan = scan_dir(top, true);
   result.skipped = scan.skipped;
   const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
   const std::int64_t cutoff_ns =
@@ -167,7 +169,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
                                                     : max_size;
 
   // Oldest first: once one entry may stay, all newer ones may too.
-  Eviction ev = evict_oldest(m_dir->fd(), scan, {}, [&](const ScannedEntry& e, std::uint64_t total) {
+  Eviction ev = evict_oldest(top->fd(), scan, {}, [&](const ScannedEntry& e, std::uint64_t total) {
     return scope == Scope::clear || total > limit || e.last_use_ns < cutoff_ns;
   });
   result.removed_entries = ev.removed_entries;
@@ -181,24 +183,25 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   const std::int64_t stale_ns =
       scope == Scope::clear ? std::numeric_limits<std::int64_t>::max()
                             : now_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(k_stale_temp_age).count();
-  ShardFolder folder(m_dir->fd());  // the scan lists temporaries shard by shard
+  ShardFolder folder(top->fd());  // the scan lists temporaries shard by shard
   for (const auto& t : scan.temps) {
     if (t.last_use_ns < stale_ns) unlink_scanned(folder, t);
   }
-  remove_unheld_locks(*m_dir, result.skipped);
+  remove_unheld_locks(*top, result.skipped);
   if (counter) counter->write(Usage{count, total});
   return result;
 }
 
 Usage Store::usage() {
-  if (!m_dir) return {};
-  auto counter = m_usage.lock(k_usage_lock_timeout);
+  const TrustedDir* top = dir();
+  if (top == nullptr) return {};
+  auto counter = m_usage->lock(k_usage_lock_timeout);
   if (counter) {
     if (auto usage = counter->read()) return *usage;
-  } else if (auto usage = m_usage.peek()) {
+  } else if (auto usage = m_usage->peek()) {
     return *usage;
   }
-  const Scan scan = scan_dir(m_dir.get(), false);
+  const Scan scan = scan_dir(top, false);
   Usage usage{scan.entries.size(), scan.bytes};
   if (counter) counter->write(usage);
   return usage;

@@ -32,10 +32,14 @@ system::Result<void> check_name(const std::string& name) {
 }  // namespace
 
 system::Result<std::optional<std::string>> Store::read_note(const std::string& name) const {
-  if (!m_dir) return *m_refused;
+  const TrustedDir* top = dir();
+  if (top == nullptr) {
+    if (auto refused = refusal()) return *refused;
+    return std::optional<std::string>();  // the folder is not made yet: no note
+  }
   if (auto ok = check_name(name); !ok) return ok.error();
   const std::string path = sub(name);
-  const system::UniqueFd fd(::openat(m_dir->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  const system::UniqueFd fd(::openat(top->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
     if (errno == ELOOP) return system::Failure{fmt::format("{} is a symbolic link; kjit does not follow links inside its cache", path)};
@@ -44,7 +48,7 @@ system::Result<std::optional<std::string>> Store::read_note(const std::string& n
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0) return system::Failure{fmt::format("reading {}: {}", path, std::strerror(errno))};
   if (!S_ISREG(st.st_mode)) return system::Failure{fmt::format("{} is not a regular file; not read", path)};
-  if (auto ok = m_dir->check(fd.get(), st, path); !ok) return system::Failure{fmt::format("{}; not used", ok.error().message)};
+  if (auto ok = top->check(fd.get(), st, path); !ok) return system::Failure{fmt::format("{}; not used", ok.error().message)};
   if (static_cast<std::uint64_t>(st.st_size) > k_max_note_size) {
     return system::Failure{fmt::format("{} is larger than a note of kjit's can be ({} bytes); not read", path, st.st_size)};
   }
@@ -56,18 +60,23 @@ system::Result<std::optional<std::string>> Store::read_note(const std::string& n
 }
 
 system::Result<void> Store::write_note(const std::string& name, std::string_view bytes) {
-  if (!m_dir) return *m_refused;
   if (auto ok = check_name(name); !ok) return ok;
-  auto file = system::AtomicFile::create_at(m_dir->fd(), m_config.dir, name, m_dir->file_mode());
+  const auto top = writable_dir();
+  if (!top) return top.error();
+  auto file = system::AtomicFile::create_at((*top)->fd(), m_config.dir, name, (*top)->file_mode());
   if (!file) return file.error();
   if (auto written = file->write(bytes); !written) return written;
   return file->commit(system::AtomicFile::Sync::no);
 }
 
 system::Result<void> Store::remove_note(const std::string& name) {
-  if (!m_dir) return *m_refused;
+  const TrustedDir* top = dir();
+  if (top == nullptr) {
+    if (auto refused = refusal()) return *refused;
+    return {};  // the folder is not made yet: nothing to remove
+  }
   if (auto ok = check_name(name); !ok) return ok;
-  if (::unlinkat(m_dir->fd(), name.c_str(), 0) != 0 && errno != ENOENT) {
+  if (::unlinkat(top->fd(), name.c_str(), 0) != 0 && errno != ENOENT) {
     return system::Failure{fmt::format("removing {}: {}", sub(name), std::strerror(errno))};
   }
   return {};

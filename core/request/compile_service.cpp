@@ -47,9 +47,10 @@ CompileService::CompileService(const RuntimeConfig& config, Counters& counters, 
   if (config.cache_disabled) return;
   // Entries are executable code: a folder someone else may write into is not read (the store
   // checks it when it opens it: cache/dir_trust).
+  // A folder not made yet is made by the first write (the worker's, for a remote hit).
   auto store = std::make_unique<cache::Store>(cache::StoreConfig{
       m_cache_dir, config.cache_max_size,
-      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user, &m_counters.cache});
+      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user, &m_counters.cache, true});
   if (auto trusted = store->trusted()) {
     m_store = std::move(store);
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));

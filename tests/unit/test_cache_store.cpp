@@ -477,6 +477,105 @@ TEST_SUITE("Store") {
     CHECK(store.usage().bytes <= 200'000);
   }
 
+  // #42 item 6: a fresh process whose first request the remote tier answers made the folder
+  // (mkdir, 60 us on the H100 machine) before it could answer.
+  TEST_CASE("create_when_writing: an absent folder is made by the first write, 0700, never by the constructor") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    Store store({.dir = dir.string(), .create_when_writing = true});
+    CHECK(store.trusted());
+    CHECK_FALSE(std::filesystem::exists(dir));
+    const Key key = test_key(11);
+    CHECK(store.get(key).outcome == Outcome::miss);
+    CHECK(store.get_in_place(key).outcome == Outcome::miss);
+    CHECK(store.list().empty());
+    CHECK(store.usage().entries == 0);
+    CHECK(store.verify().ok == 0);
+    CHECK(store.read_persistent_stats() == StatsSnapshot{});
+    auto note = store.read_note("import");
+    REQUIRE(note);
+    CHECK_FALSE(note->has_value());
+    CHECK(store.remove_note("import"));
+    CHECK(store.prune(0).removed_entries == 0);
+    CHECK_FALSE(std::filesystem::exists(dir));  // reading and maintenance made nothing
+
+    const mode_t old = ::umask(0);
+    const PutResult put = store.put(key, test_entry(key, 3000));
+    ::umask(old);
+    REQUIRE(put.stored);
+    struct stat st{};
+    REQUIRE(::stat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0700);
+    CHECK(std::filesystem::exists(dir / "CACHEDIR.TAG"));
+    const GetResult hit = store.get(key);
+    REQUIRE(hit.outcome == Outcome::hit);
+    CHECK(entry_matches(*hit.entry, key));
+    CHECK(store.usage().entries == 1);
+  }
+
+  TEST_CASE("create_when_writing: a folder that exists, or whose parent does not, is made and checked at once") {
+    TempDir tmp;
+    {
+      Store store({.dir = (tmp / "a/b/cache").string(), .create_when_writing = true});  // parents missing
+      CHECK(store.trusted());
+      CHECK(std::filesystem::is_directory(tmp / "a/b/cache"));
+    }
+    // A parent without a write bit (as /proc): made now (root) or refused now, never deferred.
+    std::filesystem::create_directory(tmp / "closed");
+    ::chmod((tmp / "closed").c_str(), 0555);
+    {
+      Store store({.dir = (tmp / "closed/cache").string(), .create_when_writing = true});
+      CHECK((std::filesystem::is_directory(tmp / "closed/cache") || !store.trusted()));
+    }
+    std::filesystem::create_directory(tmp / "open");
+    ::chmod((tmp / "open").c_str(), 0777);  // writable by everyone: refused when the Store is made
+    Store refused({.dir = (tmp / "open").string(), .create_when_writing = true});
+    REQUIRE_FALSE(refused.trusted());
+    CHECK(refused.trusted().error().message.find("writable by every user") != std::string::npos);
+  }
+
+  TEST_CASE("create_when_writing: a folder planted before the first write is checked by that write and refused") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    Store store({.dir = dir.string(), .create_when_writing = true});
+    REQUIRE(store.trusted());
+    std::filesystem::create_directory(dir);
+    ::chmod(dir.c_str(), 0777);
+    const Key key = test_key(12);
+    const PutResult put = store.put(key, test_entry(key, 2000));
+    CHECK_FALSE(put.stored);
+    CHECK(put.message.find("writable by every user") != std::string::npos);
+    CHECK(files_under(dir).empty());
+    REQUIRE_FALSE(store.trusted());  // refused from now on, as if refused when made
+    CHECK_FALSE(store.lock(key, 1s));
+    CHECK_FALSE(store.flush_stats());
+    CHECK(store.get(key).outcome == Outcome::miss);
+  }
+
+  TEST_CASE("create_when_writing: threads writing first at once make one folder and store every entry") {
+    TempDir tmp;
+    const auto dir = tmp / "cache";
+    Store store({.dir = dir.string(), .create_when_writing = true});
+    std::atomic<int> stored{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        const Key key = test_key(static_cast<std::uint64_t>(100 + t));
+        stored += store.put(key, test_entry(key, 1000 + 100 * t)).stored ? 1 : 0;
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(stored == 8);
+    for (int t = 0; t < 8; ++t) {
+      const Key key = test_key(static_cast<std::uint64_t>(100 + t));
+      const GetResult r = store.get(key);
+      REQUIRE(r.outcome == Outcome::hit);
+      CHECK(entry_matches(*r.entry, key));
+    }
+    CHECK(store.usage().entries == 8);
+    CHECK(store.verify().damaged.empty());
+  }
+
   TEST_CASE("read-only cache directory: hits still served, put fails clearly and leaves nothing") {
     TempDir tmp;
     ::chmod(tmp.path().c_str(), 0755);  // traversable by the unprivileged child

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <sys/stat.h>
 
 namespace {
 
@@ -45,6 +46,8 @@ TEST_SUITE("CompileService") {
     std::string key;
     {
       kjit::request::CompileService service(c, counters, [](kjit::LogLevel, std::string_view) {});
+      // b's folder is made by the backfill, on the worker: not before the hit (#42 item 6).
+      CHECK_FALSE(std::filesystem::exists(dir / "b"));
       const kjit::CompileResult r = service.obtain(p, kjit::compile::normalize(k_sm90), kjit::Arch::sm(90));
       CHECK(r.outcome == kjit::Outcome::remote_hit);
       CHECK(r.has_cubin());
@@ -55,6 +58,9 @@ TEST_SUITE("CompileService") {
       REQUIRE(parsed);
       CHECK(service.store()->get_in_place(*parsed).outcome == kjit::cache::GetResult::Outcome::hit);
       CHECK(service.store()->usage().entries == 1);  // and counted
+      struct stat st{};
+      REQUIRE(::stat((dir / "b").c_str(), &st) == 0);
+      CHECK((st.st_mode & 07777) == 0700);
     }
     redis.kill();  // no remote at all now: only b's disk can answer
     auto local = kjit::test::quiet_config(dir / "b");

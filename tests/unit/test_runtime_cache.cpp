@@ -108,6 +108,21 @@ TEST_SUITE("Runtime cache") {
     CHECK(kjit::Runtime(c).compile(p, o).outcome == kjit::Outcome::hit);  // rewritten whole
   }
 
+  // #42 item 6: the folder is made by the first write, not by the Runtime's construction.
+  TEST_CASE("a Runtime makes a cache folder that is not there with its first compile, not before") {
+    kjit::test::TempDir dir;
+    Logged logged;
+    auto c = logging_config(dir / "cache", logged);
+    kjit::Runtime rt(c);
+    CHECK_FALSE(std::filesystem::exists(dir / "cache"));
+    const kjit::Program p("first.cu", k_src);
+    CHECK(rt.compile(p, {.arch = kjit::Arch::sm(90)}).outcome == kjit::Outcome::compiled);
+    CHECK(std::filesystem::is_directory(dir / "cache"));
+    CHECK(std::filesystem::exists(dir / "cache" / "CACHEDIR.TAG"));
+    CHECK(kjit::Runtime(c).compile(p, {.arch = kjit::Arch::sm(90)}).outcome == kjit::Outcome::hit);
+    CHECK(logged.count(kjit::LogLevel::warn) == 0);
+  }
+
   TEST_CASE("an unusable cache directory still yields a kernel and one warning and no files") {
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "not-a-directory", "x");
