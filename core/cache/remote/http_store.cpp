@@ -136,9 +136,8 @@ public:
 
   using RemoteStore::get;
   system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size,
-                                                 Meanwhile&) override {
-    // libcurl's easy interface sends and waits in one call, with no moment between: the
-    // caller's work runs after it (RemoteTier::get).
+                                                 Meanwhile& meanwhile) override {
+    meanwhile();  // libcurl's easy interface sends and waits in one call: before it
     Transfer t;
     t.max_size = max_size;
     if (auto r = perform("GET", name, t); !r) return r.error();

@@ -45,8 +45,8 @@ public:
 
   // The value under `name`, nullopt when there is none. One longer than `max_size` is refused
   // from the length the server announces, before it is read: a Failure with Reason::too_large.
-  // `meanwhile` runs once the request is sent, while the reply is on its way (Redis); not at all
-  // where there is no such moment (HTTP: libcurl sends and waits in one call) or the send failed.
+  // `meanwhile` runs once the request is sent, while the reply is on its way (Redis), or before
+  // the request (HTTP); on a failure before the send, not at all.
   virtual system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size,
                                                          Meanwhile& meanwhile) = 0;
   system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) {

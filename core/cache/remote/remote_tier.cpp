@@ -354,7 +354,7 @@ RemoteGet RemoteTier::get(const Key& key, Meanwhile meanwhile) {
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
                                                                 .count()));
-  meanwhile();  // where it did not run during a request (HTTP, or no request sent)
+  meanwhile();  // where no level sent a request (each skipped or failed before)
   out.shard = shard != nullptr ? shard->shown_url : std::string();
   out.shard_down = shard_down;
   if (hit_at == m_levels.size()) {

@@ -123,8 +123,8 @@ public:
   RemoteTier(const RemoteTier&) = delete;
   RemoteTier& operator=(const RemoteTier&) = delete;
 
-  // The key's value from its levels in order. `meanwhile` runs once: while the first request
-  // waits on its server where the backend has that moment (Redis), else before returning.
+  // The key's value from its levels in order. `meanwhile` runs once, while the first request
+  // waits on its server (or before returning, where no request was sent).
   RemoteGet get(const Key& key, Meanwhile meanwhile = {});
   RemoteLock lock_or_wait(const Key& key, std::chrono::milliseconds timeout,
                           std::chrono::milliseconds progress_every,
