@@ -277,11 +277,7 @@ std::optional<CompileResult> CompileService::find(const Program& program, const 
     if (note) note->set = true;
     return std::nullopt;
   }
-  // With a disk, the worker is needed whatever the answer (a hit's backfill; a compile's usage and
-  // its remote write): it is started while the request waits on the server.
-  cache::Meanwhile start_worker;
-  if (m_store) start_worker = {[](void* bg) { static_cast<system::Background*>(bg)->prepare(); }, &m_background};
-  cache::RemoteGet remote = m_remote->get(key, start_worker);
+  cache::RemoteGet remote = m_remote->get(key);
   if (note && remote.outcome != cache::RemoteGet::Outcome::hit) {
     missed("remote", remote.why);  // each server asked: absent, rejected, down, unreachable
     note->set = true;

@@ -125,14 +125,6 @@ void Background::start() {
   m_thread_id = m_thread.get_id();
 }
 
-void Background::prepare() noexcept {
-  try {
-    std::lock_guard lock(m_mutex);
-    start();
-  } catch (...) {
-  }
-}
-
 bool Background::post(Job job) {
   {
     std::lock_guard lock(m_mutex);

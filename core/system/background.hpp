@@ -74,10 +74,6 @@ public:
 
   // Queues `job`; false when it was dropped (queue full, or finished): its drop() was called here.
   bool post(Job job);
-  // Starts the worker now where it is not running, for a caller that has time to spare (a
-  // request waiting on a server) and will post soon: the thread's start is then off its path.
-  // A thread that cannot start now is tried again by the next post.
-  void prepare() noexcept;
   // fn() every `period` on the worker (the first call one period from now), until the handle goes.
   Recurring every(std::chrono::milliseconds period, std::function<void()> fn);
   // Proof of progress for a held lock: the lock file's mtime set now (on this thread), then every

@@ -288,48 +288,6 @@ TEST_SUITE("RemoteTier") {
     CHECK(after.outcome == RemoteLock::Outcome::acquired);
   }
 
-  // #42 item 6: a fresh process starts its worker while its GET waits on the server.
-  TEST_CASE("get's meanwhile runs once, while the request waits on the server, whatever the answer") {
-    Fixture f;
-    RemoteConfig c;
-    c.timeouts = {200ms, 2s};
-    c.failures_before_backoff = 1;
-    c.backoff = 10s;
-    auto tier = f.tier(c);
-    const Key key = test::test_key(71);
-    REQUIRE(tier->put_async(key, entry_bytes(key)));
-    tier->drain();
-    struct Calls {
-      int n = 0;
-      test::RedisServer* paused = nullptr;  // resumed by the call: the reply can only come after it
-    };
-    auto count = [](void* p) {
-      auto* calls = static_cast<Calls*>(p);
-      ++calls->n;
-      if (calls->paused) calls->paused->resume();
-    };
-    Calls calls;
-    CHECK(tier->get(key, {count, &calls}).outcome == RemoteGet::Outcome::hit);
-    CHECK(calls.n == 1);
-    calls = {};
-    CHECK(tier->get(test::test_key(72), {count, &calls}).outcome == RemoteGet::Outcome::miss);
-    CHECK(calls.n == 1);
-    // The server stopped: only a call made while the GET waits lets its answer come at all.
-    f.redis.pause();
-    calls = {0, &f.redis};
-    CHECK(tier->get(key, {count, &calls}).outcome == RemoteGet::Outcome::hit);
-    CHECK(calls.n == 1);
-    // Down (a request that fails), then skipped (no request): still once each.
-    f.redis.kill();
-    calls = {};
-    CHECK(tier->get(key, {count, &calls}).outcome == RemoteGet::Outcome::unavailable);
-    CHECK(calls.n == 1);
-    calls = {};
-    CHECK(tier->get(key, {count, &calls}).outcome == RemoteGet::Outcome::unavailable);
-    CHECK(calls.n == 1);
-    CHECK(f.stats.snapshot().remote_requests == 4);  // the skipped one made none
-  }
-
   TEST_CASE("a paused killed and restarted server never fails a call and back-off warns once") {
     Fixture f;
     RemoteConfig c;

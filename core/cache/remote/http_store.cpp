@@ -134,10 +134,7 @@ public:
     sodium_memzero(m_credentials.secret.data(), m_credentials.secret.size());
   }
 
-  using RemoteStore::get;
-  system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size,
-                                                 Meanwhile& meanwhile) override {
-    meanwhile();  // libcurl's easy interface sends and waits in one call: before it
+  system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) override {
     Transfer t;
     t.max_size = max_size;
     if (auto r = perform("GET", name, t); !r) return r.error();

@@ -137,10 +137,8 @@ public:
       : m_url(redact_url(url)), m_address(std::move(address)), m_timeouts(timeouts) {}
   ~RedisStore() override { disconnect(); }
 
-  using RemoteStore::get;
-  system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size,
-                                                 Meanwhile& meanwhile) override {
-    auto r = command({"GET", name}, max_size, &meanwhile);
+  system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) override {
+    auto r = command({"GET", name}, max_size);
     if (!r) return r.error();
     redisReply* reply = r->get();
     if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>{};
@@ -315,8 +313,7 @@ private:
   // Sends `args`, then reads one reply by the deadline (now + the reply timeout, once sent). A
   // bulk reply announcing more than `max_bulk` bytes is refused before its body is read.
   system::Result<Reply> raw_command(std::initializer_list<std::string_view> args,
-                            std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max(),
-                            Meanwhile* meanwhile = nullptr) {
+                            std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     std::vector<const char*> argv;
     std::vector<std::size_t> lens;
     for (std::string_view a : args) {
@@ -333,7 +330,6 @@ private:
       if (redisBufferWrite(m_context, &done) != REDIS_OK) return connection_failure(what, errno);
     }
     const auto deadline = std::chrono::steady_clock::now() + m_timeouts.reply;
-    if (meanwhile != nullptr) (*meanwhile)();  // the caller's work while the server answers
     for (;;) {
       const BulkHeader header = bulk_header(m_context->reader);
       if (header.length && *header.length > max_bulk) {
@@ -378,15 +374,14 @@ private:
   // A connection the server closed while idle (it restarted, or timed the client out) fails on
   // its next use with an error that is no timeout: that call is tried once more, on a new one.
   system::Result<Reply> command(std::initializer_list<std::string_view> args,
-                        std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max(),
-                        Meanwhile* meanwhile = nullptr) {
+                        std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     system::BlockedSignal no_sigpipe(SIGPIPE);
     const bool reused = m_context != nullptr;
     if (auto c = connect(); !c) return c.error();
-    auto r = raw_command(args, max_bulk, meanwhile);
+    auto r = raw_command(args, max_bulk);
     if (r || !reused || r.error().reason != system::Failure::Reason::error) return r;
     if (auto c = connect(); !c) return c.error();
-    return raw_command(args, max_bulk, meanwhile);  // ran already, if it was sent before
+    return raw_command(args, max_bulk);
   }
 
   std::string m_url;

@@ -25,34 +25,13 @@ struct RemoteTimeouts {
   std::chrono::milliseconds reply{50};
 };
 
-// Work a caller has for the time a request waits on the server (a function and its argument;
-// empty: none). Called at most once, on the calling thread, never under a lock of the store's.
-struct Meanwhile {
-  void (*fn)(void*) = nullptr;
-  void* arg = nullptr;
-  // Runs it, once: later calls do nothing.
-  void operator()() {
-    if (fn == nullptr) return;
-    auto* f = fn;
-    fn = nullptr;
-    f(arg);
-  }
-};
-
 class RemoteStore {
 public:
   virtual ~RemoteStore() = default;
 
   // The value under `name`, nullopt when there is none. One longer than `max_size` is refused
   // from the length the server announces, before it is read: a Failure with Reason::too_large.
-  // `meanwhile` runs once the request is sent, while the reply is on its way (Redis), or before
-  // the request (HTTP); on a failure before the send, not at all.
-  virtual system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size,
-                                                         Meanwhile& meanwhile) = 0;
-  system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) {
-    Meanwhile none;
-    return get(name, max_size, none);
-  }
+  virtual system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) = 0;
   // Stores `value` under `name`, replacing any; expires after `ttl` unless it is zero.
   virtual system::Result<void> put(std::string_view name, std::string_view value, std::chrono::milliseconds ttl) = 0;
   // Takes the lock `name` for `token` unless someone holds it; it expires after `ttl`.

@@ -240,7 +240,7 @@ std::string RemoteTier::encode(std::string entry_bytes) const {
   return seal_value(m_config.signer ? &*m_config.signer : nullptr, std::move(entry_bytes));
 }
 
-RemoteGet RemoteTier::fetch(Level& level, const Key& key, Meanwhile& meanwhile) {
+RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
   RemoteGet out;
   if (!available(level)) {
     out.outcome = RemoteGet::Outcome::unavailable;
@@ -254,7 +254,7 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key, Meanwhile& meanwhile) 
       m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
   system::Result<std::optional<std::string>> r = [&] {
     std::lock_guard lock(level.request_mutex);
-    return level.request->get(value_name(key), max_size, meanwhile);
+    return level.request->get(value_name(key), max_size);
   }();
   if (!r && r.error().reason == system::Failure::Reason::too_large) {
     add(m_stats.remote_rejected, 1);
@@ -292,7 +292,7 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key, Meanwhile& meanwhile) 
   return out;
 }
 
-RemoteGet RemoteTier::get(const Key& key, Meanwhile meanwhile) {
+RemoteGet RemoteTier::get(const Key& key) {
   const std::uint64_t mine = levels_of(key);
   bool any = false;
   for (std::size_t i = 0; i < m_levels.size(); ++i) any = any || ((mine >> i & 1) != 0 && available(*m_levels[i]));
@@ -302,7 +302,6 @@ RemoteGet RemoteTier::get(const Key& key, Meanwhile meanwhile) {
   const bool shard_down = shard != nullptr && !available(*shard);
   if (shard_down) add(m_stats.remote_shard_down, 1);
   if (!any) {
-    meanwhile();  // no request to wait on
     add(m_stats.remote_misses, 1);  // every level of the key skipped during its back-off: no request is made
     RemoteGet g;
     g.outcome = RemoteGet::Outcome::unavailable;
@@ -327,7 +326,7 @@ RemoteGet RemoteTier::get(const Key& key, Meanwhile meanwhile) {
     if ((mine >> i & 1) == 0) continue;
     Level& level = *m_levels[i];
     const bool skipped = !available(level);
-    RemoteGet g = fetch(level, key, meanwhile);
+    RemoteGet g = fetch(level, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       hit_at = i;
       out = std::move(g);
@@ -354,7 +353,6 @@ RemoteGet RemoteTier::get(const Key& key, Meanwhile meanwhile) {
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
                                                                 .count()));
-  meanwhile();  // where no level sent a request (each skipped or failed before)
   out.shard = shard != nullptr ? shard->shown_url : std::string();
   out.shard_down = shard_down;
   if (hit_at == m_levels.size()) {
@@ -376,7 +374,6 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
                                     std::chrono::milliseconds progress_every,
                                     const std::function<void(std::chrono::milliseconds)>& progress) {
   RemoteLock out;
-  Meanwhile no_meanwhile;
   if (m_config.read_only) {
     out.message = "the remote cache is read-only here";
     return out;
@@ -412,7 +409,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     }
     if (*taken) {
       // The holder before this one may have stored the value just before letting go.
-      RemoteGet g = fetch(*level, key, no_meanwhile);
+      RemoteGet g = fetch(*level, key);
       if (g.outcome == RemoteGet::Outcome::hit) {
         release_async(key, token);
         add(m_stats.remote_hits, 1);
@@ -436,7 +433,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       out.token = std::move(token);
       return out;
     }
-    RemoteGet g = fetch(*level, key, no_meanwhile);
+    RemoteGet g = fetch(*level, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       add(m_stats.remote_hits, 1);
       out.outcome = RemoteLock::Outcome::value;

@@ -123,9 +123,7 @@ public:
   RemoteTier(const RemoteTier&) = delete;
   RemoteTier& operator=(const RemoteTier&) = delete;
 
-  // The key's value from its levels in order. `meanwhile` runs once, while the first request
-  // waits on its server (or before returning, where no request was sent).
-  RemoteGet get(const Key& key, Meanwhile meanwhile = {});
+  RemoteGet get(const Key& key);
   RemoteLock lock_or_wait(const Key& key, std::chrono::milliseconds timeout,
                           std::chrono::milliseconds progress_every,
                           const std::function<void(std::chrono::milliseconds)>& progress);
@@ -154,7 +152,7 @@ private:
   RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
              Stats& stats, Log log, system::Background* background);
   // One GET on a level's request connection, checked; no counting of the request.
-  RemoteGet fetch(Level& level, const Key& key, Meanwhile& meanwhile);
+  RemoteGet fetch(Level& level, const Key& key);
   bool available(const Level& level) const;
   bool writable(const Level& level) const;  // available and not refusing writes
   // The levels of `key` as bits (bit i: m_levels[i]): its shard, then the HTTP levels.
