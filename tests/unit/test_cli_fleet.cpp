@@ -31,6 +31,9 @@ using namespace std::chrono_literals;
 using Run = kjit::test::CommandResult;
 
 const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+// A remote bound a loaded machine keeps: the default 50 ms can time a live shard out, and three
+// timeouts skip it for the back-off (each of its keys then a miss). A dead one still fails at once.
+const std::string k_bound = "KJIT_REMOTE_TIMEOUT=2s";
 
 // Tiny kernels: NVRTC is cheap and the fleet's cost is its requests.
 std::string kernel_source(int i) {
@@ -327,7 +330,7 @@ TEST_SUITE("cli fleet") {
       CHECK_MESSAGE(text.out.find(part) != std::string::npos, text.out);
     }
     const Run json = kjit::test::run_command(
-        fmt::format("KJIT_REQUIRE_HIT=1 {} {} --remote '{}' compile --json --arch sm_90 {} 2>/dev/null", k_kjit, node,
+        fmt::format("KJIT_REQUIRE_HIT=1 {} {} {} --remote '{}' compile --json --arch sm_90 {} 2>/dev/null", k_bound, k_kjit, node,
                     list, files[0]));
     CHECK(json.code == 1);
     const nlohmann::json e = parse(json).at(0)["error"];
@@ -340,12 +343,12 @@ TEST_SUITE("cli fleet") {
     CHECK(parse(kjit::test::run_command(fmt::format("{} {} --json cache stats", k_kjit, node)))["compiles"] == 0);
 
     // The fleet seeded (by CI), a fresh node under --require-hit gets every kernel from it.
-    REQUIRE(kjit::test::run_command(fmt::format("{} --cache-dir {} --remote '{}' compile --arch sm_90{} >/dev/null 2>&1",
-                                                k_kjit, (dir / "ci").string(), list, joined(files)))
+    REQUIRE(kjit::test::run_command(fmt::format("{} {} --cache-dir {} --remote '{}' compile --arch sm_90{} >/dev/null 2>&1",
+                                                k_bound, k_kjit, (dir / "ci").string(), list, joined(files)))
                 .code == 0);
-    const Run fresh = kjit::test::run_command(fmt::format("{} --cache-dir {} --remote '{}' --require-hit compile --json "
+    const Run fresh = kjit::test::run_command(fmt::format("{} {} --cache-dir {} --remote '{}' --require-hit compile --json "
                                                           "--arch sm_90{} 2>/dev/null",
-                                                          k_kjit, (dir / "fresh").string(), list, joined(files)));
+                                                          k_bound, k_kjit, (dir / "fresh").string(), list, joined(files)));
     CHECK(fresh.code == 0);
     for (const auto& j : parse(fresh)) CHECK(j["outcome"] == "remote_hit");
     // Its own disk now: hits, with no remote at all.
@@ -357,9 +360,9 @@ TEST_SUITE("cli fleet") {
 
     // A lost shard: its keys are misses that say so, the other shard's are hits; exit 1.
     shards.all[0]->kill();
-    const Run lost = kjit::test::run_command(fmt::format("{} --cache-dir {} --remote '{}' --require-hit compile --json "
+    const Run lost = kjit::test::run_command(fmt::format("{} {} --cache-dir {} --remote '{}' --require-hit compile --json "
                                                          "--arch sm_90{} 2>/dev/null",
-                                                         k_kjit, (dir / "other").string(), list, joined(files)));
+                                                         k_bound, k_kjit, (dir / "other").string(), list, joined(files)));
     CHECK(lost.code == 1);
     int hits = 0, misses = 0;
     for (const auto& j : parse(lost)) {
