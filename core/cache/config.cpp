@@ -43,8 +43,10 @@ std::string temp_fallback_cache_dir() {
   std::error_code ec;
   std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
   if (ec) tmp = "/tmp";
-  return (tmp / fmt::format("kjit-cache-{}", ::getuid())).string();
+  return (tmp / temp_fallback_name()).string();
 }
+
+std::string temp_fallback_name() { return "kjit-cache-" + std::to_string(::getuid()); }
 
 namespace {
 

@@ -19,6 +19,8 @@ std::string default_cache_dir(std::string_view chosen);
 // <temp dir>/kjit-cache-<uid>: the fallback in a folder every user may write into, so never a
 // team cache and never a symbolic link (cache/dir_trust).
 std::string temp_fallback_cache_dir();
+// Its last part, kjit-cache-<uid> (a folder of another name is never the fallback).
+std::string temp_fallback_name();
 
 // The standard tag (https://bford.info/cachedir/) and its file name.
 inline constexpr std::string_view k_cachedir_tag_name = "CACHEDIR.TAG";

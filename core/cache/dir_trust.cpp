@@ -36,7 +36,7 @@ bool is_my_group(gid_t gid) {
 // Whether `dir` is temp_fallback_cache_dir(): its last part first (kjit-cache-<uid>), which
 // settles almost every folder without asking for the temporary folder's name.
 bool is_temp_fallback(const std::string& dir) {
-  const std::string leaf = "/kjit-cache-" + std::to_string(::getuid());
+  const std::string leaf = "/" + temp_fallback_name();
   return dir.size() >= leaf.size() && dir.compare(dir.size() - leaf.size(), leaf.size(), leaf) == 0 &&
          dir == temp_fallback_cache_dir();
 }
