@@ -129,13 +129,12 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     result.message = std::move(message);
     return result;
   };
-  const TrustedDir* const folder_in_use = dir();
-  if (folder_in_use == nullptr) return fail(GetResult::Outcome::miss, {});
-  const TrustedDir& trusted_dir = *folder_in_use;
+  const TrustedDir* const top = dir();
+  if (top == nullptr) return fail(GetResult::Outcome::miss, {});  // refused, or not made yet
   const std::string hex = key.hex();
   const char shard_name[3] = {hex[0], hex[1], '\0'};
   const std::string name = hex.substr(2) + std::string(k_entry_suffix);
-  const system::UniqueFd shard(::openat(trusted_dir.fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const system::UniqueFd shard(::openat(top->fd(), shard_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (shard.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
@@ -150,7 +149,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
   if (::fstat(shard.get(), &st) != 0) {
     return fail(GetResult::Outcome::error, fmt::format("checking cache folder {}: {}", sub(shard_name), std::strerror(errno)));
   }
-  if (auto ok = trusted_dir.check(shard.get(), st, sub(shard_name)); !ok) {
+  if (auto ok = top->check(shard.get(), st, sub(shard_name)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const system::UniqueFd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -172,7 +171,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     return fail(GetResult::Outcome::error,
                 fmt::format("cache entry {} is not a regular file (a FIFO, device or folder); not read", entry_file(key)));
   }
-  if (auto ok = trusted_dir.check(file.get(), st, entry_file(key)); !ok) {
+  if (auto ok = top->check(file.get(), st, entry_file(key)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
