@@ -1,7 +1,9 @@
 // kjit::KernelHandle: one kernel of a loaded module: the launch path, the signature check, and
 // the driver's attributes and occupancy figures.
 #include <kjit/error.hpp>
+#include <kjit/compile_result.hpp>
 #include <kjit/kernel.hpp>
+#include <kjit/parameters.hpp>
 
 #include "core/driver/driver_api.hpp"
 #include "core/driver/kernel_state.hpp"
@@ -176,6 +178,26 @@ void launch(KernelState& k, const LaunchConfig& c, void** args) {
   if (r != CUDA_SUCCESS) [[unlikely]] throw_launch_error(k, c, r, call);
 }
 
+// Declared pointer types against the element types the kernel's PTX and name give.
+void check_elements(const KernelHandle& handle, const KernelState& k, const char* const* type_names, std::size_t count) {
+  if (k.result == nullptr || k.result->ptx.empty()) return;  // a linked cubin: no PTX to read types from
+  const KernelSignature& s = handle.signature();
+  for (std::size_t i = 0; i < count && i < s.size(); ++i) {
+    const std::string declared = declared_type(type_names[i]);
+    const auto star = declared.rfind('*');
+    if (star == std::string::npos) continue;
+    const auto given = element_type_of(std::string_view(declared).substr(0, star));
+    if (!given || *given == ElementType::any || s.fits(i, *given)) continue;  // a struct, void*: as declared
+    const Parameter& p = s.parameters()[i];
+    if (lane_type(p.element) == *given) continue;  // float* for a float2*: its lanes
+    throw UsageError(fmt::format(
+        "making a typed handle to kernel {} of program {}: parameter #{} ({}{}{}) points to {} elements, but the "
+        "signature declares {} ({}); declare the kernel's element type, or void* to pass any buffer",
+        k.name, k.module_name, i, p.type, p.source_name.empty() ? "" : " ", p.source_name, to_string(p.element),
+        declared, to_string(*given)));
+  }
+}
+
 }  // namespace
 
 void KernelHandle::launch_raw(const LaunchConfig& config, void** args) const { launch(*m_state, config, args); }
@@ -184,7 +206,10 @@ void KernelHandle::check_signature(const std::size_t* sizes, std::size_t count, 
   const KernelState& k = *m_state;
   bool same = count == k.param_sizes.size();
   for (std::size_t i = 0; same && i < count; ++i) same = sizes[i] == k.param_sizes[i];
-  if (same) return;
+  if (same) {
+    check_elements(*this, k, type_names, count);
+    return;
+  }
   std::vector<std::string> declared, real;
   for (std::size_t i = 0; i < count; ++i) declared.push_back(fmt::format("{} [{} B]", declared_type(type_names[i]), sizes[i]));
   for (std::size_t s : k.param_sizes) real.push_back(fmt::format("[{} B]", s));
@@ -242,7 +267,7 @@ const KernelSignature& KernelHandle::signature(std::string_view source) const {
   detail::KernelState& k = *m_state;
   std::call_once(k.signature_once, [&] {
     KernelSignature s = KernelSignature::of(*k.result, k.name);
-    if (!source.empty()) s.name_parameters(source);
+    if (!source.empty()) s.read_declaration(source);
     k.signature.emplace(std::move(s));
   });
   return *k.signature;

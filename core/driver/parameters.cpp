@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -76,6 +77,152 @@ std::optional<ParameterKind> cpp_kind(std::string_view type) {
   return std::nullopt;  // a class, an enum, __half: bytes of the PTX's size
 }
 
+// A C++ parameter type taken apart: its base words (qualifiers dropped), how many pointers deep
+// it is, and whether what the outermost pointer points to is const.
+struct TypeShape {
+  std::vector<std::string> words;
+  int pointers = 0;
+  bool pointee_const = false;
+};
+
+TypeShape shape_of(std::string_view type) {
+  TypeShape shape;
+  std::string spaced;
+  for (char c : type) {
+    if (c == '*' || c == '&') {
+      spaced += ' ';
+      spaced += c;
+      spaced += ' ';
+    } else {
+      spaced += c;
+    }
+  }
+  bool const_since_star = false, any_const = false;
+  for (auto t : tokens(spaced)) {
+    if (t == "*") {
+      ++shape.pointers;
+      shape.pointee_const = any_const;
+      const_since_star = false;
+      continue;
+    }
+    if (t == "const") {
+      const_since_star = true;
+      any_const = true;
+      continue;
+    }
+    if (t == "volatile" || t == "__restrict__" || t == "__restrict" || t == "&" || t == "struct" ||
+        t == "class" || t == "enum" || t == "typename")
+      continue;
+    if (t.rfind("std::", 0) == 0) t.remove_prefix(5);
+    if (t.rfind("::", 0) == 0) t.remove_prefix(2);
+    shape.words.emplace_back(t);
+  }
+  (void)const_since_star;
+  return shape;
+}
+
+// Base words in one order ("long unsigned int" -> "unsigned long"), as the demangler prints them.
+std::string canonical(const std::vector<std::string>& words) {
+  int longs = 0, shorts = 0;
+  bool is_unsigned = false, is_signed = false, is_int = false, is_char = false;
+  std::string other;
+  for (const auto& w : words) {
+    if (w == "long") ++longs;
+    else if (w == "short") ++shorts;
+    else if (w == "unsigned") is_unsigned = true;
+    else if (w == "signed") is_signed = true;
+    else if (w == "int") is_int = true;
+    else if (w == "char") is_char = true;
+    else other += (other.empty() ? "" : " ") + w;
+  }
+  if (!other.empty()) return longs || shorts || is_unsigned || is_signed || is_int || is_char ? "" : other;
+  if (is_char) return is_unsigned ? "unsigned char" : is_signed ? "signed char" : "char";
+  std::string base = shorts ? "short" : longs >= 2 ? "long long" : longs == 1 ? "long" : "int";
+  return is_unsigned ? "unsigned " + base : base;
+}
+
+// NVRTC's and CUDA's own names for the types of the table (<stdint.h>, <cuda_fp16.h>,
+// <cuComplex.h>): what a source may write without defining it.
+std::string builtin_alias(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> k_aliases[] = {
+      {"int8_t", "signed char"}, {"uint8_t", "unsigned char"}, {"int16_t", "short"}, {"uint16_t", "unsigned short"},
+      {"int32_t", "int"}, {"uint32_t", "unsigned int"}, {"int64_t", "long long"}, {"uint64_t", "unsigned long long"},
+      {"size_t", "unsigned long"}, {"ptrdiff_t", "long"}, {"intptr_t", "long"}, {"uintptr_t", "unsigned long"},
+      {"ssize_t", "long"}, {"uint", "unsigned int"}, {"ushort", "unsigned short"}, {"ulong", "unsigned long"},
+      {"half", "__half"}, {"nv_half", "__half"}, {"nv_bfloat16", "__nv_bfloat16"}, {"half2", "__half2"},
+      {"nv_half2", "__half2"}, {"nv_bfloat162", "__nv_bfloat162"}, {"cuFloatComplex", "float2"},
+      {"cuComplex", "float2"}, {"cuDoubleComplex", "double2"}};
+  for (const auto& [alias, type] : k_aliases) {
+    if (alias == name) return std::string(type);
+  }
+  return {};
+}
+
+std::optional<ElementType> table_type(std::string_view canonical_name) {
+  static const std::pair<std::string_view, ElementType> k_table[] = {
+      {"float", ElementType::float32}, {"double", ElementType::float64}, {"__half", ElementType::float16},
+      {"__nv_bfloat16", ElementType::bfloat16}, {"char", ElementType::int8}, {"signed char", ElementType::int8},
+      {"unsigned char", ElementType::uint8}, {"bool", ElementType::boolean}, {"short", ElementType::int16},
+      {"unsigned short", ElementType::uint16}, {"int", ElementType::int32}, {"unsigned int", ElementType::uint32},
+      {"long", ElementType::int64}, {"long long", ElementType::int64}, {"unsigned long", ElementType::uint64},
+      {"unsigned long long", ElementType::uint64}, {"float2", ElementType::float32x2},
+      {"double2", ElementType::float64x2}, {"__half2", ElementType::float16x2},
+      {"__nv_bfloat162", ElementType::bfloat16x2}, {"void", ElementType::any}};
+  for (const auto& [name, type] : k_table) {
+    if (name == canonical_name) return type;
+  }
+  return std::nullopt;
+}
+
+// A source's `typedef T name;` and `using name = T;` (function-pointer typedefs left out).
+using Aliases = std::vector<std::pair<std::string, std::string>>;
+
+// A parameter type resolved to the table's words: its canonical base ("float", "unsigned long")
+// and pointer depth, through the builtin aliases and `aliases`; `unresolved` names the word that
+// did not resolve (a macro, a template's typedef) and is empty when all did.
+struct Resolved {
+  std::string base;
+  int pointers = 0;
+  bool pointee_const = false;
+  std::string unresolved;
+};
+
+Resolved resolve(std::string_view type, const Aliases& aliases) {
+  TypeShape shape = shape_of(type);
+  Resolved r{canonical(shape.words), shape.pointers, shape.pointee_const, {}};
+  for (int depth = 0; depth < 8; ++depth) {
+    if (table_type(r.base) || cpp_kind(r.base)) return r;
+    if (std::string b = builtin_alias(r.base); !b.empty()) {
+      r.base = b;
+      continue;
+    }
+    auto found = std::find_if(aliases.begin(), aliases.end(), [&](const auto& a) { return a.first == r.base; });
+    if (found == aliases.end()) break;
+    if (found->second.empty()) return r;  // a struct or class the source defines
+    TypeShape inner = shape_of(found->second);
+    if (r.pointers == 0) r.pointee_const = inner.pointee_const;
+    r.pointers += inner.pointers;
+    r.base = canonical(inner.words);
+  }
+  r.unresolved = r.base.empty() ? std::string(type) : r.base;
+  return r;
+}
+
+// The element of a pointer of resolved type `r`, with the note that says why when unchecked.
+void set_element(Parameter& p, const Resolved& r) {
+  p.element = ElementType::unchecked;
+  p.element_note.clear();
+  if (r.pointers > 1) {
+    p.element_note = "a pointer to a pointer: unchecked";
+  } else if (!r.unresolved.empty()) {
+    p.element_note = fmt::format("{}: a macro or a type kjit cannot resolve: unchecked", r.unresolved);
+  } else if (auto e = table_type(r.base)) {
+    p.element = *e;
+  } else {
+    p.element_note = fmt::format("{}: a struct or a type outside kjit's table: unchecked", r.base);
+  }
+}
+
 std::size_t ptx_scalar_size(std::string_view t) {
   if (t == ".pred") return 1;
   auto bits = std::string_view(t).substr(2);
@@ -134,25 +281,30 @@ Parameter parse_parameter(std::string_view declaration, std::size_t index) {
   return p;
 }
 
-// Refines the PTX's view with the C++ type of a mangled name.
-void refine(Parameter& p, const std::string& cpp_type) {
-  p.type = cpp_type;
-  auto kind = cpp_kind(cpp_type);
+// Refines the PTX's view with a C++ type: a mangled name's (`aliases` empty) or, for an
+// extern "C" kernel, its declaration's in the source (`spelled` as written there).
+void refine(Parameter& p, const std::string& spelled, const Aliases& aliases = {}) {
+  p.type = spelled;
   if (p.kind == ParameterKind::bytes || p.kind == ParameterKind::floating) {
     return;  // a struct stays bytes, a float stays floating (whatever its C++ spelling)
   }
+  const Resolved r = resolve(spelled, aliases);
+  if (r.pointers > 0) {
+    if (p.size != 8) return;  // not what the PTX passes
+    p.kind = ParameterKind::pointer;
+    p.read_only = r.pointee_const;  // "float const*": const before the outermost '*'
+    set_element(p, r);
+    return;
+  }
   // An enum (or anything else the name does not settle) keeps what the PTX says; a C++ float
   // type on an integer PTX parameter cannot happen.
-  if (!kind || *kind == ParameterKind::floating) return;
+  auto kind = r.unresolved.empty() ? cpp_kind(r.base) : std::nullopt;
+  if (!kind || *kind == ParameterKind::floating || *kind == ParameterKind::pointer) return;
   p.kind = *kind;
-  if (p.kind == ParameterKind::pointer) {  // "float const*": const before the outermost '*'
-    std::string_view pointee = std::string_view(cpp_type).substr(0, cpp_type.rfind('*'));
-    for (auto t : tokens(pointee)) p.read_only = p.read_only || t == "const";
-  }
 }
 
 std::string describe(const Parameter& p) {
-  return fmt::format("#{} {} ({}{})", p.index, p.type, p.name,
+  return fmt::format("#{} {}{}{} ({}{})", p.index, p.type, p.source_name.empty() ? "" : " ", p.source_name, p.name,
                      p.type == p.ptx_type ? std::string() : fmt::format(", {}", p.ptx_type));
 }
 
@@ -170,6 +322,47 @@ std::string_view to_string(ParameterKind kind) {
     case ParameterKind::bytes: return "bytes";
   }
   return "?";
+}
+
+std::string_view to_string(ElementType type) {
+  switch (type) {
+    case ElementType::unchecked: return "unchecked";
+    case ElementType::any: return "any (void)";
+    case ElementType::float16: return "float16";
+    case ElementType::bfloat16: return "bfloat16";
+    case ElementType::float32: return "float32";
+    case ElementType::float64: return "float64";
+    case ElementType::int8: return "int8";
+    case ElementType::uint8: return "uint8";
+    case ElementType::boolean: return "bool";
+    case ElementType::int16: return "int16";
+    case ElementType::uint16: return "uint16";
+    case ElementType::int32: return "int32";
+    case ElementType::uint32: return "uint32";
+    case ElementType::int64: return "int64";
+    case ElementType::uint64: return "uint64";
+    case ElementType::float16x2: return "float16x2";
+    case ElementType::bfloat16x2: return "bfloat16x2";
+    case ElementType::float32x2: return "float32x2";
+    case ElementType::float64x2: return "float64x2";
+  }
+  return "?";
+}
+
+std::optional<ElementType> element_type_of(std::string_view cpp_type) {
+  const Resolved r = resolve(cpp_type, {});
+  if (r.pointers != 0 || !r.unresolved.empty()) return std::nullopt;
+  return table_type(r.base);
+}
+
+ElementType lane_type(ElementType type) {
+  switch (type) {
+    case ElementType::float16x2: return ElementType::float16;
+    case ElementType::bfloat16x2: return ElementType::bfloat16;
+    case ElementType::float32x2: return ElementType::float32;
+    case ElementType::float64x2: return ElementType::float64;
+    default: return type;
+  }
 }
 
 KernelSignature::KernelSignature(std::string_view ptx, std::string symbol, std::string kernel)
@@ -261,15 +454,19 @@ std::string without_comments(std::string_view source) {
 
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// The declarator names of a parameter list's text ("const float* matrix, int n = 4" -> matrix, n);
-// nullopt when one has no name.
-std::optional<std::vector<std::string>> declarator_names(std::string_view list) {
-  std::vector<std::string> names;
+// The declarators of a parameter list's text ("const float* matrix, int n = 4" -> {"const float*",
+// "matrix"}, {"int", "n"}; "float a[]" -> {"float*", "a"}); nullopt when one has no name.
+std::optional<std::vector<std::pair<std::string, std::string>>> declarators(std::string_view list) {
+  std::vector<std::pair<std::string, std::string>> out;
   int depth = 0;
   std::size_t start = 0;
   auto one = [&](std::string_view piece) -> bool {
     if (auto eq = piece.find('='); eq != std::string_view::npos) piece = piece.substr(0, eq);
-    if (auto bracket = piece.find('['); bracket != std::string_view::npos) piece = piece.substr(0, bracket);
+    bool array = false;
+    if (auto bracket = piece.find('['); bracket != std::string_view::npos) {
+      piece = piece.substr(0, bracket);
+      array = true;
+    }
     std::size_t end = piece.size();
     while (end > 0 && !is_identifier_char(piece[end - 1])) --end;
     std::size_t begin = end;
@@ -280,11 +477,14 @@ std::optional<std::vector<std::string>> declarator_names(std::string_view list) 
     // "int" alone or "float*" alone has no name: the last identifier is then a type.
     bool has_type = before.find_first_not_of(" \t\r\n") != std::string_view::npos;
     if (!has_type || name == "const" || name == "volatile" || name == "__restrict__") return false;
-    names.emplace_back(name);
+    std::string type;
+    for (auto t : tokens(before)) type += (type.empty() ? "" : " ") + std::string(t);
+    if (array) type += "*";
+    out.emplace_back(std::move(type), std::string(name));
     return true;
   };
   auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\r\n") == std::string_view::npos; };
-  if (blank(list) || tokens(list) == std::vector<std::string_view>{"void"}) return names;  // "()", "(void)"
+  if (blank(list) || tokens(list) == std::vector<std::string_view>{"void"}) return out;  // "()", "(void)"
   for (std::size_t i = 0; i <= list.size(); ++i) {
     char c = i < list.size() ? list[i] : ',';
     if (c == '(' || c == '<' || c == '[' || c == '{') {
@@ -296,18 +496,59 @@ std::optional<std::vector<std::string>> declarator_names(std::string_view list) 
       start = i + 1;
     }
   }
-  return names;
+  return out;
+}
+
+// The `typedef T name;`, `using name = T;` and `struct name` of a source without comments.
+Aliases aliases_of(std::string_view text) {
+  Aliases out;
+  auto word_at = [&](std::size_t at, std::string_view word) {
+    return text.compare(at, word.size(), word) == 0 && (at == 0 || !is_identifier_char(text[at - 1])) &&
+           (at + word.size() >= text.size() || !is_identifier_char(text[at + word.size()]));
+  };
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (word_at(at, "typedef")) {
+      std::size_t end = text.find(';', at);
+      if (end == std::string_view::npos) break;
+      std::string_view body = text.substr(at + 7, end - at - 7);
+      if (body.find('(') == std::string_view::npos && body.find('{') == std::string_view::npos) {
+        std::size_t e = body.size();
+        while (e > 0 && !is_identifier_char(body[e - 1])) --e;
+        std::size_t b = e;
+        while (b > 0 && is_identifier_char(body[b - 1])) --b;
+        if (b < e) out.emplace_back(std::string(body.substr(b, e - b)), std::string(body.substr(0, b)));
+      }
+      at = end;
+    } else if (word_at(at, "using")) {
+      std::size_t eq = text.find('=', at), end = text.find(';', at);
+      if (eq == std::string_view::npos || end == std::string_view::npos || eq > end) continue;
+      auto name = tokens(text.substr(at + 5, eq - at - 5));
+      if (name.size() == 1) out.emplace_back(std::string(name[0]), std::string(text.substr(eq + 1, end - eq - 1)));
+      at = end;
+    } else if (word_at(at, "struct") || word_at(at, "class")) {
+      auto t = tokens(text.substr(at, std::min<std::size_t>(128, text.size() - at)));
+      if (t.size() >= 2) {
+        std::string_view name = t[1];
+        std::size_t e = 0;
+        while (e < name.size() && is_identifier_char(name[e])) ++e;
+        if (e > 0) out.emplace_back(std::string(name.substr(0, e)), std::string());
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-bool KernelSignature::name_parameters(std::string_view source) {
-  std::string plain = driver::plain_name(driver::demangle(m_symbol));
+bool KernelSignature::read_declaration(std::string_view source) {
+  const std::string demangled = driver::demangle(m_symbol);
+  const bool mangled = demangled != m_symbol;
+  std::string plain = driver::plain_name(demangled);
   if (auto lt = plain.find('<'); lt != std::string::npos) plain.resize(lt);
   if (auto colon = plain.rfind("::"); colon != std::string::npos) plain = plain.substr(colon + 2);
   if (plain.empty()) return false;
   const std::string text = without_comments(source);
-  std::optional<std::vector<std::string>> chosen;
+  std::optional<std::vector<std::pair<std::string, std::string>>> chosen;
   for (std::size_t at = 0; (at = text.find(plain, at)) != std::string::npos; at += plain.size()) {
     if (at > 0 && is_identifier_char(text[at - 1])) continue;
     std::size_t open = text.find_first_not_of(" \t\r\n", at + plain.size());
@@ -324,20 +565,27 @@ bool KernelSignature::name_parameters(std::string_view source) {
       else if (text[close] == ')' && --depth == 0) break;
     }
     if (close >= text.size()) break;
-    auto names = declarator_names(std::string_view(text).substr(open + 1, close - open - 1));
-    if (!names || names->size() != m_parameters.size()) continue;
-    if (chosen && *chosen != *names) return false;  // overloads of one arity that name them differently
-    chosen = std::move(names);
+    auto found = declarators(std::string_view(text).substr(open + 1, close - open - 1));
+    if (!found || found->size() != m_parameters.size()) continue;
+    if (chosen && *chosen != *found) return false;  // overloads of one arity that disagree
+    chosen = std::move(found);
   }
   if (!chosen) return false;
-  for (std::size_t i = 0; i < m_parameters.size(); ++i) m_parameters[i].source_name = (*chosen)[i];
+  const Aliases aliases = mangled ? Aliases{} : aliases_of(text);
+  for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+    m_parameters[i].source_name = (*chosen)[i].second;
+    // A mangled name says the types already; an extern "C" kernel's come from here.
+    if (!mangled) refine(m_parameters[i], (*chosen)[i].first, aliases);
+  }
   return true;
 }
 
 std::string KernelSignature::to_string() const {
   std::vector<std::string> shown;
   for (const auto& p : m_parameters) {
-    shown.push_back(p.type == p.ptx_type ? p.type : fmt::format("{} [{}]", p.type, p.ptx_type));
+    std::string one = p.type == p.ptx_type ? p.type : fmt::format("{} [{}]", p.type, p.ptx_type);
+    if (!p.element_note.empty()) one += fmt::format(" [{}]", p.element_note);
+    shown.push_back(std::move(one));
   }
   return fmt::format("{}({})", m_kernel, fmt::join(shown, ", "));
 }
@@ -439,6 +687,24 @@ void KernelSignature::pack_pointer(std::size_t index, std::uint64_t address, voi
     refuse(index, "a device array (tensor)", fmt::format("a {} parameter takes a scalar", kjit::to_string(p.kind)));
   }
   std::memcpy(slot, &address, 8);
+}
+
+void KernelSignature::check_element(std::size_t index, ElementType given, std::int64_t last_dimension,
+                                    std::string_view shown) const {
+  if (fits(index, given)) return;
+  const Parameter& p = m_parameters.at(index);
+  const ElementType lane = lane_type(p.element);
+  if (lane != p.element && given == lane && last_dimension == 2) return;  // float32 [..., 2] for float2
+  const std::string pairs = lane != p.element ? fmt::format(" (or {} whose last dimension is 2)", kjit::to_string(lane)) : "";
+  refuse(index, fmt::format("{} elements ({})", kjit::to_string(given), shown),
+         fmt::format("the kernel takes {} elements{}; convert it (x.to({}) in torch), or pass kjit.raw(x) to hand "
+                     "over its bytes as they are", kjit::to_string(p.element), pairs, kjit::to_string(lane)));
+}
+
+void KernelSignature::refuse_layout(std::size_t index, std::string_view what, std::string_view layout) const {
+  refuse(index, fmt::format("a non-contiguous {}: {}", what, layout),
+         "the kernel gets the data pointer alone and reads it as dense; pass x.contiguous(), or strided=True on "
+         "launch() or kjit.torch.op() when the kernel takes the strides itself");
 }
 
 void KernelSignature::pack_bytes(std::size_t index, const void* data, std::size_t size, void* slot) const {

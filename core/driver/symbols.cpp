@@ -31,6 +31,9 @@ std::optional<std::size_t> parameter_list_start(std::string_view d) {
 }  // namespace
 
 std::string demangle(const std::string& symbol) {
+  // Only a function's mangled name: __cxa_demangle also reads types, so that an extern "C"
+  // kernel named "f" or "i" would come back as "float" or "int".
+  if (symbol.rfind("_Z", 0) != 0) return symbol;
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status),
                                                 &std::free);

@@ -105,14 +105,16 @@ public:
   CUfunc_st* handle() const;
   // The kernel's parameter table (<kjit/parameters.hpp>), read from its PTX on the first call and
   // kept with the kernel: every handle to it shares one. `source`, given on that first call, names
-  // the parameters from the kernel's declaration (KernelSignature::name_parameters).
+  // the parameters from the kernel's declaration (KernelSignature::read_declaration).
   const KernelSignature& signature(std::string_view source = {}) const;
   explicit operator bool() const { return static_cast<bool>(m_state); }
 
 protected:
   friend class Module;
   explicit KernelHandle(std::shared_ptr<detail::KernelState> state) : m_state(std::move(state)) {}
-  // Compares the declared parameter sizes with the kernel's; throws UsageError with both lists.
+  // Compares the declared parameter sizes with the kernel's, and declared pointer types with the
+  // element types the kernel's PTX and name give (`const double*` for a `const float*`
+  // parameter); throws UsageError with both.
   void check_signature(const std::size_t* sizes, std::size_t count, const char* const* type_names) const;
 
   std::shared_ptr<detail::KernelState> m_state;

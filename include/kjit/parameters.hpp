@@ -4,7 +4,9 @@
 // `.align 8 .b8 name[16]`: the width, integer or floating point, a struct's size and alignment)
 // and, for a C++ kernel, from its mangled name (pointer or integer, signed or unsigned, bool, the
 // C++ type's spelling). An `extern "C"` kernel has no mangled name: its `.u64` is a pointer or a
-// 64-bit integer, its `.u32` an int of either signedness.
+// 64-bit integer, its `.u32` an int of either signedness, until read_declaration reads its
+// declaration in the source. A pointer's element type (ElementType: `float` of `const float*`)
+// comes from the same two places; a device array passed for it must hold that type.
 //
 // The pack_* calls check one argument against one parameter and write it into the parameter's
 // slot (parameters()[i].size bytes) of the caller's buffer; they allocate nothing on success and
@@ -15,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +38,23 @@ enum class ParameterKind {
 };
 KJIT_API std::string_view to_string(ParameterKind kind);
 
+// What a pointer parameter points to, as a device array's element type. The C++ spellings each
+// one takes are element_type_of's table (docs/python.md shows it).
+enum class ElementType : std::uint8_t {
+  unchecked,  // not known (a struct, a pointer to a pointer, a name kjit cannot resolve): any array fits
+  any,        // void*: any array fits
+  float16, bfloat16, float32, float64,
+  int8, uint8, boolean, int16, uint16, int32, uint32, int64, uint64,
+  float16x2, bfloat16x2, float32x2, float64x2,  // half2, __nv_bfloat162, float2, double2
+};
+// "float32", "bfloat16x2", "void" (any), "unchecked".
+KJIT_API std::string_view to_string(ElementType type);
+// The element type a C++ type names, qualifiers ignored: "float", "const __half", "int64_t",
+// "long long", "unsigned char", "float2", "void", ...; nullopt for any other name.
+KJIT_API std::optional<ElementType> element_type_of(std::string_view cpp_type);
+// The scalar of a two-lane type (float32 for float32x2), or the type itself.
+KJIT_API ElementType lane_type(ElementType type);
+
 struct Parameter {
   std::size_t index = 0;
   std::string name;      // the PTX name ("square_param_2")
@@ -47,8 +67,12 @@ struct Parameter {
   // writes through it. False for every other parameter and for an extern "C" kernel's pointers,
   // whose PTX does not say.
   bool read_only = false;
-  // The parameter's name in the kernel's source ("matrix"), once name_parameters found it; "" before.
+  // The parameter's name in the kernel's source ("matrix"), once read_declaration found it; "" before.
   std::string source_name;
+  // A pointer's element type (ElementType::unchecked for every other parameter) and, when it is
+  // unchecked, why ("a macro or a type kjit cannot resolve: REAL").
+  ElementType element = ElementType::unchecked;
+  std::string element_note;
 };
 
 class KJIT_API KernelSignature {
@@ -73,12 +97,15 @@ public:
   std::size_t buffer_bytes() const noexcept { return m_buffer_bytes; }
   std::size_t offset(std::size_t index) const noexcept { return m_offsets[index]; }
 
-  // Reads the parameters' names from the kernel's declaration in `source` (the CUDA source it was
-  // compiled from: `__global__ void square(const float* matrix, float* result, int n)`), comments
-  // skipped, into Parameter::source_name. The declaration must be a __global__ function of the
-  // kernel's plain name with as many parameters as the PTX has; false (nothing set) when there
-  // is none or several that disagree. Names only: the types stay the PTX's and the mangled name's.
-  bool name_parameters(std::string_view source);
+  // Reads the kernel's declaration in `source` (the CUDA source it was compiled from:
+  // `__global__ void square(const float* matrix, float* result, int n)`), comments skipped: the
+  // parameters' names into Parameter::source_name and, for an `extern "C"` kernel (whose PTX name
+  // says no types), their C++ types, pointer-ness and element types, through the source's
+  // `typedef`s and `using` aliases; a name it cannot resolve (a macro) leaves that parameter
+  // unchecked, with a note. The declaration must be a __global__ function of the kernel's plain
+  // name with as many parameters as the PTX has; false (nothing set) when there is none or
+  // several that disagree.
+  bool read_declaration(std::string_view source);
 
   // Throws ArgumentError when `given` is not the number of parameters.
   void check_count(std::size_t given) const;
@@ -91,6 +118,20 @@ public:
   void pack_boolean(std::size_t index, bool value, void* slot) const;
   // A device address (a tensor's data pointer; 0 for None): pointer parameters.
   void pack_pointer(std::size_t index, std::uint64_t address, void* slot) const;
+  // Whether a device array of element type `given` fits parameter `index` at once (the same
+  // type, or a parameter that checks none); when not, check_element decides.
+  bool fits(std::size_t index, ElementType given) const noexcept {
+    const ElementType e = m_parameters[index].element;
+    return e == given || e == ElementType::unchecked || e == ElementType::any;
+  }
+  // A device array for pointer parameter `index`: its element type `given` (`shown`: the array's
+  // own spelling, "torch.float64") and its last dimension, which lets a float32 array whose last
+  // dimension is 2 stand for float2 (complex dtypes fit too). Throws ArgumentError naming the
+  // parameter, the kernel's type and the array's, and the ways out.
+  void check_element(std::size_t index, ElementType given, std::int64_t last_dimension, std::string_view shown) const;
+  // A non-contiguous device array for parameter `index`: throws ArgumentError naming the
+  // parameter, the shape and strides (`layout`: "shape (4, 3), strides (1, 4)") and the ways out.
+  [[noreturn]] void refuse_layout(std::size_t index, std::string_view what, std::string_view layout) const;
   // Raw bytes of exactly the parameter's size (a struct): bytes parameters, or any parameter
   // when the size matches.
   void pack_bytes(std::size_t index, const void* data, std::size_t size, void* slot) const;

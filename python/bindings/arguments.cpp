@@ -31,6 +31,9 @@ struct Names {
   PyObject* ptr = PyUnicode_InternFromString("ptr");
   PyObject* handle = PyUnicode_InternFromString("handle");
   PyObject* cuda_stream_protocol = PyUnicode_InternFromString("__cuda_stream__");
+  PyObject* dtype = PyUnicode_InternFromString("dtype");
+  PyObject* shape = PyUnicode_InternFromString("shape");
+  PyObject* stride = PyUnicode_InternFromString("stride");
 };
 const Names& names() {
   static const Names* n = new Names();  // lives as long as the interpreter's interned strings
@@ -46,6 +49,19 @@ struct Torch {
   // A subclass (a Parameter, a tensor subclass that overrides them) goes through its attributes.
   PyObject* data_ptr = nullptr;
   PyObject* get_device = nullptr;
+  PyObject* is_contiguous = nullptr;
+  PyObject* dtype = nullptr;  // the getset descriptor of Tensor.dtype
+  // torch's dtype objects (torch.float32, ...) and the element types they are, compared by identity.
+  static constexpr int k_dtypes = 16;
+  PyObject* dtypes[k_dtypes] = {};
+  ElementType elements[k_dtypes] = {};
+  int dtype_count = 0;
+  ElementType element_of(PyObject* dtype) const {
+    for (int k = 0; k < dtype_count; ++k) {
+      if (dtypes[k] == dtype) return elements[k];
+    }
+    return ElementType::unchecked;  // a dtype kjit has no element type for (float8, quantized)
+  }
 };
 // torch's pieces, once torch is in sys.modules (nullptr before).
 const Torch* torch() {
@@ -63,6 +79,21 @@ const Torch* torch() {
   if (py::hasattr(m, "cuda")) t.is_initialized = py::object(m.attr("cuda").attr("is_initialized")).release().ptr();
   t.data_ptr = _PyType_Lookup(t.tensor, names().data_ptr);  // borrowed from the type, which lives on
   t.get_device = _PyType_Lookup(t.tensor, names().get_device);
+  t.is_contiguous = _PyType_Lookup(t.tensor, names().is_contiguous);
+  t.dtype = _PyType_Lookup(t.tensor, names().dtype);
+  if (t.dtype != nullptr && Py_TYPE(t.dtype)->tp_descr_get == nullptr) t.dtype = nullptr;
+  static constexpr std::pair<const char*, ElementType> k_torch[] = {
+      {"float32", ElementType::float32}, {"float16", ElementType::float16}, {"bfloat16", ElementType::bfloat16},
+      {"float64", ElementType::float64}, {"int32", ElementType::int32}, {"int64", ElementType::int64},
+      {"int8", ElementType::int8}, {"uint8", ElementType::uint8}, {"bool", ElementType::boolean},
+      {"int16", ElementType::int16}, {"uint16", ElementType::uint16}, {"uint32", ElementType::uint32},
+      {"uint64", ElementType::uint64}, {"complex32", ElementType::float16x2},
+      {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
+  for (const auto& [name, element] : k_torch) {
+    if (!py::hasattr(m, name) || t.dtype_count == Torch::k_dtypes) continue;
+    t.dtypes[t.dtype_count] = py::object(m.attr(name)).release().ptr();
+    t.elements[t.dtype_count++] = element;
+  }
   found = true;
   return &t;
 }
@@ -109,21 +140,139 @@ long long call_descriptor(PyObject* descriptor, PyObject* a) {
   return owned_long(PyObject_Vectorcall(descriptor, &a, 1, nullptr));
 }
 
-bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+// "(4, 3)" of a sequence of ints (a shape, strides).
+std::string shown_tuple(const py::handle& sequence) {
+  std::string out = "(";
+  for (const auto& v : sequence) out += (out.size() > 1 ? ", " : "") + py::str(v).cast<std::string>();
+  return out + (out.size() > 1 && py::len(sequence) == 1 ? ",)" : ")");
+}
+
+// A tensor's element type, checked against parameter i (the fast case: one compare).
+void check_torch_element(const KernelSignature& s, std::size_t i, PyObject* a, const Torch& t, bool exact) {
+  PyObject* dtype = exact && t.dtype != nullptr ? Py_TYPE(t.dtype)->tp_descr_get(t.dtype, a, reinterpret_cast<PyObject*>(t.tensor))
+                                                : PyObject_GetAttr(a, names().dtype);
+  if (dtype == nullptr) throw py::error_already_set();
+  const ElementType element = t.element_of(dtype);
+  Py_DECREF(dtype);  // torch's dtype objects live as long as torch
+  if (s.fits(i, element)) return;
+  py::object o = py::reinterpret_borrow<py::object>(a);
+  py::tuple shape = o.attr(names().shape);
+  const std::int64_t last = shape.empty() ? 0 : shape[shape.size() - 1].cast<std::int64_t>();
+  s.check_element(i, element, last, py::str(o.attr(names().dtype)).cast<std::string>() + " tensor");
+}
+
+bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks, void* slot) {
   const Torch* t = torch();
   if (t == nullptr || !PyObject_TypeCheck(a, t->tensor)) return false;
   const Names& n = names();
-  const bool exact = Py_TYPE(a) == t->tensor && t->data_ptr != nullptr && t->get_device != nullptr;
+  const bool exact = Py_TYPE(a) == t->tensor && t->data_ptr != nullptr && t->get_device != nullptr &&
+                     t->is_contiguous != nullptr;
   const long long device = exact ? call_descriptor(t->get_device, a) : call_long(a, n.get_device);
   place(s, i, where, static_cast<int>(device), "a torch.Tensor");
-  if (strict && !call_long(a, n.is_contiguous)) s.refuse(i, "a non-contiguous torch.Tensor", "strict=True");
+  if (checks.element) check_torch_element(s, i, a, *t, exact);
+  if (checks.layout && !(exact ? call_descriptor(t->is_contiguous, a) : call_long(a, n.is_contiguous))) {
+    py::object o = py::reinterpret_borrow<py::object>(a);
+    s.refuse_layout(i, "torch.Tensor", "shape " + shown_tuple(o.attr(n.shape)) + ", strides " +
+                                           shown_tuple(o.attr(n.stride)()));
+  }
   const long long pointer = exact ? call_descriptor(t->data_ptr, a) : call_long(a, n.data_ptr);
   s.pack_pointer(i, static_cast<std::uint64_t>(pointer), slot);
   where.torch = true;
   return true;
 }
 
-bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict,
+// __cuda_array_interface__'s typestr ("<f4", "|u1", "<c8") as an element type; unchecked for
+// one kjit has none for.
+ElementType element_of_typestr(std::string_view t) {
+  if (t.size() < 3) return ElementType::unchecked;
+  const char kind = t[1];
+  const std::string_view bytes = t.substr(2);
+  auto is = [&](std::string_view b) { return bytes == b; };
+  switch (kind) {
+    case 'f': return is("2") ? ElementType::float16 : is("4") ? ElementType::float32 : is("8") ? ElementType::float64
+                                                                                              : ElementType::unchecked;
+    case 'i': return is("1") ? ElementType::int8 : is("2") ? ElementType::int16 : is("4") ? ElementType::int32
+                   : is("8") ? ElementType::int64 : ElementType::unchecked;
+    case 'u': return is("1") ? ElementType::uint8 : is("2") ? ElementType::uint16 : is("4") ? ElementType::uint32
+                   : is("8") ? ElementType::uint64 : ElementType::unchecked;
+    case 'b': return is("1") ? ElementType::boolean : ElementType::unchecked;
+    case 'c': return is("4") ? ElementType::float16x2 : is("8") ? ElementType::float32x2
+                   : is("16") ? ElementType::float64x2 : ElementType::unchecked;
+    default: return ElementType::unchecked;
+  }
+}
+
+// DLPack's dtype as an element type (one lane only); unchecked for one kjit has none for.
+ElementType element_of_dlpack(const DLDataType& d) {
+  if (d.lanes != 1) return ElementType::unchecked;
+  switch (d.code) {
+    case kDLFloat: return d.bits == 16 ? ElementType::float16 : d.bits == 32 ? ElementType::float32
+                        : d.bits == 64 ? ElementType::float64 : ElementType::unchecked;
+    case kDLBfloat: return d.bits == 16 ? ElementType::bfloat16 : ElementType::unchecked;
+    case kDLInt: return d.bits == 8 ? ElementType::int8 : d.bits == 16 ? ElementType::int16
+                      : d.bits == 32 ? ElementType::int32 : d.bits == 64 ? ElementType::int64 : ElementType::unchecked;
+    case kDLUInt: return d.bits == 8 ? ElementType::uint8 : d.bits == 16 ? ElementType::uint16
+                       : d.bits == 32 ? ElementType::uint32 : d.bits == 64 ? ElementType::uint64 : ElementType::unchecked;
+    case 6 /* kDLBool, newer than some dlpack.h */: return d.bits == 8 ? ElementType::boolean : ElementType::unchecked;
+    case kDLComplex: return d.bits == 32 ? ElementType::float16x2 : d.bits == 64 ? ElementType::float32x2
+                         : d.bits == 128 ? ElementType::float64x2 : ElementType::unchecked;
+    default: return ElementType::unchecked;
+  }
+}
+
+// Whether dense row-major strides (in elements or bytes, `unit` each) match `strides`; a
+// dimension of extent 1 may have any stride.
+template <class Strides>
+bool dense(std::size_t ndim, const std::int64_t* shape, const Strides& strides, std::int64_t unit) {
+  std::int64_t expected = unit;
+  for (std::size_t k = ndim; k-- > 0;) {
+    if (shape[k] != 1 && static_cast<std::int64_t>(strides[k]) != expected) return false;
+    expected *= shape[k];
+  }
+  return true;
+}
+
+// An array interface's typestr and strides, checked against parameter i.
+void check_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, const py::dict& cai, Checks checks) {
+  PyObject* typestr = PyDict_GetItemString(cai.ptr(), "typestr");  // borrowed
+  PyObject* shape = PyDict_GetItemString(cai.ptr(), "shape");
+  if (typestr == nullptr || !PyUnicode_Check(typestr) || shape == nullptr || !PyTuple_Check(shape)) {
+    s.refuse(i, type_name(a) + " whose __cuda_array_interface__ has no typestr or shape",
+             "the interface's \"typestr\" is a str (\"<f4\") and its \"shape\" a tuple of ints");
+  }
+  std::vector<std::int64_t> extents;  // only on the first launch of an array kind: the interface is a new dict anyway
+  try {
+    for (const auto& e : py::reinterpret_borrow<py::tuple>(shape)) extents.push_back(e.cast<std::int64_t>());
+  } catch (const py::cast_error&) {
+    s.refuse(i, type_name(a) + " whose __cuda_array_interface__ shape is " + py::repr(shape).cast<std::string>(),
+             "the interface's \"shape\" is a tuple of ints");
+  }
+  const std::string code = py::reinterpret_borrow<py::str>(typestr).cast<std::string>();
+  if (checks.element) {
+    const ElementType element = element_of_typestr(code);
+    if (!s.fits(i, element)) {
+      s.check_element(i, element, extents.empty() ? 0 : extents.back(),
+                      type_name(a) + " typestr '" + code + "'");
+    }
+  }
+  PyObject* strides = PyDict_GetItemString(cai.ptr(), "strides");
+  if (checks.layout && strides != nullptr && strides != Py_None) {
+    std::vector<std::int64_t> steps;
+    try {
+      for (const auto& e : py::reinterpret_borrow<py::sequence>(strides)) steps.push_back(e.cast<std::int64_t>());
+    } catch (const py::cast_error&) {
+      s.refuse(i, type_name(a) + " whose __cuda_array_interface__ strides are " + py::repr(strides).cast<std::string>(),
+               "the interface's \"strides\" is None or a tuple of ints");
+    }
+    const std::int64_t item = code.size() > 2 ? std::strtoll(code.c_str() + 2, nullptr, 10) : 1;
+    if (steps.size() != extents.size() || !dense(extents.size(), extents.data(), steps, item)) {
+      s.refuse_layout(i, type_name(a), "shape " + py::repr(shape).cast<std::string>() + ", strides (bytes) " +
+                                           py::repr(strides).cast<std::string>());
+    }
+  }
+}
+
+bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks,
                           void* slot) {
   const Names& n = names();
   if (!PyObject_HasAttr(a, n.cai)) return false;
@@ -152,9 +301,7 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
     }
     where.producer_stream[where.producer_count++] = py::handle(stream).cast<std::uintptr_t>();
   }
-  if (strict && cai.contains("strides") && !cai["strides"].is_none()) {
-    s.refuse(i, "a strided array (__cuda_array_interface__ strides)", "strict=True");
-  }
+  if (checks.element || checks.layout) check_array_interface(s, i, a, cai, checks);
   std::string module = py::str(o.get_type().attr("__module__"));
   if (module.rfind("cupy", 0) == 0) {
     place(s, i, where, o.attr(n.device).attr(n.id).cast<int>(), "a cupy array");
@@ -167,7 +314,7 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
   return true;
 }
 
-bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks, void* slot) {
   const Names& n = names();
   if (!PyObject_HasAttr(a, n.dlpack) || !PyObject_HasAttr(a, n.dlpack_device)) return false;
   py::object o = py::reinterpret_borrow<py::object>(a);
@@ -180,17 +327,22 @@ bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement
     s.refuse(i, "a " + std::to_string(Placement::k_streamed + 1) + "th DLPack argument",
              "a launch takes at most " + std::to_string(Placement::k_streamed));
   }
+  where.dlpack_checks[where.dlpack_count] = checks;
   where.dlpack_index[where.dlpack_count++] = static_cast<std::uint32_t>(i);
-  (void)strict;
   (void)slot;
   return true;
+}
+
+std::string fmt_dlpack(const std::string& type, const DLDataType& d) {
+  return type + " DLPack dtype (code " + std::to_string(d.code) + ", " + std::to_string(d.bits) + " bits, " +
+         std::to_string(d.lanes) + " lane" + (d.lanes == 1 ? "" : "s") + ")";
 }
 
 // DLPack's stream argument for a launch on `stream`: 1 for the legacy default stream (the NULL
 // stream and CU_STREAM_LEGACY), 2 for the per-thread one, else the CUstream itself.
 std::uintptr_t dlpack_stream(std::uintptr_t stream) { return stream == 0 ? 1 : stream; }
 
-void pack_dlpack_now(const KernelSignature& s, std::size_t i, PyObject* a, std::uintptr_t stream, bool strict,
+void pack_dlpack_now(const KernelSignature& s, std::size_t i, PyObject* a, std::uintptr_t stream, Checks checks,
                      void* slot) {
   const Names& n = names();
   py::object o = py::reinterpret_borrow<py::object>(a);
@@ -205,17 +357,23 @@ void pack_dlpack_now(const KernelSignature& s, std::size_t i, PyObject* a, std::
   if (managed == nullptr) throw py::error_already_set();
   const DLTensor& t = managed->dl_tensor;
   std::uint64_t address = reinterpret_cast<std::uintptr_t>(t.data) + t.byte_offset;
-  bool contiguous = true;
-  if (t.strides != nullptr) {
-    std::int64_t expected = 1;
-    for (int k = t.ndim - 1; k >= 0; --k) {
-      if (t.shape[k] != 1 && t.strides[k] != expected) contiguous = false;
-      expected *= t.shape[k];
-    }
-  }
   // The capsule was not consumed: its destructor calls the producer's deleter. The memory stays
   // the producer's array's, which the caller holds for the call.
-  if (strict && !contiguous) s.refuse(i, "a non-contiguous DLPack tensor", "strict=True");
+  if (checks.element) {
+    const ElementType element = element_of_dlpack(t.dtype);
+    if (!s.fits(i, element)) {
+      s.check_element(i, element, t.ndim > 0 ? t.shape[t.ndim - 1] : 0,
+                      fmt_dlpack(type_name(a), t.dtype));
+    }
+  }
+  if (checks.layout && t.strides != nullptr && !dense(static_cast<std::size_t>(t.ndim), t.shape, t.strides, 1)) {
+    std::string shape = "(", strides = "(";
+    for (int k = 0; k < t.ndim; ++k) {
+      shape += (k ? ", " : "") + std::to_string(t.shape[k]);
+      strides += (k ? ", " : "") + std::to_string(t.strides[k]);
+    }
+    s.refuse_layout(i, type_name(a) + " (DLPack)", "shape " + shape + "), strides " + strides + ")");
+  }
   s.pack_pointer(i, address, slot);
 }
 
@@ -224,7 +382,7 @@ bool is_numpy_bool(PyObject* a) {
   return name == "numpy.bool_" || name == "numpy.bool";
 }
 
-void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, bool strict, void* slot) {
+void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks, void* slot) {
   if (PyBool_Check(a)) return s.pack_boolean(i, a == Py_True, slot);
   if (PyLong_Check(a)) {
     int overflow = 0;
@@ -242,9 +400,18 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
   }
   if (PyFloat_Check(a)) return s.pack_floating(i, PyFloat_AS_DOUBLE(a), slot);
   if (a == Py_None) return s.pack_pointer(i, 0, slot);
-  if (pack_torch(s, i, a, where, strict, slot)) return;
-  if (pack_array_interface(s, i, a, where, strict, slot)) return;
-  if (pack_dlpack(s, i, a, where, strict, slot)) return;
+  if (pack_torch(s, i, a, where, checks, slot)) return;
+  if (Py_TYPE(a) == &g_raw_type) {  // kjit.raw(x): its bytes as they are, on the launch's device
+    PyObject* inner = reinterpret_cast<RawObject*>(a)->array;
+    const Checks none{false, false};
+    if (pack_torch(s, i, inner, where, none, slot) || pack_array_interface(s, i, inner, where, none, slot) ||
+        pack_dlpack(s, i, inner, where, none, slot))
+      return;
+    s.refuse(i, "kjit.raw(" + type_name(inner) + ")", "kjit.raw wraps a device array (torch, "
+                                                      "__cuda_array_interface__, DLPack)");
+  }
+  if (pack_array_interface(s, i, a, where, checks, slot)) return;
+  if (pack_dlpack(s, i, a, where, checks, slot)) return;
   if (PyBytes_Check(a)) return s.pack_bytes(i, PyBytes_AS_STRING(a), static_cast<std::size_t>(PyBytes_GET_SIZE(a)), slot);
   if (s.parameters()[i].kind == ParameterKind::bytes && PyObject_CheckBuffer(a)) {
     Py_buffer view;
@@ -262,7 +429,7 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
   if (PyIndex_Check(a)) {  // numpy integers
     py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(a));
     if (!as_int) throw py::error_already_set();
-    return pack_one(s, i, as_int.ptr(), where, strict, slot);
+    return pack_one(s, i, as_int.ptr(), where, checks, slot);
   }
   if (Py_TYPE(a)->tp_as_number != nullptr && Py_TYPE(a)->tp_as_number->nb_float != nullptr) {  // numpy floats
     double v = PyFloat_AsDouble(a);
@@ -284,22 +451,24 @@ std::uintptr_t as_handle(PyObject* o) {
 }  // namespace
 
 Placement pack_arguments(const KernelSignature& s, PyObject* const* args, std::size_t count, unsigned char* buffer,
-                         void** pointers, bool strict) {
+                         void** pointers, bool strided) {
+  const Checks checks{true, !strided};
   s.check_count(count);
   Placement where;
   for (std::size_t i = 0; i < count; ++i) {
     void* slot = buffer + s.offset(i);
-    pack_one(s, i, args[i], where, strict, slot);
+    pack_one(s, i, args[i], where, checks, slot);
     pointers[i] = slot;
   }
   return where;
 }
 
 void finish_arguments(const KernelSignature& s, PyObject* const* args, Placement& where, std::uintptr_t stream,
-                      unsigned char* buffer, bool strict) {
+                      unsigned char* buffer) {
   for (int k = 0; k < where.dlpack_count; ++k) {
     const std::size_t i = where.dlpack_index[k];
-    pack_dlpack_now(s, i, args[i], stream, strict, buffer + s.offset(i));
+    PyObject* a = Py_TYPE(args[i]) == &g_raw_type ? reinterpret_cast<RawObject*>(args[i])->array : args[i];
+    pack_dlpack_now(s, i, a, stream, where.dlpack_checks[k], buffer + s.offset(i));
   }
   for (int k = 0; k < where.producer_count; ++k) {
     // 1 names the legacy default stream, which a launch on the NULL stream is on too.
@@ -365,6 +534,47 @@ std::uintptr_t ambient_stream() {
     return py::reinterpret_borrow<py::object>(fn)().attr(names().ptr).cast<std::uintptr_t>();
   }
   return 0x1;  // CU_STREAM_LEGACY: the default stream as the driver names it
+}
+
+PyTypeObject g_raw_type{PyVarObject_HEAD_INIT(nullptr, 0)};
+
+namespace {
+
+PyObject* raw_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* array = nullptr;
+  static const char* keywords[] = {"array", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:kjit.raw", const_cast<char**>(keywords), &array)) return nullptr;
+  auto* r = reinterpret_cast<RawObject*>(type->tp_alloc(type, 0));
+  if (r == nullptr) return nullptr;
+  Py_INCREF(array);
+  r->array = array;
+  return reinterpret_cast<PyObject*>(r);
+}
+
+void raw_dealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<RawObject*>(self)->array);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* raw_repr(PyObject* self) {
+  return PyUnicode_FromFormat("kjit.raw(%R)", reinterpret_cast<RawObject*>(self)->array);
+}
+
+}  // namespace
+
+void register_raw(py::module_& m) {
+  PyTypeObject& t = g_raw_type;
+  t.tp_name = "kjit.raw";
+  t.tp_doc = "kjit.raw(x): device array x passed to a pointer parameter as its bytes are, whatever its element "
+             "type and layout (its device is still checked).";
+  t.tp_basicsize = sizeof(RawObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_new = raw_new;
+  t.tp_dealloc = raw_dealloc;
+  t.tp_repr = raw_repr;
+  if (PyType_Ready(&t) != 0) throw py::error_already_set();
+  Py_INCREF(&t);
+  m.add_object("raw", py::handle(reinterpret_cast<PyObject*>(&t)));
 }
 
 }  // namespace kjit::python

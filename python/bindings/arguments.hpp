@@ -16,6 +16,23 @@ namespace kjit::python {
 
 namespace py = pybind11;
 
+// What a device array argument is checked for beyond its device: its element type against the
+// parameter's (ElementType), and a dense layout. kjit.raw(x) turns both off for x; strided=True
+// on a launch turns the layout check off for every array.
+struct Checks {
+  bool element = true;
+  bool layout = true;
+};
+
+// kjit.raw(x): a device array passed as its bytes are (the deliberate reinterpretation of a
+// uint8 buffer as float*); its device is still checked.
+struct RawObject {
+  PyObject_HEAD
+  PyObject* array;
+};
+extern PyTypeObject g_raw_type;
+void register_raw(py::module_& m);
+
 // What the arguments of one launch said about where it runs.
 struct Placement {
   int device = -1;         // the tensors' CUDA device; -1: no tensor
@@ -28,19 +45,21 @@ struct Placement {
   static constexpr int k_streamed = 16;
   int dlpack_count = 0;
   std::uint32_t dlpack_index[k_streamed];
+  Checks dlpack_checks[k_streamed];
   int producer_count = 0;
   std::uintptr_t producer_stream[k_streamed];
 };
 
 // Packs `count` arguments into `buffer` (signature.buffer_bytes() bytes) and `pointers` (one per
 // parameter), all but the DLPack ones (finish_arguments). Throws kjit::ArgumentError (a Python
-// TypeError) for an argument that does not fit.
+// TypeError) for an argument that does not fit: a scalar out of range, a device array on another
+// device, of another element type or (unless `strided`) not dense.
 Placement pack_arguments(const KernelSignature& signature, PyObject* const* args, std::size_t count,
-                         unsigned char* buffer, void** pointers, bool strict);
+                         unsigned char* buffer, void** pointers, bool strided);
 // Once the launch's stream is chosen: packs the DLPack arguments (their producers make the data
 // ready for `stream`) and makes `stream` wait for each __cuda_array_interface__ producer's stream.
 void finish_arguments(const KernelSignature& signature, PyObject* const* args, Placement& placement,
-                      std::uintptr_t stream, unsigned char* buffer, bool strict);
+                      std::uintptr_t stream, unsigned char* buffer);
 
 // A stream given as stream= (None, an int handle, a kjit.Stream, a torch.cuda.Stream, a
 // cupy.cuda.Stream): the raw handle; nullopt for None.

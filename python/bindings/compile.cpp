@@ -22,7 +22,8 @@ py::list parameters_list(const KernelSignature& s) {
   for (const auto& p : s.parameters()) {
     out.append(py::dict("index"_a = p.index, "name"_a = p.name, "type"_a = p.type, "ptx_type"_a = p.ptx_type,
                         "kind"_a = std::string(to_string(p.kind)), "size"_a = p.size, "align"_a = p.align,
-                        "read_only"_a = p.read_only, "source_name"_a = p.source_name));
+                        "read_only"_a = p.read_only, "source_name"_a = p.source_name,
+                        "element"_a = std::string(to_string(p.element)), "element_note"_a = p.element_note));
   }
   return out;
 }
@@ -112,11 +113,17 @@ void bind_compile(py::module_& m) {
              PyObject* const* items = args.size() ? &PyTuple_GET_ITEM(args.ptr(), 0) : nullptr;
              Placement where = pack_arguments(s, items, args.size(), buffer.data(), pointers.data(), false);
              where.producer_count = 0;  // no launch: nothing waits
-             finish_arguments(s, items, where, 0, buffer.data(), false);
+             finish_arguments(s, items, where, 0, buffer.data());
              return py::bytes(reinterpret_cast<const char*>(buffer.data()), s.buffer_bytes());
            }, "Checks and packs arguments as a launch would; returns the parameter buffer's bytes.")
-      .def("name_parameters", &KernelSignature::name_parameters, "source"_a,
-           "Reads the parameters' names from the kernel's declaration in its source; False when not found.")
+      .def("read_declaration", &KernelSignature::read_declaration, "source"_a,
+           "Reads the parameters' names (and an extern \"C\" kernel's types) from the kernel's declaration in its "
+           "source; False when not found.")
+      .def("refuse", [](const KernelSignature& s, std::size_t index, std::string_view given, std::string_view why) {
+             if (index >= s.size()) throw py::index_error("parameter " + std::to_string(index) + " of " + s.to_string());
+             s.refuse(index, given, why);
+           }, "index"_a, "given"_a, "why"_a = "",
+           "Raises the ArgumentError a launch raises for argument `index`: `given` says what it was.")
       .def("__str__", &KernelSignature::to_string)
       .def("__repr__", [](const KernelSignature& s) { return "<kjit.KernelSignature " + s.to_string() + ">"; });
 }

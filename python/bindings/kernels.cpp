@@ -61,11 +61,12 @@ void bind_kernels(py::module_& m) {
 
   py::class_<PyKernel, std::shared_ptr<PyKernel>> kernel_type(m, "Kernel",
                                                                "One kernel of a loaded module, its parameters read from its PTX.");
+  register_raw(m);
   register_launcher(m, kernel_type);  // k[grid, block] or k[grid, block, shared_mem] or k[grid, block, shared_mem, stream]
   kernel_type
       .def("launch", [](const std::shared_ptr<PyKernel>& k, const py::handle& grid, const py::handle& block,
                         const py::tuple& args, std::size_t shared_mem, const py::handle& stream,
-                        const py::handle& cluster, bool cooperative, bool strict) {
+                        const py::handle& cluster, bool cooperative, bool strided) {
              LaunchConfig config;
              config.grid = to_dim3(grid, "grid");
              config.block = to_dim3(block, "block");
@@ -73,9 +74,22 @@ void bind_kernels(py::module_& m) {
              config.cluster = cluster.is_none() ? Dim3(0, 0, 0) : to_dim3(cluster, "cluster");
              config.cooperative = cooperative;
              const auto n = static_cast<std::size_t>(PyTuple_GET_SIZE(args.ptr()));
-             launch(*k, config, stream_handle(stream), strict, n ? &PyTuple_GET_ITEM(args.ptr(), 0) : nullptr, n);
+             launch(*k, config, stream_handle(stream), strided, n ? &PyTuple_GET_ITEM(args.ptr(), 0) : nullptr, n);
            }, "grid"_a, "block"_a, "args"_a = py::tuple(), "shared_mem"_a = 0, "stream"_a = py::none(),
-           "cluster"_a = py::none(), "cooperative"_a = false, "strict"_a = false)
+           "cluster"_a = py::none(), "cooperative"_a = false, "strided"_a = false,
+           "Launches with the arguments in args. strided=True: the kernel takes non-contiguous arrays (it is given "
+           "their strides), so their layout is not checked.")
+      .def("launcher", [](const std::shared_ptr<PyKernel>& k, const py::handle& grid, const py::handle& block,
+                          std::size_t shared_mem, const py::handle& stream, bool strided) {
+             LaunchConfig config;
+             config.grid = to_dim3(grid, "grid");
+             config.block = to_dim3(block, "block");
+             config.shared_mem = shared_mem;
+             PyObject* l = make_launcher(k, config, stream_handle(stream), strided);
+             if (l == nullptr) throw py::error_already_set();
+             return py::reinterpret_steal<py::object>(l);
+           }, "grid"_a, "block"_a, "shared_mem"_a = 0, "stream"_a = py::none(), "strided"_a = false,
+           "k[grid, block, shared_mem, stream] with strided=: a kjit.Launcher to call with the arguments.")
       .def_property_readonly("name", [](const PyKernel& k) { return k.handle.name(); })
       .def_property_readonly("_identity", [](const PyKernel& k) { return reinterpret_cast<std::uintptr_t>(k.signature); },
                              "The same for every handle to one kernel of one loaded module (its state's).")

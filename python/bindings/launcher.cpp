@@ -24,6 +24,7 @@ struct LauncherObject {
   std::shared_ptr<const PyKernel> kernel;
   LaunchConfig config;
   std::optional<std::uintptr_t> stream;  // k[grid, block, shared_mem, stream]
+  bool strided;                          // k.launcher(..., strided=True)
 };
 
 PyTypeObject g_launcher_type{PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -41,7 +42,7 @@ PyObject* launcher_call(PyObject* self, PyObject* const* args, std::size_t nargs
     return nullptr;
   }
   try {
-    launch(*l->kernel, l->config, l->stream, false, args, static_cast<std::size_t>(PyVectorcall_NARGS(nargsf)));
+    launch(*l->kernel, l->config, l->stream, l->strided, args, static_cast<std::size_t>(PyVectorcall_NARGS(nargsf)));
   } catch (...) {
     set_python_error(std::current_exception());
     return nullptr;
@@ -80,13 +81,9 @@ PyObject* kernel_subscript(PyObject* self, PyObject* key) noexcept {
     if (n > 2) config.shared_mem = py::handle(PyTuple_GET_ITEM(key, 2)).cast<std::size_t>();
     std::optional<std::uintptr_t> stream;
     if (n > 3) stream = stream_handle(PyTuple_GET_ITEM(key, 3));
-    auto* l = PyObject_New(LauncherObject, &g_launcher_type);
+    PyObject* l = make_launcher(std::move(kernel), config, stream, false);
     if (l == nullptr) return nullptr;
-    l->vectorcall = launcher_call;
-    new (&l->kernel) std::shared_ptr<const PyKernel>(std::move(kernel));
-    new (&l->config) LaunchConfig(config);
-    new (&l->stream) std::optional<std::uintptr_t>(stream);
-    return reinterpret_cast<PyObject*>(l);
+    return l;
   } catch (...) {
     set_python_error(std::current_exception());
     return nullptr;
@@ -94,6 +91,18 @@ PyObject* kernel_subscript(PyObject* self, PyObject* key) noexcept {
 }
 
 }  // namespace
+
+PyObject* make_launcher(std::shared_ptr<const PyKernel> kernel, const LaunchConfig& config,
+                        std::optional<std::uintptr_t> stream, bool strided) {
+  auto* l = PyObject_New(LauncherObject, &g_launcher_type);
+  if (l == nullptr) return nullptr;
+  l->vectorcall = launcher_call;
+  new (&l->kernel) std::shared_ptr<const PyKernel>(std::move(kernel));
+  new (&l->config) LaunchConfig(config);
+  new (&l->stream) std::optional<std::uintptr_t>(stream);
+  l->strided = strided;
+  return reinterpret_cast<PyObject*>(l);
+}
 
 Dim3 to_dim3(const py::handle& h, const char* what) {
   PyObject* o = h.ptr();
@@ -124,7 +133,7 @@ Dim3 to_dim3(const py::handle& h, const char* what) {
                    py::repr(h).cast<std::string>());
 }
 
-void launch(const PyKernel& k, LaunchConfig config, std::optional<std::uintptr_t> stream, bool strict,
+void launch(const PyKernel& k, LaunchConfig config, std::optional<std::uintptr_t> stream, bool strided,
             PyObject* const* args, std::size_t count) {
   constexpr std::size_t k_inline = 1024;
   alignas(16) unsigned char inline_buffer[k_inline];
@@ -139,9 +148,9 @@ void launch(const PyKernel& k, LaunchConfig config, std::optional<std::uintptr_t
     buffer = heap_buffer.get();
     pointers = heap_pointers.get();
   }
-  Placement where = pack_arguments(*k.signature, args, count, buffer, pointers, strict);
+  Placement where = pack_arguments(*k.signature, args, count, buffer, pointers, strided);
   const std::uintptr_t on = stream ? *stream : default_stream(where);
-  if (where.dlpack_count != 0 || where.producer_count != 0) finish_arguments(*k.signature, args, where, on, buffer, strict);
+  if (where.dlpack_count != 0 || where.producer_count != 0) finish_arguments(*k.signature, args, where, on, buffer);
   config.stream = StreamRef(reinterpret_cast<CUstream_st*>(on));
   config.device = where.device;  // libkjit runs the launch there and restores the caller's context
   // The GIL is released for the driver: an enqueue blocks when the launch queue is full or a

@@ -33,9 +33,15 @@ Dim3 to_dim3(const pybind11::handle& h, const char* what);
 
 // Launches `kernel` with `count` Python arguments: on `stream` when given, else on the current
 // stream of the tensors' framework there (torch's, CuPy's), else the default stream; on the
-// tensors' device. Throws ArgumentError for an argument that does not fit, CudaError.
-void launch(const PyKernel& kernel, LaunchConfig config, std::optional<std::uintptr_t> stream, bool strict,
+// tensors' device. `strided`: the kernel takes non-dense arrays (their strides passed apart).
+// Throws ArgumentError for an argument that does not fit, CudaError.
+void launch(const PyKernel& kernel, LaunchConfig config, std::optional<std::uintptr_t> stream, bool strided,
             PyObject* const* args, std::size_t count);
+
+// A kjit.Launcher (a new reference, nullptr with a Python error set): k[grid, block] and
+// k.launcher(grid, block, ..., strided=).
+PyObject* make_launcher(std::shared_ptr<const PyKernel> kernel, const LaunchConfig& config,
+                        std::optional<std::uintptr_t> stream, bool strided);
 
 // Adds kjit.Launcher to `m` and makes `kernel_type`'s subscript (k[grid, block, shared_mem,
 // stream]) return one.

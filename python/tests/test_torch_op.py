@@ -32,7 +32,7 @@ def result(tmp_path_factory):
 def sig(result, name, named=True):
     s = result.signature(name)
     if named:
-        assert s.name_parameters(SOURCE)
+        assert s.read_declaration(SOURCE)
     return s
 
 
@@ -76,11 +76,33 @@ def test_mutated_input(result):
     assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
 
 
-def test_extern_c_pointers_are_tensors_named_by_index(result):
-    s = sig(result, "plain")
-    assert all(p["kind"] == "pointer or 64-bit integer" for p in s.parameters[:2])
+def test_extern_c_pointers_are_typed_by_the_declaration(result):
+    bare = sig(result, "plain", named=False)  # the PTX alone: a pointer or a 64-bit integer, either way
+    assert all(p["kind"] == "pointer or 64-bit integer" for p in bare.parameters[:2])
+    assert all(p["element"] == "unchecked" for p in bare.parameters)
+    s = sig(result, "plain")  # the declaration says float*, const float*, unsigned
+    assert [p["kind"] for p in s.parameters] == ["pointer", "pointer", "unsigned integer"]
+    assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
+    assert [p["read_only"] for p in s.parameters] == [False, True, False]
     assert kt.schema(s, "t::plain", outputs={0: empty_like}) == "plain(Tensor in_, SymInt n) -> Tensor"
+    assert kt.schema(s, "t::plain", outputs={"out": empty_like}) == "plain(Tensor in_, SymInt n) -> Tensor"
     assert kt.schema(s, "t::plain", mutates=[0]) == "plain(Tensor(a!) out, Tensor in_, SymInt n) -> ()"
+    with pytest.raises(kjit.UsageError, match="out.*written by the kernel"):
+        kt.schema(s, "t::plain")
+
+
+def test_schema_without_a_qualified_name(result):  # as docs/python.md shows it
+    s = sig(result, "square_matrix_kernel")
+    assert kt.schema(s, outputs={"result": empty_like}) == "square_matrix_kernel(Tensor matrix, SymInt width, " \
+        "SymInt height) -> Tensor"
+
+
+def test_signature_names_the_unchecked(result):
+    s = kjit.compile(kjit.Program("m.cu", "#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}"),
+                     arch="sm_90").signature("f")
+    assert s.read_declaration("#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}")
+    assert s.parameters[0]["element"] == "unchecked"
+    assert "REAL: a macro or a type kjit cannot resolve: unchecked" in str(s)
 
 
 def test_comments_and_default_arguments_in_the_declaration(result):
@@ -90,9 +112,9 @@ def test_comments_and_default_arguments_in_the_declaration(result):
 
 def test_name_parameters_needs_the_declaration(result):
     s = result.signature("square_matrix_kernel")
-    assert not s.name_parameters("__global__ void other(int a) {}")
-    assert not s.name_parameters("void square_matrix_kernel(const float* m, float* r, int w, int h);")  # not __global__
-    assert not s.name_parameters("__global__ void square_matrix_kernel(int only) {}")  # other arity
+    assert not s.read_declaration("__global__ void other(int a) {}")
+    assert not s.read_declaration("void square_matrix_kernel(const float* m, float* r, int w, int h);")  # not __global__
+    assert not s.read_declaration("__global__ void square_matrix_kernel(int only) {}")  # other arity
     assert all(p["source_name"] == "" for p in s.parameters)
 
 

@@ -66,21 +66,21 @@ TEST_SUITE("KernelSignature") {
     CHECK(s.parameters()[0].read_only);  // const float* in
     for (std::size_t i = 1; i < s.size(); ++i) CHECK_FALSE(s.parameters()[i].read_only);
     CHECK(s.parameters()[0].source_name.empty());
-    REQUIRE(s.name_parameters(k_source));
+    REQUIRE(s.read_declaration(k_source));
     std::vector<std::string> names;
     for (const auto& q : s.parameters()) names.push_back(q.source_name);
     CHECK(names == std::vector<std::string>{"in", "u16", "i64", "f64", "p", "flag"});
     auto scale = kjit::KernelSignature::of(r, "scale<double>");  // a template: its plain name
-    REQUIRE(scale.name_parameters(k_source));
+    REQUIRE(scale.read_declaration(k_source));
     CHECK(scale.parameters()[0].source_name == "x");
     CHECK_FALSE(scale.parameters()[0].read_only);
     auto plain = kjit::KernelSignature::of(r, "plain");  // extern "C": no const in the PTX
     CHECK_FALSE(plain.parameters()[0].read_only);
     // Another arity, another name, no __global__, a comment: nothing named.
     auto other = kjit::KernelSignature::of(r, "mixed");
-    CHECK_FALSE(other.name_parameters("__global__ void mixed(int only) {}"));
-    CHECK_FALSE(other.name_parameters("void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f);"));
-    CHECK_FALSE(other.name_parameters("// __global__ void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f) {}"));
+    CHECK_FALSE(other.read_declaration("__global__ void mixed(int only) {}"));
+    CHECK_FALSE(other.read_declaration("void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f);"));
+    CHECK_FALSE(other.read_declaration("// __global__ void mixed(const float* a, unsigned short b, long long c, double d, Pair e, bool f) {}"));
     CHECK(other.parameters()[0].source_name.empty());
   }
 
@@ -132,5 +132,133 @@ TEST_SUITE("KernelSignature") {
     CHECK_THROWS_WITH_AS(kjit::KernelSignature::of(r, "twice"), doctest::Contains("overloaded"), kjit::UsageError);
     CHECK_THROWS_WITH_AS(kjit::KernelSignature::of(r, "missing"), doctest::Contains("no such kernel"),
                          kjit::UsageError);
+  }
+
+  TEST_CASE("element_type_of reads the type table's spellings, qualifiers and aliases included") {
+    using E = kjit::ElementType;
+    const std::pair<const char*, E> rows[] = {
+        {"float", E::float32}, {"const float", E::float32}, {"double", E::float64}, {"__half", E::float16},
+        {"half", E::float16}, {"__nv_bfloat16", E::bfloat16}, {"nv_bfloat16", E::bfloat16}, {"int8_t", E::int8},
+        {"char", E::int8}, {"signed char", E::int8}, {"uint8_t", E::uint8}, {"unsigned char", E::uint8},
+        {"bool", E::boolean}, {"short", E::int16}, {"int16_t", E::int16}, {"unsigned short", E::uint16},
+        {"uint16_t", E::uint16}, {"int", E::int32}, {"int32_t", E::int32}, {"unsigned", E::uint32},
+        {"unsigned int", E::uint32}, {"uint32_t", E::uint32}, {"long long", E::int64}, {"int64_t", E::int64},
+        {"long", E::int64}, {"unsigned long long", E::uint64}, {"uint64_t", E::uint64}, {"size_t", E::uint64},
+        {"long unsigned int", E::uint64}, {"float2", E::float32x2}, {"double2", E::float64x2},
+        {"__half2", E::float16x2}, {"half2", E::float16x2}, {"__nv_bfloat162", E::bfloat16x2}, {"void", E::any},
+        {"volatile const std::int32_t", E::int32}};
+    for (const auto& [spelling, type] : rows) {
+      INFO(spelling);
+      REQUIRE(kjit::element_type_of(spelling).has_value());
+      CHECK(*kjit::element_type_of(spelling) == type);
+    }
+    CHECK_FALSE(kjit::element_type_of("Pair").has_value());
+    CHECK_FALSE(kjit::element_type_of("float*").has_value());
+    CHECK_FALSE(kjit::element_type_of("float4").has_value());
+    CHECK(kjit::lane_type(E::float32x2) == E::float32);
+    CHECK(kjit::lane_type(E::bfloat16x2) == E::bfloat16);
+    CHECK(kjit::lane_type(E::int32) == E::int32);
+  }
+
+  TEST_CASE("a pointer's element type from a C++ kernel's mangled name and an extern C kernel's declaration") {
+    // Every row of the table, once as a C++ kernel (the mangled name says the types) and once as
+    // an extern "C" kernel (the declaration in the source does, through its typedefs).
+    const std::string params =
+        "const float* a0, double* a1, __half* a2, __nv_bfloat16* a3, int8_t* a4, char* a5, signed char* a6, "
+        "uint8_t* a7, const unsigned char* __restrict__ a8, bool* a9, short* a10, unsigned short* a11, int* a12, "
+        "unsigned* a13, long long* a14, unsigned long long* a15, int64_t* a16, uint64_t* a17, float2* a18, "
+        "double2* a19, __half2* a20, __nv_bfloat162* a21, void* a22, Pair* a23, float** a24, size_t n";
+    const std::string source = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cstdint>\n"
+                               "struct Pair { float a; int b; };\n"
+                               "typedef float real_t;\ntypedef real_t* real_ptr;\nusing index_t = long long;\n"
+                               "#define REAL double\n"
+                               "__global__ void typed(" + params + ") {}\n"
+                               "extern \"C\" __global__ void plain(" + params + ") {}\n"
+                               "extern \"C\" __global__ void aliased(const real_t* x, real_ptr y, index_t* z, "
+                               "REAL* w, index_t n) {}\n";
+    using E = kjit::ElementType;
+    const std::vector<E> expected = {E::float32, E::float64, E::float16, E::bfloat16, E::int8, E::int8, E::int8,
+                                     E::uint8, E::uint8, E::boolean, E::int16, E::uint16, E::int32, E::uint32,
+                                     E::int64, E::uint64, E::int64, E::uint64, E::float32x2, E::float64x2,
+                                     E::float16x2, E::bfloat16x2, E::any, E::unchecked, E::unchecked, E::unchecked};
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    auto r = rt.compile(kjit::Program("elements.cu", source), {.arch = kjit::Arch::sm(90)});
+    auto typed = kjit::KernelSignature::of(r, "typed");
+    auto plain = kjit::KernelSignature::of(r, "plain");
+    CHECK(plain.parameters()[0].kind == kjit::ParameterKind::pointer_or_integer);  // the PTX alone
+    REQUIRE(plain.read_declaration(source));
+    REQUIRE(typed.read_declaration(source));
+    for (const auto* s : {&typed, &plain}) {
+      REQUIRE(s->size() == expected.size());
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO(s->kernel(), " parameter ", i, " ", s->parameters()[i].type);
+        CHECK(s->parameters()[i].element == expected[i]);
+        if (i < 25) CHECK(s->parameters()[i].kind == kjit::ParameterKind::pointer);
+      }
+      CHECK(s->parameters()[0].read_only);
+      CHECK(s->parameters()[8].read_only);  // const unsigned char* __restrict__
+      CHECK_FALSE(s->parameters()[1].read_only);
+      CHECK(s->parameters()[25].kind == kjit::ParameterKind::unsigned_integer);  // size_t n
+      CHECK(s->parameters()[23].element_note.find("Pair") != std::string::npos);
+      CHECK(s->parameters()[24].element_note.find("pointer to a pointer") != std::string::npos);
+    }
+    CHECK(plain.parameters()[0].type == "const float*");  // as the source spells it
+    auto aliased = kjit::KernelSignature::of(r, "aliased");
+    REQUIRE(aliased.read_declaration(source));
+    const auto& a = aliased.parameters();
+    CHECK(a[0].element == E::float32);  // const real_t*: a typedef
+    CHECK(a[0].read_only);
+    CHECK(a[1].element == E::float32);  // real_ptr: a typedef of a pointer
+    CHECK(a[1].kind == kjit::ParameterKind::pointer);
+    CHECK(a[2].element == E::int64);    // index_t*: a using alias
+    CHECK(a[3].element == E::unchecked);  // REAL*: a macro, unchecked and said so
+    CHECK(a[3].kind == kjit::ParameterKind::pointer);
+    CHECK(a[3].element_note.find("REAL") != std::string::npos);
+    CHECK(aliased.to_string().find("REAL: a macro or a type kjit cannot resolve: unchecked") != std::string::npos);
+    CHECK(a[4].kind == kjit::ParameterKind::signed_integer);  // index_t n: long long
+  }
+
+  TEST_CASE("a device array of another element type is refused, naming the parameter, both types and the way out") {
+    const std::string source =
+        "#include <cuda_fp16.h>\n"
+        "extern \"C\" __global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {}\n"
+        "extern \"C\" __global__ void cplx(float2* z, __half2* h, void* any, int n) {}\n";
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    auto r = rt.compile(kjit::Program("refuse.cu", source), {.arch = kjit::Arch::sm(90)});
+    auto s = kjit::KernelSignature::of(r, "square_matrix_kernel");
+    REQUIRE(s.read_declaration(source));
+    using E = kjit::ElementType;
+    CHECK(s.fits(0, E::float32));
+    CHECK_FALSE(s.fits(0, E::float64));
+    CHECK_NOTHROW(s.check_element(0, E::float32, 7, "torch.float32 tensor"));
+    try {
+      s.check_element(0, E::float64, 7, "torch.float64 tensor");
+      FAIL("a float64 array for const float* was taken");
+    } catch (const kjit::ArgumentError& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find("argument 0 does not fit parameter #0 const float* matrix") != std::string::npos);
+      CHECK(what.find("float64 elements (torch.float64 tensor)") != std::string::npos);
+      CHECK(what.find("the kernel takes float32 elements") != std::string::npos);
+      CHECK(what.find("x.to(float32)") != std::string::npos);
+      CHECK(what.find("kjit.raw(x)") != std::string::npos);
+    }
+    CHECK_THROWS_WITH_AS(s.check_element(1, E::float16, 4, "cupy typestr '<f2'"),
+                         doctest::Contains("float16 elements (cupy typestr '<f2')"), kjit::ArgumentError);
+    CHECK_THROWS_WITH_AS(s.refuse_layout(0, "torch.Tensor", "shape (4, 3), strides (1, 4)"),
+                         doctest::Contains("shape (4, 3), strides (1, 4)"), kjit::ArgumentError);
+    CHECK_THROWS_WITH_AS(s.refuse_layout(0, "torch.Tensor", "shape (4, 3), strides (1, 4)"),
+                         doctest::Contains(".contiguous()"), kjit::ArgumentError);
+    auto c = kjit::KernelSignature::of(r, "cplx");
+    REQUIRE(c.read_declaration(source));
+    CHECK_NOTHROW(c.check_element(0, E::float32x2, 8, "complex64"));   // a complex dtype
+    CHECK_NOTHROW(c.check_element(0, E::float32, 2, "float32 [..., 2]"));  // a last dimension of 2
+    CHECK_THROWS_WITH_AS(c.check_element(0, E::float32, 3, "float32 [..., 3]"),
+                         doctest::Contains("or float32 whose last dimension is 2"), kjit::ArgumentError);
+    CHECK_THROWS_AS(c.check_element(0, E::float64x2, 8, "complex128"), kjit::ArgumentError);
+    CHECK_NOTHROW(c.check_element(1, E::float16, 2, "float16 [..., 2]"));
+    for (auto e : {E::float64, E::uint8, E::bfloat16x2, E::boolean}) CHECK_NOTHROW(c.check_element(2, e, 5, "any"));
   }
 }

@@ -63,6 +63,7 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
     driver_available,
     driver_unavailable_reason,
     nvrtc_version,
+    raw,
     supported_archs,
     synchronize,
 )
@@ -73,7 +74,7 @@ __all__ = [
     "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
     "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
     "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program", "info",
+    "supported_archs", "synchronize", "read_program", "info", "raw",
 ]
 
 

@@ -173,10 +173,22 @@ def kernel_signature(params):
     return ", ".join(f"{p['type']} {p['source_name'] or p['name']}" for p in params)
 
 
-def schema(kernel, qualname, outputs=None, mutates=(), grid=None, block=None):
+def schema(kernel, qualname=None, outputs=None, mutates=(), grid=None, block=None):
     """The schema kjit.torch.op registers for `kernel` (a kjit kernel or a KernelSignature), without
-    registering anything or importing torch: "square(Tensor matrix, int width, int height) -> Tensor"."""
+    registering anything or importing torch: "square(Tensor matrix, int width, int height) -> Tensor".
+    Without qualname, the op is named after the kernel ("kjit::square")."""
+    if qualname is None:
+        qualname = "kjit::" + _op_name(kernel)
     return _plan(kernel, qualname, outputs, mutates, _callables(outputs, grid, block)).schema
+
+
+def _op_name(kernel):
+    """An identifier from a kernel's name: "scale<float, 4>" -> "scale_float_4"."""
+    name = getattr(kernel, "kernel", None) or getattr(kernel, "name", None) or "kernel"
+    ident = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+    while "__" in ident:
+        ident = ident.replace("__", "_")
+    return ident if ident and not ident[0].isdigit() else "k_" + ident
 
 
 def _callables(outputs, grid, block):
@@ -200,7 +212,7 @@ def _source(plan, dynamic_grid, dynamic_block, shared_mem_fn):
     if not dynamic_grid and not dynamic_block and not shared_mem_fn:
         lines.append(f"    _launch({args})")
     else:
-        lines.append(f"    _kernel[{grid}, {block}, {shared}]({args})")
+        lines.append(f"    _kernel.launcher({grid}, {block}, {shared}, None, _strided)({args})")
     returns = ", ".join(n for n, _ in plan.outputs)
     lines.append(f"    return {returns}" if plan.outputs else "    return None")
     lines.append(f"def _fake({inputs}):")
@@ -210,15 +222,30 @@ def _source(plan, dynamic_grid, dynamic_block, shared_mem_fn):
     return "\n".join(lines) + "\n"
 
 
+def _host_refusal(kernel, plan, torch):
+    """The op's CPU implementation: an ArgumentError naming the first tensor on the host."""
+    signature = kernel.signature
+
+    def refuse(*args):
+        for (name, index), value in zip(plan.inputs, args):
+            if isinstance(value, torch.Tensor) and value.device.type != "cuda":
+                signature.refuse(index, f"a torch.Tensor on the host ({value.device}) for {name}",
+                                 "kernels take device memory; move it with .cuda()")
+        signature.refuse(plan.inputs[0][1] if plan.inputs else 0, "no CUDA tensor", "the op runs on CUDA tensors")
+    return refuse
+
+
 def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0, backward=None,
-       setup_context=None):
+       setup_context=None, strided=False):
     """Registers `kernel` as the torch operator `qualname` ("mylib::square") and returns it
     (torch.ops.mylib.square.default): callable eagerly, traced by torch.compile, captured by CUDA graphs.
 
     grid, block, shared_mem: values, or functions of the op's inputs. outputs: {name: function of the
     inputs returning the new tensor} for the kernel's non-const pointers, in order (or by their source
     names); it is also the fake implementation. mutates: the inputs the kernel writes (names or
-    parameter indexes). backward, setup_context: as torch.library.register_autograd takes them."""
+    parameter indexes). backward, setup_context: as torch.library.register_autograd takes them.
+    Each tensor is checked as a launch checks it (element type, device, a dense layout); strided=True:
+    the kernel takes its tensors' strides itself, so non-contiguous ones pass."""
     import torch
 
     plan = _plan(kernel, qualname, outputs, mutates, _callables(outputs, grid, block))
@@ -245,15 +272,16 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
         "_out": [outputs[k] for k in outputs] if outputs else [],
         "_kernel": kernel,
         "_grid": grid, "_block": block, "_shared": shared_mem,
-        "_g": grid, "_b": block, "_s": shared_mem,
+        "_g": grid, "_b": block, "_s": shared_mem, "_strided": bool(strided),
     }
     if not callable(grid) and not callable(block) and not callable(shared_mem):
-        scope["_launch"] = kernel[grid, block, shared_mem]
+        scope["_launch"] = kernel.launcher(grid, block, shared_mem, None, bool(strided))
     exec(compile(_source(plan, callable(grid), callable(block), callable(shared_mem)), f"<kjit.torch {qualname}>",
                  "exec"), scope)
     lib = torch.library.Library(plan.namespace, "FRAGMENT")
     lib.define(plan.schema)
     lib.impl(plan.name, scope["_impl"], "CUDA")
+    lib.impl(plan.name, _host_refusal(kernel, plan, torch), "CPU")  # kjit's error, not torch's "no CPU backend"
     torch.library.register_fake(qualname, scope["_fake"], lib=lib)
     if backward is not None:
         torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
