@@ -35,6 +35,8 @@ void bind_compile(py::module_& m) {
   m.def("driver_available", &driver_available);
   m.def("driver_unavailable_reason", &driver_unavailable_reason);
   m.def("device_count", &device_count);
+  m.def("_current_device", [] { return Device::current().ordinal(); },
+        "The device a load without device= goes to (the current context's, else 0): what Runtime::load asks.");
   m.def("toolkit_paths", [] {
     ToolkitPaths t = toolkit_paths();
     return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs);

@@ -386,3 +386,23 @@ def test_one_kernel_state_for_every_module_object(torch):
     assert ka._identity == kb._identity
     assert [p["source_name"] for p in kb.parameters] == ["matrix", "result", "width", "height"]
     assert a.square_matrix_kernel is ka  # an attribute once looked up
+
+
+def test_load_inline_again_is_answered_from_memory(torch):
+    args = dict(name="memo", cuda_sources=SQUARE, functions=["square_matrix_kernel"], extra_cuda_cflags=["-O2"])
+    first = kjit.load_inline(**args)
+    again = kjit.load_inline(**args)
+    assert again is first  # the same Module: its kernels are attributes already
+    assert again.square_matrix_kernel is first.square_matrix_kernel
+    other = kjit.load_inline(**dict(args, extra_cuda_cflags=["-O3"]))
+    assert other is not first
+    changed = kjit.load_inline(**dict(args, cuda_sources=SQUARE + "\n// another source\n"))
+    assert changed is not first and changed.compile_result.key != first.compile_result.key
+    x = torch.rand(5, 6, device="cuda") + 0.5
+    y = torch.full_like(x, float("nan"))
+    launch_square(again.square_matrix_kernel, x, y)
+    torch.testing.assert_close(y, x * x, rtol=0, atol=0)
+    if torch.cuda.device_count() > 1:
+        with torch.cuda.device(1):
+            on_1 = kjit.load_inline(**args)
+        assert on_1 is not first and kjit.load_inline(**args) is first

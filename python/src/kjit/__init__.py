@@ -357,6 +357,26 @@ _NO_CPP = (
 _TORCH_CPP = ("torch::", "at::Tensor", "TORCH_CHECK", "PYBIND11_MODULE", "c10::")
 
 
+# load_inline's answers in this process, by their arguments and the device: the same call again is
+# a dict lookup, as CuPy's in-memory kernel cache is (the Module keeps its kernels as attributes).
+# It answers what libkjit's module registry would: that registry keeps every module it loaded.
+_inline_modules = {}
+
+
+def _inline_key(name, cuda_sources, functions, extra_cuda_cflags, extra_include_paths, build_directory):
+    """The arguments as one hashable key, before any checking; None when one is of a type to check first."""
+    try:
+        parts = (name, cuda_sources if isinstance(cuda_sources, str) else tuple(cuda_sources or ()),
+                 functions if isinstance(functions, str) else tuple(functions or ()),
+                 extra_cuda_cflags if isinstance(extra_cuda_cflags, str) else tuple(extra_cuda_cflags or ()),
+                 extra_include_paths if isinstance(extra_include_paths, str) else tuple(extra_include_paths or ()),
+                 build_directory, _kjit._current_device())
+        hash(parts)
+        return parts
+    except Exception:  # noqa: BLE001 - unhashable or odd arguments: the checked path says what is wrong
+        return None
+
+
 def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None,
                 extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
                 is_python_module=True, with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
@@ -365,7 +385,14 @@ def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra
     cache, and kernels called from Python (mod.<function>[grid, block](*args)). build_directory is the
     cache folder. arch="sm_90" compiles and checks the functions without a GPU and returns the
     CompileResult instead of loading it. Arguments for torch's C++ wrapper (cpp_sources, extra_cflags,
-    extra_ldflags) are refused with what to write instead; the rest of torch's are accepted."""
+    extra_ldflags) are refused with what to write instead; the rest of torch's are accepted.
+    The same call again in a process (same arguments, same current device) is answered from memory."""
+    memo = None
+    if arch is None and not verbose and not cpp_sources and not extra_cflags and not extra_ldflags:
+        memo = _inline_key(name, cuda_sources, functions, extra_cuda_cflags, extra_include_paths, build_directory)
+        module = _inline_modules.get(memo) if memo is not None else None
+        if module is not None:
+            return module
     if not isinstance(name, str) or not name:
         raise TypeError(f"kjit.load_inline: name takes a non-empty str; given {name!r}")
     if cpp_sources and cuda_sources is None and any("__global__" in s for s in _as_list(cpp_sources)):
@@ -392,7 +419,10 @@ def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra
             for f in functions:
                 result.signature(f)  # UsageError naming the kernels there are, when f is not one
             return result
-        return Module(_kjit.load_inline(name, sources, functions, flags, cache, bool(verbose)), sources)
+        module = Module(_kjit.load_inline(name, sources, functions, flags, cache, bool(verbose)), sources)
+        if memo is not None:
+            _inline_modules[memo] = module
+        return module
     except DriverNotFoundError as e:
         raise DriverNotFoundError(f"{e}\nkjit.load_inline {name}: loading needs a GPU; arch=\"sm_90\" (any arch) "
                                   "compiles and checks the source without one") from e
