@@ -62,19 +62,20 @@ torch::Tensor square_matrix(torch::Tensor matrix) {
 }'''
 LOAD_INLINE_CPP = 'torch::Tensor square_matrix(torch::Tensor matrix);'
 
-PEERS = ['kjit', 'kjit_python', 'cupy', 'compile_kernel', 'triton', 'load_inline']
+PEERS = ['kjit', 'kjit_python', 'kjit_python_cupy', 'cupy', 'compile_kernel', 'triton', 'load_inline']
 LABELS = {
     'kjit': 'kjit load_inline',
     'kjit_python': 'kjit (Python)',
+    'kjit_python_cupy': 'kjit (Python) on CuPy arrays',
     'cupy': 'CuPy RawKernel',
     'compile_kernel': 'torch.cuda._compile_kernel',
     'triton': 'Triton',
     'load_inline': 'PyTorch load_inline',
 }
-SHORT = {'kjit': 'kjit', 'kjit_python': 'kjit\n(Python)', 'cupy': 'CuPy\nRawKernel', 'compile_kernel': 'torch.cuda.\n_compile_kernel',
+SHORT = {'kjit': 'kjit', 'kjit_python': 'kjit\n(Python)', 'kjit_python_cupy': 'kjit (Py)\nCuPy arrays', 'cupy': 'CuPy\nRawKernel', 'compile_kernel': 'torch.cuda.\n_compile_kernel',
          'triton': 'Triton', 'load_inline': 'PyTorch\nload_inline'}
 # What each peer needs installed (checked without importing it).
-NEEDS = {'kjit': [], 'kjit_python': ['torch'], 'cupy': ['cupy'], 'compile_kernel': ['torch'], 'triton': ['torch', 'triton'],
+NEEDS = {'kjit': [], 'kjit_python': ['torch'], 'kjit_python_cupy': ['cupy'], 'cupy': ['cupy'], 'compile_kernel': ['torch'], 'triton': ['torch', 'triton'],
          'load_inline': ['torch']}
 # The shape checked on the first and the hot call (4x3 blocks of 16x16, not square: a swapped
 # width and height shows) and the launch loop's shape (one block, as peers.py).
@@ -125,8 +126,8 @@ class Phases:
 
 def run_peer(kind, mode, cache, launches):
     out = {'peer': kind, 'mode': mode}
-    if kind == 'cupy':
-        return child_cupy(out, cache, launches)
+    if kind in ('cupy', 'kjit_python_cupy'):
+        return child_cupy(out, cache, launches, kjit_python=kind == 'kjit_python_cupy')
     if kind == 'kjit_python':  # `import kjit` alone, before torch: what a script pays for it
         t = time.perf_counter()
         try:
@@ -286,7 +287,16 @@ def run_peer(kind, mode, cache, launches):
     return out
 
 
-def child_cupy(out, cache, launches):
+def child_cupy(out, cache, launches, kjit_python=False):
+    """CuPy's RawKernel, or (kjit_python) kjit's Python package on the same CuPy arrays, synchronized
+    the same way: the libraries compared without a tensor framework between them."""
+    if kjit_python:
+        t = time.perf_counter()
+        try:
+            import kjit
+        except ImportError as e:
+            return {**out, 'missing': f'kjit (PYTHONPATH from --kjit-python): {e}'}
+        out['import_kjit_ms'] = (time.perf_counter() - t) * 1e3
     try:
         import cupy as cp
         import numpy as np
@@ -310,13 +320,35 @@ def child_cupy(out, cache, launches):
     dev.synchronize()
     p = Phases(out)
 
-    def launch(k, x, r):
-        h, w = x.shape
-        k(((w + 15) // 16, (h + 15) // 16), (16, 16), (x, r, cp.int32(w), cp.int32(h)))
+    if kjit_python:
+        out['versions']['kjit'] = kjit.__version__
+
+        def request():
+            mod = kjit.load_inline(name='square', cuda_sources=EXTERN_C_SQUARE, functions=['square_matrix_kernel'],
+                                   extra_cuda_cflags=['-O2'], build_directory=cache)
+            out.setdefault('outcome', mod.outcome)
+            return mod.square_matrix_kernel
+
+        def launch(k, x, r):
+            h, w = x.shape
+            k[((w + 15) // 16, (h + 15) // 16), (16, 16)](x, r, w, h)
+
+        def call(k, grid, block, args):
+            k[grid, block](*args)
+    else:
+        def request():
+            return cp.RawKernel(EXTERN_C_SQUARE, 'square_matrix_kernel')
+
+        def launch(k, x, r):
+            h, w = x.shape
+            k(((w + 15) // 16, (h + 15) // 16), (16, 16), (x, r, cp.int32(w), cp.int32(h)))
+
+        def call(k, grid, block, args):
+            k(grid, block, args)
 
     try:
         t = time.perf_counter()
-        k = cp.RawKernel(EXTERN_C_SQUARE, 'square_matrix_kernel')
+        k = request()
         launch(k, x1, r1)
         dev.synchronize()
         out['load_s'] = time.perf_counter() - t
@@ -326,7 +358,7 @@ def child_cupy(out, cache, launches):
         return out
     try:
         t = time.perf_counter()
-        k2 = cp.RawKernel(EXTERN_C_SQUARE, 'square_matrix_kernel')
+        k2 = request()
         launch(k2, x2, r2)
         dev.synchronize()
         out['hot_s'] = time.perf_counter() - t
@@ -334,14 +366,19 @@ def child_cupy(out, cache, launches):
     except Exception as e:
         p.error('hot', e)
     try:
-        args = (x3, r3, cp.int32(LOOP), cp.int32(LOOP))
+        args = (x3, r3, LOOP, LOOP) if kjit_python else (x3, r3, cp.int32(LOOP), cp.int32(LOOP))
         for _ in range(WARMUP):
-            k((1, 1), (16, 16), args)
+            call(k, (1, 1), (16, 16), args)
         r3.fill(np.nan)  # the check below sees what the timed launches wrote
         dev.synchronize()
-        t = time.perf_counter()
-        for _ in range(launches):
-            k((1, 1), (16, 16), args)
+        if kjit_python:  # as a user writes it: k[grid, block](array, array, int, int) each time
+            t = time.perf_counter()
+            for _ in range(launches):
+                k[(1, 1), (16, 16)](x3, r3, LOOP, LOOP)
+        else:
+            t = time.perf_counter()
+            for _ in range(launches):
+                k((1, 1), (16, 16), args)
         dev.synchronize()
         out['call_us'] = (time.perf_counter() - t) / launches * 1e6
         p.keep(check('launch loop', h3, flat(cp.asnumpy(r3))))
@@ -393,10 +430,10 @@ def run_process(kind, mode, root, args):
     env['CUDA_CACHE_PATH'] = os.path.join(root, 'nv')
     env['TRITON_CACHE_DIR'] = cache
     env['CUPY_CACHE_DIR'] = cache
-    if kind in ('kjit', 'kjit_python'):
+    if kind in ('kjit', 'kjit_python', 'kjit_python_cupy'):
         for k in [k for k in env if k.startswith('KJIT_') and k != 'KJIT_LOG']:
             del env[k]  # no KJIT_CACHE_DISABLE / KJIT_ALWAYS_COMPILE: the build dir decides
-    if kind == 'kjit_python':
+    if kind in ('kjit_python', 'kjit_python_cupy'):
         env['PYTHONPATH'] = os.pathsep.join(p for p in (args.kjit_python, env.get('PYTHONPATH')) if p)
     if kind == 'kjit':
         cmd = [args.kjit, mode, cache, str(args.launches)]
