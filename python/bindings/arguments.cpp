@@ -98,6 +98,87 @@ const Torch* torch() {
   return &t;
 }
 
+// CuPy's pieces, once cupy is in sys.modules: cupy.ndarray and the descriptors kjit reads from an
+// array of exactly that type (its _c_contiguous, dtype and data, the data's ptr and device, the
+// device's id), each a C-level attribute of CuPy's Cython classes, so that a CuPy array is read
+// without building its __cuda_array_interface__ dict; numpy's dtype objects and their element types.
+struct Cupy {
+  PyTypeObject* ndarray = nullptr;
+  PyObject* c_contiguous = nullptr;
+  PyObject* dtype = nullptr;
+  PyObject* data = nullptr;
+  PyObject* ptr = nullptr;     // MemoryPointer.ptr
+  PyObject* device = nullptr;  // MemoryPointer.device
+  PyObject* id = nullptr;      // Device.id
+  static constexpr int k_dtypes = 16;
+  PyObject* dtypes[k_dtypes] = {};
+  ElementType elements[k_dtypes] = {};
+  int dtype_count = 0;
+  ElementType element_of(PyObject* dtype) const {
+    for (int k = 0; k < dtype_count; ++k) {
+      if (dtypes[k] == dtype) return elements[k];
+    }
+    return ElementType::unchecked;
+  }
+};
+
+// A descriptor of `type` by name, borrowed; nullptr unless it is one that reads an attribute.
+PyObject* descriptor(PyTypeObject* type, const char* name) {
+  py::str n(name);
+  PyObject* d = _PyType_Lookup(type, n.ptr());
+  return d != nullptr && Py_TYPE(d)->tp_descr_get != nullptr ? d : nullptr;
+}
+
+// `d.__get__(o)`: a new reference; throws what Python raised.
+py::object read(PyObject* d, PyObject* o) {
+  PyObject* r = Py_TYPE(d)->tp_descr_get(d, o, reinterpret_cast<PyObject*>(Py_TYPE(o)));
+  if (r == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+// CuPy's pieces once cupy is imported; nullptr before, or when this CuPy's classes are not as
+// expected (its arrays then go through __cuda_array_interface__).
+const Cupy* cupy() {
+  static Cupy c;
+  static int state = 0;  // 0: not looked yet, 1: found, 2: not usable
+  if (state == 1) return &c;
+  if (state == 2) return nullptr;
+  PyObject* modules = PyImport_GetModuleDict();
+  PyObject* cupy = PyDict_GetItemString(modules, "cupy");
+  PyObject* numpy = PyDict_GetItemString(modules, "numpy");
+  if (cupy == nullptr || numpy == nullptr) return nullptr;
+  try {
+    py::module_ m = py::reinterpret_borrow<py::module_>(cupy);
+    if (!py::hasattr(m, "ndarray") || !py::hasattr(m, "cuda")) return nullptr;  // still importing
+    c.ndarray = reinterpret_cast<PyTypeObject*>(py::object(m.attr("ndarray")).release().ptr());
+    c.c_contiguous = descriptor(c.ndarray, "_c_contiguous");
+    c.dtype = descriptor(c.ndarray, "dtype");
+    c.data = descriptor(c.ndarray, "data");
+    py::object memory_pointer = m.attr("cuda").attr("MemoryPointer");
+    py::object device = m.attr("cuda").attr("Device");
+    c.ptr = descriptor(reinterpret_cast<PyTypeObject*>(memory_pointer.ptr()), "ptr");
+    c.device = descriptor(reinterpret_cast<PyTypeObject*>(memory_pointer.ptr()), "device");
+    c.id = descriptor(reinterpret_cast<PyTypeObject*>(device.ptr()), "id");
+    py::object np_dtype = py::reinterpret_borrow<py::module_>(numpy).attr("dtype");
+    static constexpr std::pair<const char*, ElementType> k_numpy[] = {
+        {"float32", ElementType::float32}, {"float16", ElementType::float16}, {"float64", ElementType::float64},
+        {"int32", ElementType::int32}, {"int64", ElementType::int64}, {"int8", ElementType::int8},
+        {"uint8", ElementType::uint8}, {"bool", ElementType::boolean}, {"int16", ElementType::int16},
+        {"uint16", ElementType::uint16}, {"uint32", ElementType::uint32}, {"uint64", ElementType::uint64},
+        {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
+    for (const auto& [name, element] : k_numpy) {
+      c.dtypes[c.dtype_count] = np_dtype(name).release().ptr();  // numpy's builtin dtypes are singletons
+      c.elements[c.dtype_count++] = element;
+    }
+  } catch (const py::error_already_set&) {
+    state = 2;
+    return nullptr;
+  }
+  const bool usable = c.c_contiguous && c.dtype && c.data && c.ptr && c.device && c.id;
+  state = usable ? 1 : 2;
+  return usable ? &c : nullptr;
+}
+
 PyObject* cupy_current_stream() {
   static PyObject* fn = nullptr;
   if (fn) return fn;
@@ -272,6 +353,32 @@ void check_array_interface(const KernelSignature& s, std::size_t i, PyObject* a,
   }
 }
 
+// A cupy.ndarray of exactly that type, read through CuPy's descriptors (no interface dict).
+bool pack_cupy(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks, void* slot) {
+  const Cupy* c = cupy();
+  if (c == nullptr || Py_TYPE(a) != c->ndarray) return false;
+  py::object data = read(c->data, a);
+  const int device = read(c->id, read(c->device, data.ptr()).ptr()).cast<int>();
+  place(s, i, where, device, "a cupy array");
+  if (checks.element) {
+    py::object dtype = read(c->dtype, a);
+    const ElementType element = c->element_of(dtype.ptr());
+    if (!s.fits(i, element)) {
+      py::tuple shape = py::reinterpret_borrow<py::object>(a).attr(names().shape);
+      s.check_element(i, element, shape.empty() ? 0 : shape[shape.size() - 1].cast<std::int64_t>(),
+                      "cupy array of " + py::str(dtype).cast<std::string>());
+    }
+  }
+  if (checks.layout && read(c->c_contiguous, a).ptr() != Py_True) {
+    py::object o = py::reinterpret_borrow<py::object>(a);
+    s.refuse_layout(i, "cupy array", "shape " + shown_tuple(o.attr(names().shape)) + ", strides (bytes) " +
+                                         shown_tuple(o.attr("strides")));
+  }
+  s.pack_pointer(i, read(c->ptr, data.ptr()).cast<std::uint64_t>(), slot);
+  where.cupy = true;
+  return true;
+}
+
 bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks,
                           void* slot) {
   const Names& n = names();
@@ -401,10 +508,12 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
   if (PyFloat_Check(a)) return s.pack_floating(i, PyFloat_AS_DOUBLE(a), slot);
   if (a == Py_None) return s.pack_pointer(i, 0, slot);
   if (pack_torch(s, i, a, where, checks, slot)) return;
+  if (pack_cupy(s, i, a, where, checks, slot)) return;
   if (Py_TYPE(a) == &g_raw_type) {  // kjit.raw(x): its bytes as they are, on the launch's device
     PyObject* inner = reinterpret_cast<RawObject*>(a)->array;
     const Checks none{false, false};
-    if (pack_torch(s, i, inner, where, none, slot) || pack_array_interface(s, i, inner, where, none, slot) ||
+    if (pack_torch(s, i, inner, where, none, slot) || pack_cupy(s, i, inner, where, none, slot) ||
+        pack_array_interface(s, i, inner, where, none, slot) ||
         pack_dlpack(s, i, inner, where, none, slot))
       return;
     s.refuse(i, "kjit.raw(" + type_name(inner) + ")", "kjit.raw wraps a device array (torch, "
