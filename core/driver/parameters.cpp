@@ -365,6 +365,24 @@ ElementType lane_type(ElementType type) {
   }
 }
 
+namespace {
+
+// Integers of one width and either signedness (int32 and uint32).
+bool same_width_integers(ElementType a, ElementType b) {
+  auto width = [](ElementType e) {
+    switch (e) {
+      case ElementType::int8: case ElementType::uint8: return 1;
+      case ElementType::int16: case ElementType::uint16: return 2;
+      case ElementType::int32: case ElementType::uint32: return 4;
+      case ElementType::int64: case ElementType::uint64: return 8;
+      default: return 0;
+    }
+  };
+  return width(a) != 0 && width(a) == width(b);
+}
+
+}  // namespace
+
 KernelSignature::KernelSignature(std::string_view ptx, std::string symbol, std::string kernel)
     : m_kernel(std::move(kernel)), m_symbol(std::move(symbol)) {
   auto list = entry_parameters(ptx, m_symbol);
@@ -695,6 +713,7 @@ void KernelSignature::check_element(std::size_t index, ElementType given, std::i
   const Parameter& p = m_parameters.at(index);
   const ElementType lane = lane_type(p.element);
   if (lane != p.element && given == lane && last_dimension == 2) return;  // float32 [..., 2] for float2
+  if (same_width_integers(p.element, given)) return;  // int32 for unsigned*: torch has few unsigned dtypes
   const std::string pairs = lane != p.element ? fmt::format(" (or {} whose last dimension is 2)", kjit::to_string(lane)) : "";
   refuse(index, fmt::format("{} elements ({})", kjit::to_string(given), shown),
          fmt::format("the kernel takes {} elements{}; convert it (x.to({}) in torch), or pass kjit.raw(x) to hand "

@@ -126,7 +126,8 @@ public:
   }
   // A device array for pointer parameter `index`: its element type `given` (`shown`: the array's
   // own spelling, "torch.float64") and its last dimension, which lets a float32 array whose last
-  // dimension is 2 stand for float2 (complex dtypes fit too). Throws ArgumentError naming the
+  // dimension is 2 stand for float2 (complex dtypes fit too), and an integer array fit a pointer
+  // to the other signedness of its width (int32 for unsigned*). Throws ArgumentError naming the
   // parameter, the kernel's type and the array's, and the ways out.
   void check_element(std::size_t index, ElementType given, std::int64_t last_dimension, std::string_view shown) const;
   // A non-contiguous device array for parameter `index`: throws ArgumentError naming the

@@ -507,8 +507,6 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
   }
   if (PyFloat_Check(a)) return s.pack_floating(i, PyFloat_AS_DOUBLE(a), slot);
   if (a == Py_None) return s.pack_pointer(i, 0, slot);
-  if (pack_torch(s, i, a, where, checks, slot)) return;
-  if (pack_cupy(s, i, a, where, checks, slot)) return;
   if (Py_TYPE(a) == &g_raw_type) {  // kjit.raw(x): its bytes as they are, on the launch's device
     PyObject* inner = reinterpret_cast<RawObject*>(a)->array;
     const Checks none{false, false};
@@ -519,6 +517,8 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
     s.refuse(i, "kjit.raw(" + type_name(inner) + ")", "kjit.raw wraps a device array (torch, "
                                                       "__cuda_array_interface__, DLPack)");
   }
+  if (pack_torch(s, i, a, where, checks, slot)) return;
+  if (pack_cupy(s, i, a, where, checks, slot)) return;
   if (pack_array_interface(s, i, a, where, checks, slot)) return;
   if (pack_dlpack(s, i, a, where, checks, slot)) return;
   if (PyBytes_Check(a)) return s.pack_bytes(i, PyBytes_AS_STRING(a), static_cast<std::size_t>(PyBytes_GET_SIZE(a)), slot);

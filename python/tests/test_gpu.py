@@ -380,7 +380,7 @@ def test_array_interface_stream_is_waited_for(torch, square):
 
 def test_one_kernel_state_for_every_module_object(torch):
     a = kjit.load_inline(name="square_identity", cuda_sources=SQUARE, functions=["square_matrix_kernel"])
-    b = kjit.load_inline(name="square_identity", cuda_sources=SQUARE, functions=["square_matrix_kernel"])
+    b = kjit.load(kjit.Program("square_identity.cu", SQUARE))  # the same request by another route: a new Module
     assert a is not b and b.outcome == "registry"
     ka, kb = a.square_matrix_kernel, b.kernel("square_matrix_kernel")
     assert ka._identity == kb._identity

@@ -223,7 +223,8 @@ TEST_SUITE("KernelSignature") {
     const std::string source =
         "#include <cuda_fp16.h>\n"
         "extern \"C\" __global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {}\n"
-        "extern \"C\" __global__ void cplx(float2* z, __half2* h, void* any, int n) {}\n";
+        "extern \"C\" __global__ void cplx(float2* z, __half2* h, void* any, int n) {}\n"
+        "extern \"C\" __global__ void widths(unsigned int* hits, const long long* values) {}\n";
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     auto r = rt.compile(kjit::Program("refuse.cu", source), {.arch = kjit::Arch::sm(90)});
@@ -245,6 +246,12 @@ TEST_SUITE("KernelSignature") {
       CHECK(what.find("x.to(float32)") != std::string::npos);
       CHECK(what.find("kjit.raw(x)") != std::string::npos);
     }
+    auto w = kjit::KernelSignature::of(r, "widths");
+    REQUIRE(w.read_declaration(source));
+    CHECK_NOTHROW(w.check_element(0, E::int32, 3, "torch.int32 tensor"));  // unsigned int*: either signedness
+    CHECK_NOTHROW(w.check_element(1, E::uint64, 3, "torch.uint64 tensor"));  // const long long*
+    CHECK_THROWS_AS(w.check_element(0, E::int16, 3, "torch.int16 tensor"), kjit::ArgumentError);
+    CHECK_THROWS_AS(w.check_element(0, E::float32, 3, "torch.float32 tensor"), kjit::ArgumentError);
     CHECK_THROWS_WITH_AS(s.check_element(1, E::float16, 4, "cupy typestr '<f2'"),
                          doctest::Contains("float16 elements (cupy typestr '<f2')"), kjit::ArgumentError);
     CHECK_THROWS_WITH_AS(s.refuse_layout(0, "torch.Tensor", "shape (4, 3), strides (1, 4)"),
