@@ -90,6 +90,24 @@ void refuse_same_outputs(const std::vector<std::string>& files, const std::strin
   }
 }
 
+// The typed options as the library's table lists them: the flags that set each.
+std::string typed_options_help() {
+  std::string out = "\n\nTyped options (CompileOptions, docs/compile-options.md) and the flags that set them "
+                    "(after --, but for the command's own options):";
+  for (const CompileOptionField& f : compile_option_fields()) {
+    std::vector<std::string> spellings;
+    if (!f.cli.empty()) spellings.push_back(std::string(f.cli));
+    for (std::string_view r : f.raw_flags) {
+      if (!r.empty()) spellings.emplace_back(r);
+    }
+    if (!f.raw_prefix.empty()) spellings.push_back(std::string(f.raw_prefix) + "VALUE");
+    if (f.kind == CompileOptionKind::raw_flags) spellings.emplace_back("any NVRTC or nvcc flag");
+    out += fmt::format("\n  {} ({}): {}{}", f.name, fmt::join(spellings, ", "), f.doc,
+                       f.kind == CompileOptionKind::count ? fmt::format(" ({} to {})", f.min, f.max) : "");
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_compile_commands(CLI::App& app, Context& ctx) {
@@ -112,7 +130,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                   "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
                   "with no kernel (an empty file, or templates no --instantiate names) gives a warning. Flags after -- "
                   "are NVRTC's or nvcc's (translated, host-only ones dropped with a warning): docs/nvcc-flags.md "
-                  "lists what kjit does with each nvcc flag.");
+                  "lists what kjit does with each nvcc flag." + typed_options_help());
   compile->callback([&ctx, args, compile] {
     if (compile->count("--emit") > 0 && args->out_dir.empty()) {
       throw UsageError(fmt::format("--emit {}: it says what -o writes, and no -o DIR was given (kjit ptx FILE prints "

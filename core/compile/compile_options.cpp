@@ -5,6 +5,7 @@
 #include <kjit/error.hpp>
 
 #include "core/compile/nvcc_flags.hpp"
+#include "core/compile/option_fields.hpp"
 #include "core/compile/option_marshalling.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
 #include "core/compile/standard_headers.hpp"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <type_traits>
 
 namespace kjit {
 namespace {
@@ -31,10 +33,11 @@ bool parse_arch_number(std::string_view text, int& number, std::string& suffix) 
 }
 
 // Value of "--name=value" / "-name=value" / "-name value" forms; advances i for the last.
-bool take_value(const std::vector<std::string>& flags, std::size_t& i, std::initializer_list<std::string_view> names,
-                std::string& value) {
+template <typename Names>
+bool take_value(const std::vector<std::string>& flags, std::size_t& i, const Names& names, std::string& value) {
   std::string_view f = flags[i];
   for (std::string_view name : names) {
+    if (name.empty()) continue;
     if (f == name) {
       if (i + 1 >= flags.size()) {
         throw UsageError(fmt::format("reading compile flag \"{}\": it needs a value", f));
@@ -48,6 +51,60 @@ bool take_value(const std::vector<std::string>& flags, std::size_t& i, std::init
     }
   }
   return false;
+}
+
+bool take_value(const std::vector<std::string>& flags, std::size_t& i, std::initializer_list<std::string_view> names,
+                std::string& value) {
+  return take_value<std::initializer_list<std::string_view>>(flags, i, names, value);
+}
+
+// A flag of a typed field, read into it as its row says (compile::k_option_fields): a flag row's
+// names set it to the opposite of its default (-lineinfo: true, --no-nvcc-environment: false); a
+// value row's take a value ("-std=c++20", "-std c++20"), a list row's also joined ("-DN=4").
+// The arch (-arch, -code, -gencode agree on one) and the raw flags are read apart.
+bool typed_flag(const std::vector<std::string>& flags, std::size_t& i, CompileOptions& out) {
+  const std::string_view f = flags[i];
+  bool taken = false;
+  compile::for_each_option_field([&](const auto& field) {
+    if (taken) return;
+    auto& member = out.*field.member;
+    using T = std::decay_t<decltype(member)>;
+    const CompileOptionField& row = field.row;
+    if constexpr (std::is_same_v<T, bool>) {
+      for (std::string_view name : row.raw_flags) {
+        if (!name.empty() && f == name) {
+          member = !(CompileOptions{}.*field.member);
+          taken = true;
+        }
+      }
+    } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, int> ||
+                         std::is_same_v<T, std::vector<std::filesystem::path>> ||
+                         std::is_same_v<T, std::vector<std::string>>) {
+      if (row.kind == CompileOptionKind::raw_flags) return;
+      std::string value;
+      if (take_value(flags, i, row.raw_flags, value)) {
+        taken = true;
+      } else if (!row.raw_prefix.empty() && has_prefix(f, row.raw_prefix) && f.size() > row.raw_prefix.size()) {
+        value = std::string(f.substr(row.raw_prefix.size()));
+        taken = true;
+      }
+      if (!taken) return;
+      if constexpr (std::is_same_v<T, int>) {
+        int n = 0;
+        auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc() || p != value.data() + value.size() || n < row.min || n > row.max) {
+          throw UsageError(fmt::format("reading compile flag {}=\"{}\": expected a number from {} to {} ({})",
+                                       row.raw_flags[0].substr(1), value, row.min, row.max, row.doc));
+        }
+        member = n;
+      } else if constexpr (std::is_same_v<T, std::string>) {
+        member = std::move(value);
+      } else {
+        member.emplace_back(std::move(value));
+      }
+    }
+  });
+  return taken;
 }
 
 // "true" or "false", as NVRTC and nvcc spell a boolean option's value.
@@ -252,8 +309,8 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
     std::string_view f = flags[i];
     std::string value;
     if (f.empty()) continue;
-    if (f == "-use_fast_math" || f == "--use_fast_math") {
-      out.fast_math = true;
+    if (typed_flag(flags, i, out)) {
+      // a flag of a typed field (its row's raw_flags or raw_prefix): CompileOptions::fast_math, ...
     } else if (f == "--restrict" || f == "-restrict") {
       // NVRTC 13.0 keeps --restrict on for every later compile in the process: a program
       // compiled after it, under its own options and cache key, would get restrict semantics.
@@ -262,12 +319,6 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
           "programs, other cache keys), so kjit does not pass it; write __restrict__ on the kernel's pointer "
           "parameters instead",
           f, compile::NvrtcCompiler::version()));
-    } else if (f == "--no-nvcc-environment") {
-      out.nvcc_environment = false;  // kjit's own flag: CompileOptions::nvcc_environment
-    } else if (f == "-lineinfo" || f == "--generate-line-info") {
-      out.line_info = true;
-    } else if (f == "-G" || f == "--device-debug") {
-      out.device_debug = true;
     } else if (f == "-dc" || f == "--device-c") {
       out.flags.emplace_back("-rdc=true");  // one spelling: one key (a Link adds it too)
     } else if (take_value(flags, i, {"-rdc", "--relocatable-device-code"}, value)) {
@@ -312,23 +363,6 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
       archs.add(archs.code, compile::code_targets(value, joined(f, value)), joined(f, value));
     } else if (take_value(flags, i, {"-gencode", "--generate-code"}, value)) {
       archs.add(archs.gencode, compile::gencode_targets(value, joined(f, value)), joined(f, value));
-    } else if (take_value(flags, i, {"-std", "--std"}, value)) {
-      out.std = value;
-    } else if (take_value(flags, i, {"-maxrregcount", "--maxrregcount"}, value)) {
-      int n = 0;
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || p != value.data() + value.size() || n <= 0) {
-        throw UsageError(fmt::format("reading compile flag maxrregcount=\"{}\": expected a positive number", value));
-      }
-      out.max_registers = n;
-    } else if (take_value(flags, i, {"-D", "--define-macro"}, value)) {
-      out.defines.push_back(value);
-    } else if (has_prefix(f, "-D") && f.size() > 2) {
-      out.defines.emplace_back(f.substr(2));
-    } else if (take_value(flags, i, {"-I", "--include-path", "-isystem", "--system-include"}, value)) {
-      out.include_dirs.emplace_back(value);
-    } else if (has_prefix(f, "-I") && f.size() > 2) {
-      out.include_dirs.emplace_back(std::string(f.substr(2)));
     } else if (has_prefix(f, "-U") && f.size() > 2 && f.find('=') == std::string_view::npos) {
       out.flags.emplace_back(f);  // NVRTC's -UNAME
     } else {
@@ -337,6 +371,15 @@ CompileOptions normalized(const CompileOptions& options, std::vector<std::string
   }
   archs.apply(out);
   if (respelled) return normalized(out);
+  compile::for_each_option_field([&](const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(out.*field.member)>, int>) {
+      const int n = out.*field.member;
+      if (n < field.row.min || n > field.row.max) {
+        throw UsageError(fmt::format("reading CompileOptions::{} = {}: it takes {} to {} ({})", field.row.name, n,
+                                     field.row.min, field.row.max, field.row.doc));
+      }
+    }
+  });
   if (out.std.rfind("c++", 0) != 0) out.std = "c++" + out.std;
   if (out.std != "c++03" && out.std != "c++11" && out.std != "c++14" && out.std != "c++17" && out.std != "c++20") {
     throw UsageError(fmt::format("reading the C++ standard \"{}\": NVRTC accepts c++03, c++11, c++14, c++17 and c++20",
@@ -379,16 +422,26 @@ std::vector<std::string> compile::marshal(const NormalizedOptions& normalized_op
     throw UsageError("marshalling compile options: the arch must be resolved before marshalling (native given)");
   }
   std::vector<std::string> out;
-  out.push_back("--gpu-architecture=" + resolved.str());
-  out.push_back("--std=" + o.std);
-  if (o.fast_math) out.emplace_back("--use_fast_math");
-  if (o.line_info) out.emplace_back("--generate-line-info");
-  if (o.device_debug) out.emplace_back("--device-debug");
-  if (o.max_registers > 0) out.push_back(fmt::format("--maxrregcount={}", o.max_registers));
-  if (o.nvcc_environment) out.push_back("--pre-include=" + std::string(compile::k_nvcc_environment_header));
-  for (const auto& d : o.defines) out.push_back("--define-macro=" + d);
-  for (const auto& dir : o.include_dirs) out.push_back("--include-path=" + dir.string());
-  for (const auto& f : o.flags) out.push_back(f);
+  // One option (or one a list item) per field, as its row spells it, in the table's order.
+  compile::for_each_option_field([&](const auto& f) {
+    const auto& v = o.*f.member;
+    using T = std::decay_t<decltype(v)>;
+    const std::string_view nvrtc = f.row.nvrtc;
+    if constexpr (std::is_same_v<T, Arch>) {
+      out.push_back(std::string(nvrtc) + resolved.str());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out.push_back(std::string(nvrtc) + v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (v) out.emplace_back(nvrtc);
+    } else if constexpr (std::is_same_v<T, int>) {
+      if (v > 0) out.push_back(std::string(nvrtc) + std::to_string(v));
+    } else if constexpr (std::is_same_v<T, std::vector<std::filesystem::path>>) {
+      for (const auto& d : v) out.push_back(std::string(nvrtc) + d.string());
+    } else {
+      static_assert(std::is_same_v<T, std::vector<std::string>>);
+      for (const auto& item : v) out.push_back(std::string(nvrtc) + item);
+    }
+  });
   return out;
 }
 

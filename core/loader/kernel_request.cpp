@@ -21,7 +21,7 @@ KernelRequest make_kernel_request(const std::filesystem::path& root, const std::
     const ManifestVariant& v = entry->variant(variant);
     out.variant = v.name;
     out.options = entry->options_for(v, base);
-    for (const auto* dirs : {&entry->options.include_dirs, &v.options.include_dirs}) {
+    for (const auto* dirs : {&entry->options.values.include_dirs, &v.options.values.include_dirs}) {
       include_path.insert(include_path.end(), dirs->begin(), dirs->end());
     }
     for (auto& e : entry->name_expressions_for(v)) out.program.instantiate(std::move(e));

@@ -2,6 +2,7 @@
 #include <kjit/manifest.hpp>
 
 #include "core/base/source_file.hpp"
+#include "core/compile/option_fields.hpp"
 #include "core/tune/spec.hpp"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
+#include <type_traits>
 
 namespace kjit {
 namespace {
@@ -28,6 +30,10 @@ public:
   }
 
   void check_keys(const json& object, const std::string& where, std::initializer_list<std::string_view> known) const {
+    check_keys(object, where, std::vector<std::string_view>(known));
+  }
+
+  void check_keys(const json& object, const std::string& where, const std::vector<std::string_view>& known) const {
     if (!object.is_object()) fail(where, fmt::format("expected an object, found {}", object.type_name()));
     for (const auto& [key, value] : object.items()) {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -51,27 +57,36 @@ public:
     return out;
   }
 
-  // The option keys, shared by "options" and the variants.
+  // The option keys, shared by "options" and the variants: one a row of the table with a manifest
+  // name (compile::k_option_fields), read as its member's type.
   void options(const json& object, const std::string& where, ManifestOptions& o) const {
-    if (auto it = object.find("std"); it != object.end()) o.std = string(*it, where + ".std");
-    for (const char* key : {"fast_math", "line_info"}) {
-      if (auto it = object.find(key); it != object.end()) {
-        if (!it->is_boolean()) fail(fmt::format("{}.{}", where, key), fmt::format("expected true or false, found {}", it->type_name()));
-        (std::string_view(key) == "fast_math" ? o.fast_math : o.line_info) = it->get<bool>();
+    compile::for_each_option_field([&](const auto& field) {
+      const CompileOptionField& row = field.row;
+      if (row.manifest.empty()) return;
+      auto it = object.find(std::string(row.manifest));
+      if (it == object.end()) return;
+      const std::string at = fmt::format("{}.{}", where, row.manifest);
+      auto& member = o.values.*field.member;
+      using T = std::decay_t<decltype(member)>;
+      if constexpr (std::is_same_v<T, std::string>) {
+        member = string(*it, at);
+      } else if constexpr (std::is_same_v<T, bool>) {
+        if (!it->is_boolean()) fail(at, fmt::format("expected true or false, found {}", it->type_name()));
+        member = it->template get<bool>();
+      } else if constexpr (std::is_same_v<T, int>) {
+        member = static_cast<int>(integer(*it, at, row.min, row.max));
+      } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        member = strings(object, std::string(row.manifest).c_str(), where);
+      } else if constexpr (std::is_same_v<T, std::vector<std::filesystem::path>>) {
+        for (const auto& d : strings(object, std::string(row.manifest).c_str(), where)) {
+          std::filesystem::path p(d);
+          member.push_back(p.is_absolute() ? p : (m_path.parent_path() / p).lexically_normal());
+        }
+      } else {
+        fail(at, "not a manifest key");  // the arch: chosen by the loader or kjit warm --arch
       }
-    }
-    if (auto it = object.find("max_registers"); it != object.end()) {
-      if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 65535) {
-        fail(where + ".max_registers", fmt::format("expected a non-negative integer, found {}", it->dump()));
-      }
-      o.max_registers = it->get<int>();
-    }
-    o.defines = strings(object, "defines", where);
-    o.flags = strings(object, "flags", where);
-    for (const auto& d : strings(object, "include_dirs", where)) {
-      std::filesystem::path p(d);
-      o.include_dirs.push_back(p.is_absolute() ? p : (m_path.parent_path() / p).lexically_normal());
-    }
+      o.given.emplace_back(row.name);
+    });
   }
 
   long long integer(const json& v, const std::string& where, long long min, long long max) const {
@@ -180,6 +195,15 @@ private:
   std::filesystem::path m_path;
 };
 
+// The option keys a manifest reads (after `first`, the object's own keys).
+std::vector<std::string_view> option_keys(std::initializer_list<std::string_view> first = {}) {
+  std::vector<std::string_view> keys(first);
+  for (const auto& row : compile_option_fields()) {
+    if (!row.manifest.empty()) keys.push_back(row.manifest);
+  }
+  return keys;
+}
+
 void append(std::vector<std::string>& to, const std::vector<std::string>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -213,16 +237,26 @@ std::vector<std::string> ManifestKernel::variant_names() const {
   return out;
 }
 
+bool ManifestOptions::has(std::string_view field) const {
+  return std::find(given.begin(), given.end(), field) != given.end();
+}
+
 CompileOptions ManifestKernel::options_for(const ManifestVariant& v, const CompileOptions& base) const {
   CompileOptions o = base;
   for (const ManifestOptions* m : {&options, &v.options}) {
-    if (m->std) o.std = *m->std;
-    append(o.defines, m->defines);
-    if (m->fast_math) o.fast_math = *m->fast_math;
-    if (m->line_info) o.line_info = *m->line_info;
-    if (m->max_registers) o.max_registers = *m->max_registers;
-    append(o.flags, m->flags);
-    // include_dirs go to the Program's include path (not the key): see runtime/kernel_request.
+    compile::for_each_option_field([&](const auto& field) {
+      if (!m->has(field.row.name)) return;
+      auto& member = o.*field.member;
+      const auto& given = m->values.*field.member;
+      using T = std::decay_t<decltype(member)>;
+      if constexpr (std::is_same_v<T, std::vector<std::filesystem::path>>) {
+        // include_dirs go to the Program's include path (not the key): see loader/kernel_request.
+      } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        member.insert(member.end(), given.begin(), given.end());  // lists append
+      } else {
+        member = given;  // scalars override
+      }
+    });
   }
   return o;
 }
@@ -276,8 +310,7 @@ Manifest Manifest::parse(std::string_view text, const std::filesystem::path& pat
       r.fail(where + ".file", fmt::format("\"{}\" must be a path relative to the manifest's folder", kernel.file));
     }
     if (auto o = k.find("options"); o != k.end()) {
-      r.check_keys(*o, where + ".options",
-                   {"std", "defines", "include_dirs", "fast_math", "line_info", "max_registers", "flags"});
+      r.check_keys(*o, where + ".options", option_keys());
       r.options(*o, where + ".options", kernel.options);
     }
     kernel.instantiate = r.strings(k, "instantiate", where);
@@ -286,8 +319,7 @@ Manifest Manifest::parse(std::string_view text, const std::filesystem::path& pat
       for (std::size_t j = 0; j < vs->size(); ++j) {
         const json& v = (*vs)[j];
         std::string vwhere = fmt::format("{}.variants[{}]", where, j);
-        r.check_keys(v, vwhere, {"name", "std", "defines", "include_dirs", "fast_math", "line_info",
-                                 "max_registers", "flags", "instantiate"});
+        r.check_keys(v, vwhere, option_keys({"name", "instantiate"}));
         ManifestVariant variant;
         auto name = v.find("name");
         if (name == v.end()) r.fail(vwhere, "missing \"name\"");

@@ -29,88 +29,36 @@ PreparedRequest PreparedRequest::make(const Program& program, const compile::Nor
   return PreparedRequest{std::move(flags), std::move(key)};
 }
 
-CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
-    : m_config(config), m_counters(counters), m_log(std::move(log)) {
+namespace {
+
+const RuntimeConfig& checked(const RuntimeConfig& config) {
   if (config.require_hit && config.always_compile) {
     throw UsageError("KJIT_REQUIRE_HIT (a miss is an error) and KJIT_ALWAYS_COMPILE (every request compiles) "
                      "contradict each other: set one");
   }
+  return config;
+}
+
+}  // namespace
+
+CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
+    : m_config(checked(config)), m_counters(counters), m_log(std::move(log)),
+      m_storage(config, counters, m_log, m_background) {
   m_fork = system::AtFork::add({[this] { m_inflight_mutex.lock(); }, [this] { m_inflight_mutex.unlock(); },
                                [this] {
                                  // The parent's compiles in flight are its threads', not here: their
                                  // promises are never kept in this process.
                                  new (&m_inflight_mutex) std::mutex();
                                  m_inflight.clear();
-                                 m_flush_queued = false;  // the queued flush was the parent's worker's
+                                 m_storage.forget_queued_flush();  // the parent's worker's
                                }});
-  m_cache_dir = config.cache_dir.empty() ? base::cache_dir_from_environment() : config.cache_dir.native();
-  if (config.cache_disabled) return;
-  // Entries are executable code: a folder someone else may write into is not read (the store
-  // checks it when it opens it: cache/dir_trust).
-  // A folder not made yet is made by the first write (the worker's, for a remote hit).
-  auto store = std::make_unique<cache::Store>(cache::StoreConfig{
-      m_cache_dir, config.cache_max_size,
-      config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user, &m_counters.cache, true});
-  if (auto trusted = store->trusted()) {
-    m_store = std::move(store);
-    if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
-  } else {
-    // A folder the user named and kjit cannot use is an error where the config asks for it: the
-    // user would otherwise compile every time without knowing why.
-    const bool named = !config.cache_dir.empty() || base::env_text(base::Env::cache_dir).has_value();
-    if (config.cache_required == CacheRequired::always || (config.cache_required == CacheRequired::when_named && named)) {
-      throw UnavailableError(fmt::format(
-          "the cache folder {} is not in use: {}. The cache is required here, so nothing is compiled without it: "
-          "name a folder this user owns or may create, writable by no one else, or turn the cache off "
-          "(KJIT_CACHE_DISABLE=1)",
-          m_cache_dir, trusted.error().message));
-    }
-    m_warned_store = true;
-    m_log(LogLevel::warn, fmt::format("{}; kernels are compiled in memory and not kept", trusted.error().message));
-  }
-  if (config.remote_cache.empty()) return;
-  cache::RemoteConfig remote;
-  remote.url = config.remote_cache;
-  remote.read_only = config.remote_read_only;
-  remote.http_auth_file = config.remote_http_auth_file.native();
-  remote.timeouts = cache::RemoteTimeouts{config.remote_timeout, config.remote_timeout};
-  remote.ttl = config.remote_ttl;
-  remote.max_value_size = config.remote_max_value_size;
-  remote.lock_ttl = config.lock_stale_after;
-  auto signer = cache::Signer::from_files(config.remote_secret_file.native(), config.remote_signing_key_file.native(),
-                                          config.remote_public_key_file.native());
-  if (!signer) throw UsageError(signer.error().message);
-  remote.signer = std::move(*signer);
-  auto tier = cache::RemoteTier::open(std::move(remote), m_counters.cache,
-                                      [log = m_log](cache::RemoteTier::Severity severity, std::string_view message) {
-                                        log(severity == cache::RemoteTier::Severity::warning ? LogLevel::warn
-                                                                                             : LogLevel::info,
-                                            message);
-                                      },
-                                      &m_background);
-  if (!tier) throw UsageError(tier.error().message);
-  m_remote = std::move(*tier);
 }
 
 CompileService::~CompileService() {
   // Backfills, usage, remote writes: at most exit_bound more (what is left is dropped, counted).
   m_background.finish(m_background.limits().exit_bound);
-  m_remote.reset();  // its last writes count into the store's counters, flushed here
-  flush();
+  m_storage.close();
 }
-
-namespace {
-
-// KJIT_REQUIRE_HIT: why each tier missed the last lookup of this thread (find() notes it, when a
-// hit is required; compile(), which follows on the same thread, names it in its error).
-struct MissNote {
-  bool set = false;
-  cache::Key key;
-  std::vector<CacheMissError::Tier> tiers;
-};
-thread_local MissNote t_miss;
-
-}  // namespace
 
 Arch CompileService::resolve(const Arch& arch, std::optional<Device> device) const {
   if (!arch.is_native()) return compile::check_arch(arch);
@@ -188,15 +136,16 @@ CompileResult CompileService::obtain(const Program& program, const compile::Norm
   const Arch guess = o->arch.is_native() ? Arch::sm(device.compute_capability()) : o->arch;
   const auto prepared = PreparedRequest::make(program, o, guess);
   timer.hashed();
-  std::optional<CompileResult> hit = find(program, guess, prepared);
-  if (hit) {
+  Storage::Found found = m_storage.find(program, guess, prepared);
+  if (found.result) {
     timer.looked_up();
-    return finished(program, std::move(*hit), prepared, true, false, timer);
+    return finished(program, observed(program, std::move(*found.result)), prepared, true, false, timer);
   }
   const Arch arch = resolve(o->arch, device);
   if (arch == guess) {
     timer.looked_up();
-    return finished(program, compile(program, arch, prepared), prepared, false, false, timer);
+    return finished(program, compile(program, arch, prepared, {}, std::move(found.missed)), prepared, false, false,
+                    timer);
   }
   // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own
   // (a lookup counts nothing; the request's outcome is counted once).
@@ -218,10 +167,14 @@ CompileResult CompileService::get(const Program& program, const Arch& arch, cons
 
 CompileResult CompileService::answer(const Program& program, const Arch& arch, const PreparedRequest& request,
                                      const Producer& produce, RequestTimer& timer) {
-  std::optional<CompileResult> hit = find(program, arch, request);
+  Storage::Found found = m_storage.find(program, arch, request);
   timer.looked_up();
-  if (hit) return finished(program, std::move(*hit), request, true, static_cast<bool>(produce), timer);
-  return finished(program, compile(program, arch, request, produce), request, false, static_cast<bool>(produce), timer);
+  if (found.result) {
+    return finished(program, observed(program, std::move(*found.result)), request, true, static_cast<bool>(produce),
+                    timer);
+  }
+  return finished(program, compile(program, arch, request, produce, std::move(found.missed)), request, false,
+                  static_cast<bool>(produce), timer);
 }
 
 CompileResult CompileService::finished(const Program& program, CompileResult r, const PreparedRequest& request,
@@ -230,8 +183,7 @@ CompileResult CompileService::finished(const Program& program, CompileResult r, 
   if (m_config.log_level >= LogLevel::info) {  // -v, KJIT_LOG=info: one line a request
     m_log(LogLevel::info, fmt::format("program {} for {}: {}, key {} ({}); entry {}", program.name(), r.arch.str(),
                                       to_string(r.outcome), r.key, phases,
-                                      m_store ? m_store->entry_file(request.key.key)
-                                              : std::string("not kept (no cache)")));
+                                      m_storage.entry_place(request.key.key)));
   }
   return r;
 }
@@ -241,127 +193,14 @@ CompileResult CompileService::observed(const Program& program, CompileResult res
   return result;
 }
 
-std::optional<CompileResult> CompileService::find(const Program& program, const Arch& arch,
-                                                  const PreparedRequest& request) {
-  if (m_config.always_compile) return std::nullopt;
-  const cache::Key& key = request.key.key;
-  MissNote* note = m_config.require_hit ? &t_miss : nullptr;  // KJIT_REQUIRE_HIT: why each tier missed
-  auto missed = [note](const char* tier, std::string why) {
-    if (note) note->tiers.push_back({tier, std::move(why)});
-  };
-  if (note) *note = MissNote{false, key, {}};  // set once every tier missed
-  if (m_store) {
-    cache::GetResult g = m_store->get_in_place(key);
-    switch (g.outcome) {
-    case cache::GetResult::Outcome::hit:
-      ++m_counters.cache.hits;
-      return observed(program, from_entry(std::move(g), program.name(), arch, request.flags, key));
-    case cache::GetResult::Outcome::damaged:
-      m_log(LogLevel::warn, fmt::format("cache entry for program {} (key {}) was damaged and is not used: {}",
-                                        program.name(), key.hex(), g.message));
-      missed("disk", "damaged: " + g.message);
-      break;
-    case cache::GetResult::Outcome::error:
-      m_log(LogLevel::warn, fmt::format("reading the cache entry for program {} (key {}): {}", program.name(),
-                                        key.hex(), g.message));
-      missed("disk", "unreadable: " + g.message);
-      break;
-    case cache::GetResult::Outcome::miss: missed("disk", "absent from " + m_cache_dir); break;
-    }
-  } else {
-    missed("disk", m_config.cache_disabled ? "none (the cache is disabled)"
-                                           : "not in use (its folder " + m_cache_dir + " was refused)");
-  }
-  if (!m_remote) {
-    missed("remote", "none configured (KJIT_REMOTE_CACHE)");
-    if (note) note->set = true;
-    return std::nullopt;
-  }
-  cache::RemoteGet remote = m_remote->get(key);
-  if (note && remote.outcome != cache::RemoteGet::Outcome::hit) {
-    missed("remote", remote.why);  // each server asked: absent, rejected, down, unreachable
-    note->set = true;
-  }
-  if (remote.outcome != cache::RemoteGet::Outcome::hit) return std::nullopt;
-  // A remote hit: counted by the tier (remote_hits); the disk's lookup counted nothing.
-  return observed(program, from_remote(std::move(remote), program, arch, request));
-}
-
-CompileResult CompileService::from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
-                                          const PreparedRequest& request) {
-  const cache::Key& key = request.key.key;
-  if (!m_store) {
-    cache::GetResult g;
-    g.outcome = cache::GetResult::Outcome::hit;
-    g.bytes = std::move(value.bytes);
-    g.sections = std::move(value.sections);
-    CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
-    r.outcome = Outcome::remote_hit;
-    return r;
-  }
-  // The result copies what it needs; the entry's bytes go on to the disk (the next process on
-  // this machine hits its own disk), written by the worker after this request returns.
-  CompileResult r = from_entry_copy(value.bytes, value.sections, program.name(), arch, request.flags, key);
-  r.outcome = Outcome::remote_hit;
-  backfill(key, std::move(value.bytes));
-  return r;
-}
-
-void CompileService::put_own(const cache::Key& key, std::string_view bytes) {
-  cache::PutResult p = m_store->put_bytes(key, bytes, cache::Store::Accounting::deferred);
-  note_put(p);
-  if (!p.stored) return;
-  system::Background::Job job;
-  job.run = [this, change = std::move(p.change)] { m_store->account(change); };
-  m_background.post(std::move(job));  // dropped: the total drifts until the next recount
-}
-
-void CompileService::backfill(const cache::Key& key, std::string bytes) {
-  system::Background::Job job;
-  job.bytes = bytes.size();
-  job.run = [this, key, bytes = std::move(bytes)] { note_put(m_store->put_bytes(key, bytes)); };
-  m_background.post(std::move(job));  // dropped: the next process gets a remote hit again
-  schedule_flush();
-}
-
-void CompileService::schedule_flush() {
-  if (!m_store || m_flush_queued.exchange(true)) return;
-  system::Background::Job job;
-  job.run = [this] {
-    m_flush_queued = false;
-    m_store->flush_stats(cache::Store::k_background_lock_wait);  // the destructor's flush catches up
-  };
-  job.drop = [this] { m_flush_queued = false; };  // the destructor flushes what is left
-  m_background.post(std::move(job));
-}
-
-void CompileService::note_put(const cache::PutResult& p) {
-  if (p.stored) return;  // a failed write is counted by the store (store_failures)
-  if (!m_warned_store.exchange(true)) {
-    m_log(LogLevel::warn, fmt::format("cannot write to the kjit cache in {} ({}); kernels are compiled in memory "
-                                      "and not kept", m_cache_dir, p.message));
-  }
-}
-
-void CompileService::send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token) {
-  if (!m_remote) return;
-  m_remote->put_async(key, entry_bytes, std::move(token));  // a dropped write is counted by the tier
-}
-
 CompileResult CompileService::compile(const Program& program, const Arch& arch, const PreparedRequest& request,
-                                      const Producer& produce) {
-  if (m_config.require_hit) {
-    if (!t_miss.set || !(t_miss.key == request.key.key)) {  // no lookup of this key on this thread: look now
-      if (auto hit = find(program, arch, request)) return std::move(*hit);
-    }
-    refuse_miss(program, request);
-  }
+                                      const Producer& produce, std::vector<CacheMissError::Tier> missed) {
+  if (m_config.require_hit) refuse_miss(program, request, std::move(missed));
   return observed(program, compile_once(program, arch, request, produce));
 }
 
-void CompileService::refuse_miss(const Program& program, const PreparedRequest& request) {
-  std::vector<CacheMissError::Tier> tiers = std::move(t_miss.tiers);
-  t_miss = MissNote{};
+void CompileService::refuse_miss(const Program& program, const PreparedRequest& request,
+                                 std::vector<CacheMissError::Tier> tiers) const {
   std::string asked;
   for (const auto& t : tiers) asked += fmt::format("{}{}: {}", asked.empty() ? "" : "; ", t.name, t.why);
   const std::string key = request.key.key.hex();
@@ -391,7 +230,9 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     return r;
   }
   try {
-    CompileResult r = compile_across_processes(program, arch, request, produce);
+    CompileResult r = m_storage.fill(program, arch, request, [&](bool& keep) {
+      return produce ? produce(keep) : run_nvrtc(program, arch, request);
+    });
     promise.set_value(r);
     std::lock_guard lock(m_inflight_mutex);
     m_inflight.erase(key);
@@ -402,79 +243,6 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     m_inflight.erase(key);
     throw;
   }
-}
-
-CompileResult CompileService::compile_across_processes(const Program& program, const Arch& arch,
-                                                       const PreparedRequest& request, const Producer& produce) {
-  ++m_counters.cache.misses;
-  const cache::Key& key = request.key.key;
-  // Across nodes: the remote lock, taken (when there is a remote one can write) once this
-  // process is the one on this machine that compiles; or the value another node stored.
-  auto across_nodes = [&]() -> CompileResult {
-    if (!m_remote || m_remote->read_only() || m_config.always_compile) {
-      return produce_and_store(program, arch, request, produce);
-    }
-    auto progress = [&](std::chrono::milliseconds waited) {
-      m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another node compiling program {} (key {}) via {}",
-                                        waited.count() / 1000.0, program.name(), key.hex(), cache::redact_url(m_config.remote_cache)));
-    };
-    cache::RemoteLock lock = m_remote->lock_or_wait(key, m_config.lock_timeout, m_config.wait_progress_every, progress);
-    switch (lock.outcome) {
-    case cache::RemoteLock::Outcome::value: {
-      ++m_counters.cache.waits;
-      CompileResult r = from_remote(std::move(lock.value), program, arch, request);
-      r.outcome = Outcome::waited;
-      return r;
-    }
-    case cache::RemoteLock::Outcome::acquired:
-      try {
-        return produce_and_store(program, arch, request, produce, lock.token);  // released once sent
-      } catch (...) {
-        m_remote->release_async(key, lock.token);  // NVRTC refused it: the next node tries
-        throw;
-      }
-    case cache::RemoteLock::Outcome::timed_out:
-      m_log(LogLevel::warn, fmt::format("compiling program {} (key {}) without the remote lock: {}", program.name(),
-                                        key.hex(), lock.message));
-      break;
-    case cache::RemoteLock::Outcome::unavailable: break;  // the tier warned when it went down
-    }
-    return produce_and_store(program, arch, request, produce);
-  };
-  if (!m_store) return across_nodes();
-  auto progress = [&](std::chrono::milliseconds waited) {
-    m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
-                                      waited.count() / 1000.0, program.name(), key.hex()));
-  };
-  auto lock = m_store->lock(key, m_config.lock_timeout, progress, m_config.wait_progress_every,
-                            m_config.lock_stale_after);
-  if (!lock) {
-    // The message says which: the wait bound passed (timed out) or locking failed.
-    m_log(lock.error().reason == system::Failure::Reason::stalled ? LogLevel::warn : LogLevel::info,
-          fmt::format("compiling program {} (key {}) without the cache lock: {}", program.name(),
-                                      key.hex(), lock.error().message));
-    CompileResult r = produce_and_store(program, arch, request, produce);
-    schedule_flush();
-    return r;
-  }
-  if (!m_config.always_compile) {
-    // Another process may have compiled it while this one waited for the lock.
-    cache::GetResult g = m_store->get_in_place(key);
-    if (g.outcome == cache::GetResult::Outcome::hit) {
-      ++m_counters.cache.waits;
-      CompileResult r = from_entry(std::move(g), program.name(), arch, request.flags, key);
-      r.outcome = Outcome::waited;
-      return r;
-    }
-  }
-  CompileResult r = [&] {
-    // Waiters see this process working: the lock file's mtime, now and every second (the worker).
-    system::Background::Recurring heartbeat = m_background.heartbeat(lock->fd());
-    return across_nodes();
-  }();
-  lock->release();
-  schedule_flush();
-  return r;
 }
 
 CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request) {
@@ -501,55 +269,8 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   return std::move(out.result);
 }
 
-CompileResult CompileService::produce_and_store(const Program& program, const Arch& arch,
-                                                const PreparedRequest& request, const Producer& produce,
-                                                std::string remote_token) {
-  bool keep = true;
-  CompileResult result = produce ? produce(keep) : run_nvrtc(program, arch, request);
-  ++m_counters.cache.compiles;
-  result.key = request.key.key.hex();
-  result.outcome = Outcome::compiled;
-  if (!keep) {
-    if (m_remote && !remote_token.empty()) m_remote->release_async(request.key.key, std::move(remote_token));
-    return result;
-  }
-  if (!m_store && !m_config.cache_disabled) ++m_counters.cache.store_failures;  // its folder was refused: not kept
-  if (m_store || m_remote) {
-    // Serialized once: the local disk first, then the remote, off the request path.
-    const std::string bytes = cache::serialize(request.key.key, to_entry(result));
-    if (m_store) put_own(request.key.key, bytes);
-    send_to_remote(request.key.key, bytes, std::move(remote_token));
-  } else if (m_remote && !remote_token.empty()) {
-    m_remote->release_async(request.key.key, std::move(remote_token));
-  }
-  return result;
-}
+std::optional<std::string> CompileService::find_entry(const cache::Key& key) { return m_storage.find_entry(key); }
 
-std::optional<std::string> CompileService::find_entry(const cache::Key& key) {
-  if (m_store) {
-    cache::GetResult g = m_store->get_in_place(key);
-    if (g.outcome == cache::GetResult::Outcome::hit) return std::move(g.bytes);
-  }
-  if (m_remote) {
-    cache::RemoteGet r = m_remote->get(key);
-    if (r.outcome == cache::RemoteGet::Outcome::hit) {
-      if (m_store) backfill(key, r.bytes);
-      return std::move(r.bytes);
-    }
-  }
-  return std::nullopt;
-}
-
-void CompileService::store_entry(const cache::Key& key, const std::string& bytes) {
-  if (m_store) {
-    put_own(key, bytes);
-    schedule_flush();
-  }
-  if (m_remote && !m_remote->read_only()) m_remote->put_async(key, bytes);
-}
-
-void CompileService::flush() {
-  if (m_store) m_store->flush_stats();
-}
+void CompileService::store_entry(const cache::Key& key, const std::string& bytes) { m_storage.store_entry(key, bytes); }
 
 }  // namespace kjit::request

@@ -1,15 +1,14 @@
-// kjit::request::CompileService: a prepared request's compile result from the disk cache, then
-// the remote tier (a fleet's Redis, when configured; a hit there is written to the disk), or
-// from NVRTC once per key: in this process the first thread compiles and the others wait for its
-// result; across processes the store's per-key lock does the same, and across nodes the remote
-// lock. The request path does the one thing the next process needs, a compile's own entry written
-// to the disk, and hands the rest to the service's one background thread (system::Background,
-// started on first need): the lock heartbeat of every compile in flight, the usage accounting and
-// eviction after a write, a remote hit's backfill to the disk, the remote's writes, releases and
-// lock refreshes, and the stats flush. It owns the disk store (none when the cache is disabled or
-// its folder is not trusted: see cache/dir_trust.hpp), the remote tier, that worker and the
-// precompiled-header folders. Observers (dumps) see every
-// result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
+// kjit::request::CompileService: a prepared request's compile result from the cache tiers, asked
+// once through their one front (request::Storage: the disk, then a fleet's remote; the policies over
+// them), or from NVRTC once per key: in this process the first thread compiles and the others wait
+// for its result; across processes and nodes the storage's locks do the same (Storage::fill).
+// KJIT_REQUIRE_HIT turns a miss into CacheMissError, naming why each tier missed as the lookup
+// answered it. The request path does the one thing the next process needs, a compile's own entry
+// written to the disk, and hands the rest to the service's one background thread
+// (system::Background, started on first need): the lock heartbeat of every compile in flight, the
+// usage accounting and eviction after a write, a remote hit's backfill to the disk, the remote's
+// writes, releases and lock refreshes, and the stats flush. It owns the storage, that worker and
+// the precompiled-header folders. Observers (dumps) see every result through one hook. Throws CompileError for a program NVRTC rejects, and what NVRTC throws.
 // fork(): a child's service has none of its parent's compiles in flight (a key the parent was
 // compiling is compiled again in the child, never waited for), its own fresh worker and stats
 // flush; a fork waits for the NVRTC and nvJitLink calls in progress (system::AtFork::Busy).
@@ -25,13 +24,12 @@
 #include "core/system/at_fork.hpp"
 #include "core/system/background.hpp"
 #include "core/cache/key.hpp"
-#include "core/cache/remote/remote_tier.hpp"
-#include "core/cache/store.hpp"
 #include "core/compile/option_marshalling.hpp"
 #include "core/compile/pch_directories.hpp"
 #include "core/request/cache_key.hpp"
 #include "core/request/counters.hpp"
 #include "core/request/entry_store.hpp"
+#include "core/request/storage.hpp"
 
 #include <atomic>
 #include <functional>
@@ -45,14 +43,6 @@
 #include <vector>
 
 namespace kjit::request {
-
-// A request's NVRTC flags and cache key for one arch.
-struct PreparedRequest {
-  std::vector<std::string> flags;
-  CacheKey key;
-
-  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
-};
 
 class CompileService final : public EntryStore {
 public:
@@ -81,17 +71,12 @@ public:
   // For a named (or resolved) arch.
   CompileResult obtain(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
 
-  // The disk cache's entry for the request, else the remote's, or nullopt (the store counts the miss).
-  std::optional<CompileResult> find(const Program& program, const Arch& arch, const PreparedRequest& request);
-  // The disk cache, then NVRTC (or `produce`) once per key; the hook sees the result. Every
-  // request (obtain, a link and each of its parts) is timed once, by one RequestTimer
-  // (compile_service.cpp): the profiler's phases and the -v / KJIT_LOG=info line read its marks.
+  // The cache tiers (Storage::find), then NVRTC (or `produce`) once per key; the hook sees the
+  // result. Every request (obtain, a link and each of its parts) is timed once, by one
+  // RequestTimer (compile_service.cpp): the profiler's phases and the -v / KJIT_LOG=info line read
+  // its marks. With config.require_hit, a miss is a CacheMissError (why each tier missed).
   CompileResult get(const Program& program, const Arch& arch, const PreparedRequest& request,
                     const Producer& produce = {});
-  // After a miss that find() reported: NVRTC (or `produce`) once per key; the hook sees the result.
-  // With config.require_hit, a CacheMissError instead (why each tier missed, as find() saw it).
-  CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request,
-                        const Producer& produce = {});
 
   // Entries that are not compile results (a tuner's decisions): see EntryStore.
   std::optional<std::string> find_entry(const cache::Key& key) override;
@@ -102,62 +87,43 @@ public:
 
   // The Runtime's log (already filtered by level).
   void log(LogLevel level, std::string_view message) const { m_log(level, message); }
-  const std::string& cache_dir() const { return m_cache_dir; }
-  cache::Store* store() { return m_store.get(); }
-  const cache::Store* store() const { return m_store.get(); }
-  cache::RemoteTier* remote() { return m_remote.get(); }
-  // The remote tier's counters (this process).
+  const std::string& cache_dir() const { return m_storage.cache_dir(); }
+  cache::Store* store() { return m_storage.store(); }
+  const cache::Store* store() const { return m_storage.store(); }
+  cache::RemoteTier* remote() { return m_storage.remote(); }
   // Writes the store's counters into the cache directory's persistent stats (on this thread).
-  void flush();
+  void flush() { m_storage.flush(); }
   // Waits until the background work queued so far is done (backfills, usage, flushes, remote writes).
   void drain() { m_background.drain(); }
   system::Background& background() { return m_background; }
 
 private:
   // KJIT_REQUIRE_HIT: throws CacheMissError naming why each tier missed this request's key.
-  [[noreturn]] void refuse_miss(const Program& program, const PreparedRequest& request);
+  [[noreturn]] void refuse_miss(const Program& program, const PreparedRequest& request,
+                                std::vector<CacheMissError::Tier> missed) const;
   class RequestTimer;
-  // find(), then compile(): the request after its key, timed by `timer`.
+  // The storage's answer, then on a miss the compile: the request after its key, timed by `timer`.
   CompileResult answer(const Program& program, const Arch& arch, const PreparedRequest& request,
                        const Producer& produce, RequestTimer& timer);
+  // After a miss the storage answered (`missed`: why each tier missed): NVRTC (or `produce`) once
+  // per key, or CacheMissError where a hit is required.
+  CompileResult compile(const Program& program, const Arch& arch, const PreparedRequest& request,
+                        const Producer& produce, std::vector<CacheMissError::Tier> missed);
   // The request's answer, its phase handed to a profiler and its one -v line logged.
   CompileResult finished(const Program& program, CompileResult result, const PreparedRequest& request, bool hit,
                          bool produced, const RequestTimer& timer) const;
   CompileResult compile_once(const Program& program, const Arch& arch, const PreparedRequest& request,
                              const Producer& produce);
-  CompileResult compile_across_processes(const Program& program, const Arch& arch, const PreparedRequest& request,
-                                         const Producer& produce);
-  // Compiles (NVRTC, or `produce`), writes the disk, and sends to the remote (releasing
-  // `remote_token`'s lock).
-  CompileResult produce_and_store(const Program& program, const Arch& arch, const PreparedRequest& request,
-                                  const Producer& produce, std::string remote_token = {});
   CompileResult run_nvrtc(const Program& program, const Arch& arch, const PreparedRequest& request);
   CompileResult observed(const Program& program, CompileResult result) const;
-  // A checked remote value as a result; its backfill to the disk is handed to the worker.
-  CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
-                            const PreparedRequest& request);
-  // Counts a failed disk write, and warns about the first.
-  void note_put(const cache::PutResult& p);
-  // The request path's own entry: published now, counted in the usage total by the worker.
-  void put_own(const cache::Key& key, std::string_view bytes);
-  // An entry another tier had (a remote hit): written to the disk by the worker.
-  void backfill(const cache::Key& key, std::string bytes);
-  // The stats flush, on the worker (one queued at a time).
-  void schedule_flush();
-  // Sends a fresh compile to the remote (releasing `token`'s lock), off the request path.
-  void send_to_remote(const cache::Key& key, const std::string& entry_bytes, std::string token);
 
   const RuntimeConfig& m_config;
   Counters& m_counters;
   Log m_log;
   ResultHook m_hook;
-  // Declared before what its jobs use (the store, the remote): the destructor finishes it first.
+  // Declared before what its jobs use (the storage's store and remote): the destructor finishes it first.
   system::Background m_background;
-  std::atomic<bool> m_flush_queued{false};
-  std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
-  std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
-  std::atomic<bool> m_warned_store{false};
-  std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
+  Storage m_storage;
   compile::PchDirectories m_pch;  // used when config.precompiled_headers
 
   // Compiles in flight in this process: key -> the result others wait for.

@@ -1,7 +1,7 @@
 // kjit::request::Counters: a Runtime's one counter list (this process): KJIT_CACHE_COUNTERS
 // (cache/stats.hpp) plus registry_hits. Each event is counted once, by its one owner:
 //   registry_hits                                         ModuleRegistry
-//   hits, misses, compiles, waits (a request's outcome)   CompileService
+//   hits, misses, compiles, waits (a request's outcome)   CompileService and its Storage
 //   damaged, evictions, bytes_read, bytes_written,        cache::Store (the compile service adds
 //   store_failures                                        one where no store could be opened)
 //   remote_*                                              cache::RemoteTier

@@ -1,5 +1,9 @@
 #include "core/request/request_hash.hpp"
 
+#include "core/compile/option_fields.hpp"
+
+#include <type_traits>
+
 namespace kjit::request {
 
 RequestHash request_hash(const Program& program, const CompileOptions& options, int device) {
@@ -17,18 +21,27 @@ RequestHash request_hash(const Program& program, const CompileOptions& options, 
   }
   s.num(program.name_expressions().size());
   for (const auto& e : program.name_expressions()) s.str(e);
-  s.num(options.arch.is_native() ? 0 : options.arch.is_real() ? 1 : 2);
-  s.num(static_cast<std::uint64_t>(options.arch.number()));
-  s.str(options.arch.suffix());
-  s.str(options.std);
-  s.num(options.defines.size());
-  for (const auto& d : options.defines) s.str(d);
-  s.num(options.include_dirs.size());
-  for (const auto& d : options.include_dirs) s.str(d.native());
-  s.num((options.fast_math ? 1u : 0u) | (options.line_info ? 2u : 0u) | (options.device_debug ? 4u : 0u));
-  s.num(static_cast<std::uint64_t>(options.max_registers));
-  s.num(options.flags.size());
-  for (const auto& f : options.flags) s.str(f);
+  // Every field of the options, in the table's order (no field can be left out).
+  compile::for_each_option_field([&](const auto& f) {
+    const auto& v = options.*f.member;
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, Arch>) {
+      s.num(v.is_native() ? 0 : v.is_real() ? 1 : 2);
+      s.num(static_cast<std::uint64_t>(v.number()));
+      s.str(v.suffix());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      s.str(v);
+    } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int>) {
+      s.num(static_cast<std::uint64_t>(static_cast<std::int64_t>(v)));
+    } else if constexpr (std::is_same_v<T, std::vector<std::filesystem::path>>) {
+      s.num(v.size());
+      for (const auto& d : v) s.str(d.native());
+    } else {
+      static_assert(std::is_same_v<T, std::vector<std::string>>);
+      s.num(v.size());
+      for (const auto& item : v) s.str(item);
+    }
+  });
   return s.finish();
 }
 

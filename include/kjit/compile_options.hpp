@@ -7,10 +7,13 @@
 
 #include <kjit/export.hpp>
 
+#include <array>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace kjit {
@@ -45,6 +48,9 @@ private:
   std::string m_suffix;
 };
 
+// The fields of CompileOptions are described once, in kjit's table of them (one row a field:
+// compile_option_fields() below, docs/compile-options.md): marshalling, the cache key, the in-process
+// request hash, Python's keywords, the manifest's keys and `kjit compile --help` all follow it.
 struct CompileOptions {
   Arch arch = Arch::native();
   std::string std = "c++17";                       // --std=
@@ -84,5 +90,44 @@ struct CompileOptions {
 // value, or flags asking for two archs. The table: docs/nvcc-flags.md.
 // Toolkit include dirs are not part of it: they are added when compiling.
 KJIT_API std::vector<std::string> canonical_flags(const CompileOptions& options, const Arch& resolved);
+
+// How a field's value is written, read and marshalled.
+enum class CompileOptionKind {
+  arch,       // an Arch, written as Arch::parse reads it ("sm_90")
+  text,       // a string passed as the NVRTC option's value (--std=c++17)
+  text_list,  // strings, one NVRTC option each (--define-macro=N=4)
+  path_list,  // folders, one NVRTC option each (--include-path=/inc)
+  flag,       // a bool: the NVRTC option is passed when true
+  count,      // an int in [min, max]: the NVRTC option with its value, when above 0
+  raw_flags,  // NVRTC or nvcc flags, read by normalized() (docs/nvcc-flags.md)
+};
+KJIT_API std::string_view to_string(CompileOptionKind kind);
+
+// One field of CompileOptions, as every part of kjit that names it spells it.
+struct CompileOptionField {
+  std::string_view name;         // the C++ member, and the Python keyword (kjit.compile(fast_math=True))
+  CompileOptionKind kind;
+  std::string_view nvrtc;        // the NVRTC option marshalled for it (a prefix where a value follows)
+  std::string_view manifest;     // its key in a manifest's "options" and variants; empty: none
+  std::string_view cli;          // its option of `kjit compile` itself; empty: none (flags after -- only)
+  std::array<std::string_view, 6> raw_flags;  // the nvcc/NVRTC flags normalized() folds into it
+  std::string_view raw_prefix;   // a flag joined with its value ("-DN=4"); empty: none
+  std::string_view example;      // a value unlike the default, as a manifest or the docs write it
+  std::string_view doc;          // one line
+  int min = 0, max = 0;          // count: the values accepted
+};
+
+// The rows, in the order marshalling writes them (so in the order of the cache key's options).
+KJIT_API std::span<const CompileOptionField> compile_option_fields();
+// The row named `name`, or nullptr.
+KJIT_API const CompileOptionField* find_compile_option(std::string_view name);
+
+// A field's value by name, for bindings and readers that go through the table: bool (flag),
+// int (count), std::string (arch as Arch::str(), text), or strings (lists, flags).
+using CompileOptionValue = std::variant<bool, int, std::string, std::vector<std::string>>;
+KJIT_API CompileOptionValue compile_option(const CompileOptions& options, std::string_view name);
+// Sets the field named `name`. Throws UsageError naming the field for an unknown name, a value of
+// another kind, a count outside [min, max], or an arch Arch::parse refuses.
+KJIT_API void set_compile_option(CompileOptions& options, std::string_view name, const CompileOptionValue& value);
 
 }  // namespace kjit

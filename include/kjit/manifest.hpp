@@ -10,7 +10,8 @@
 //     "kernels": [
 //       { "file": "square.cu",                                   (the only required key)
 //         "options": {"std": "c++17", "defines": ["X=1"], "include_dirs": [], "fast_math": false,
-//                     "line_info": false, "max_registers": 0, "flags": []},
+//                     "line_info": false, "device_debug": false, "max_registers": 0,
+//                     "nvcc_environment": true, "flags": []},
 //         "instantiate": ["kjit::square<float>"],
 //         "variants": [ {"name": "block128", "defines": ["BLOCK=128"]},
 //                       {"name": "block256", "defines": ["BLOCK=256"], "instantiate": [...],
@@ -31,9 +32,11 @@
 // "shapes" ahead of time on the GPU at hand (with made-up arguments: "fill" random, zero or a
 // number; "output" reset or restore, as in kjit::TuneBuffers).
 //
-// A variant overlays the kernel's options: defines, flags, include_dirs and instantiate are
-// appended, the scalars (std, fast_math, line_info, max_registers) override. No "variants":
-// one default variant named "". include_dirs are relative to the manifest's folder.
+// A variant overlays the kernel's options: the lists (defines, flags, include_dirs) and instantiate
+// are appended, the scalars (std, fast_math, line_info, device_debug, max_registers,
+// nvcc_environment) override. No "variants": one default variant named "". include_dirs are
+// relative to the manifest's folder, and become the program's include path (searched as
+// CompileOptions::include_dirs are, keyed by the headers' content, not their folders).
 #pragma once
 
 #include <kjit/export.hpp>
@@ -49,15 +52,14 @@
 
 namespace kjit {
 
-// Options as the manifest spells them: unset scalars leave the defaults (or the kernel's).
-struct ManifestOptions {
-  std::optional<std::string> std;
-  std::vector<std::string> defines;
-  std::vector<std::filesystem::path> include_dirs;  // absolute (resolved against the manifest's folder)
-  std::optional<bool> fast_math;
-  std::optional<bool> line_info;
-  std::optional<int> max_registers;
-  std::vector<std::string> flags;
+// Options as the manifest spells them: each key (a field of compile_option_fields() with a
+// manifest name: docs/compile-options.md) read into its field of `values`; `given` names the
+// fields the manifest gave, the others keep the defaults (or the kernel's, for a variant).
+struct KJIT_API ManifestOptions {
+  CompileOptions values;  // include_dirs absolute (resolved against the manifest's folder)
+  std::vector<std::string> given;
+
+  bool has(std::string_view field) const;
 };
 
 struct ManifestVariant {

@@ -69,18 +69,31 @@ void bind_compile(py::module_& m) {
       .def("__repr__", [](const Program& p) { return "<kjit.Program " + p.name() + ">"; });
   m.def("read_program", &read_program, "file"_a);
 
-  py::class_<CompileOptions>(m, "CompileOptions")
-      .def(py::init<>())
-      .def_property("arch", [](const CompileOptions& o) { return o.arch.str(); },
-                    [](CompileOptions& o, const std::string& a) { o.arch = Arch::parse(a); })
-      .def_readwrite("std", &CompileOptions::std)
-      .def_readwrite("defines", &CompileOptions::defines)
-      .def_readwrite("include_dirs", &CompileOptions::include_dirs)
-      .def_readwrite("fast_math", &CompileOptions::fast_math)
-      .def_readwrite("line_info", &CompileOptions::line_info)
-      .def_readwrite("device_debug", &CompileOptions::device_debug)
-      .def_readwrite("max_registers", &CompileOptions::max_registers)
-      .def_readwrite("flags", &CompileOptions::flags);
+  // One property a row of the options' table (compile_option_fields()), each set through it: the
+  // values, kinds and ranges are C++'s.
+  py::class_<CompileOptions> options(m, "CompileOptions");
+  options.def(py::init<>());
+  for (const CompileOptionField& f : compile_option_fields()) {
+    const std::string name(f.name);
+    options.def_property(
+        name.c_str(), [name](const CompileOptions& o) { return compile_option(o, name); },
+        [name](CompileOptions& o, const CompileOptionValue& v) { set_compile_option(o, name, v); },
+        std::string(f.doc).c_str());
+  }
+  m.def("compile_option_fields", [] {
+    py::list out;
+    for (const CompileOptionField& f : compile_option_fields()) {
+      py::list raw;
+      for (std::string_view r : f.raw_flags) {
+        if (!r.empty()) raw.append(std::string(r));
+      }
+      out.append(py::dict("name"_a = f.name, "kind"_a = to_string(f.kind), "nvrtc"_a = f.nvrtc,
+                          "manifest"_a = f.manifest, "cli"_a = f.cli, "raw_flags"_a = raw,
+                          "raw_prefix"_a = f.raw_prefix, "example"_a = f.example, "doc"_a = f.doc, "min"_a = f.min,
+                          "max"_a = f.max));
+    }
+    return out;
+  }, "CompileOptions' fields, one dict a field, as C++ describes them (docs/compile-options.md).");
 
   py::class_<CompileResult>(m, "CompileResult", "What a compile produced, or what the cache held.")
       .def_readonly("program_name", &CompileResult::program_name)

@@ -40,7 +40,7 @@ TEST_SUITE("Manifest") {
     CHECK(k.file == "square.cu");
     CHECK(m.find("square.cu") == &k);
     CHECK(m.find("other.cu") == nullptr);
-    CHECK(k.options.include_dirs == std::vector<std::filesystem::path>{"/kernels/inc"});
+    CHECK(k.options.values.include_dirs == std::vector<std::filesystem::path>{"/kernels/inc"});
     CHECK(k.variant_names() == std::vector<std::string>{"block128", "block256"});
     CHECK(&k.variant("") == &k.variants[0]);  // no name: the first variant
 

@@ -88,9 +88,9 @@ def info():
             "devices": device_count(), "cache_dir": str(_runtime().cache_dir)}
 
 
-_OPTION_NAMES = ("arch", "std", "defines", "include_dirs", "fast_math", "line_info", "device_debug",
-                 "max_registers", "flags")
-
+# CompileOptions' fields as C++'s table describes them (name, kind, range, doc): the keywords.
+_OPTION_FIELDS = {f["name"]: f for f in _kjit.compile_option_fields()}
+_OPTION_NAMES = tuple(_OPTION_FIELDS)
 
 def _text(value, what):
     """A str option, checked: kjit refuses a NUL byte (NVRTC would read only what comes before it)."""
@@ -115,34 +115,38 @@ def _options(where="kjit.compile", **options):
     if unknown:
         raise TypeError(f"{where}: unknown option(s) {', '.join(unknown)} (options: {', '.join(_OPTION_NAMES)})")
     o = _kjit.CompileOptions()
-    arch, std, defines = options.get("arch"), options.get("std"), options.get("defines")
-    if arch is not None:
-        o.arch = _text(str(arch) if isinstance(arch, int) else arch, f"{where}(arch=)")
-    if std is not None:
-        o.std = _text(std, f"{where}(std=)")
-    if defines:
-        if isinstance(defines, dict):
-            o.defines = [_text(f"{k}" if v is None else f"{k}={v}", f"{where}(defines=)") for k, v in defines.items()]
-        else:
-            o.defines = _texts(defines, f"{where}(defines=)")
-    if options.get("include_dirs"):
-        dirs = options["include_dirs"]
-        if isinstance(dirs, (str, _os.PathLike)):
-            dirs = [dirs]
-        o.include_dirs = [_text(_os.fspath(d), f"{where}(include_dirs=)") for d in dirs]
-    o.fast_math = bool(options.get("fast_math", False))
-    o.line_info = bool(options.get("line_info", False))
-    o.device_debug = bool(options.get("device_debug", False))
-    max_registers = options.get("max_registers", 0)
-    if not isinstance(max_registers, int) or isinstance(max_registers, bool) or not 0 <= max_registers <= 255:
-        raise ValueError(f"{where}(max_registers=): an int from 0 (no limit) to 255; given {max_registers!r}")
-    o.max_registers = max_registers
-    flags = options.get("flags")
-    if flags:
-        if isinstance(flags, str):
-            import shlex
-            flags = shlex.split(_text(flags, f"{where}(flags=)"))
-        o.flags = _texts(flags, f"{where}(flags=)")
+    for name, value in options.items():
+        field, what = _OPTION_FIELDS[name], f"{where}({name}=)"
+        kind = field["kind"]
+        if value is None:
+            continue
+        if kind == "arch":
+            value = _text(str(value) if isinstance(value, int) else value, what)
+        elif kind == "text":
+            value = _text(value, what)
+        elif kind == "flag":
+            value = bool(value)
+        elif kind == "count":
+            low, high = field["min"], field["max"]
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"{what}: an int from {low} to {high} ({field['doc']}); given {value!r}")
+        elif not value:
+            continue  # an empty list (or dict, or string): the default
+        elif kind == "text_list":
+            if isinstance(value, dict):
+                value = [_text(f"{k}" if v is None else f"{k}={v}", what) for k, v in value.items()]
+            else:
+                value = _texts(value, what)
+        elif kind == "path_list":
+            if isinstance(value, (str, _os.PathLike)):
+                value = [value]
+            value = [_text(_os.fspath(d), what) for d in value]
+        elif kind == "raw_flags":
+            if isinstance(value, str):
+                import shlex
+                value = shlex.split(_text(value, what))
+            value = _texts(value, what)
+        setattr(o, name, value)
     return o
 
 
