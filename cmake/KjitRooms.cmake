@@ -1,6 +1,6 @@
 # kjit_room(NAME FOLDER LIBRARY core|tools [USES room...]): one room of a library, the sources
 # FOLDER/*.cpp (relative to the calling CMakeLists.txt) as the object library kjit_room_NAME, with
-# hidden visibility, linked to exactly the rooms it uses (ARCHITECTURE.md's table; the ctest
+# hidden visibility, linked to exactly the rooms it uses (layers.json; the ctest
 # build/layers compares the two). The rooms of each library are kept, in order, in the global
 # property KJIT_<LIBRARY>_ROOMS.
 function(kjit_room name folder)

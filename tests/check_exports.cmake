@@ -3,7 +3,10 @@
 # --defined-only, demangled) must be in namespace kjit (or be one of the C++ runtime's own:
 # typeinfo, vtables and guard variables of public classes); one in an internal namespace (a room's:
 # system, cache, base, trace, compile, link, driver, request, loader, tune, profile, or
-# detail) passes only in libkjit and only when libkjit_tools takes it from there (nm -D -u).
+# detail) passes only in libkjit and only when libkjit_tools takes it from there (nm -D -u). Run-time
+# type information (typeinfo, its name, the vtable) only of a public class of namespace kjit, by
+# its plain name: never of a lambda, a function type or a class inside a function (core/libkjit.map
+# lists the public polymorphic types).
 #   cmake -DNM=... -DLIBRARY=libkjit.so -DTOOLS=libkjit_tools.so -P check_exports.cmake
 cmake_minimum_required(VERSION 3.25)  # policies: a quoted "LIBRARY" is a string, not the variable
 
@@ -34,6 +37,10 @@ foreach(which IN ITEMS LIBRARY TOOLS)
   set(for_tools 0)
   foreach(name IN LISTS exports)
     math(EXPR count "${count} + 1")
+    if(name MATCHES "^(typeinfo for |typeinfo name for |vtable for )(.*)$"
+       AND NOT CMAKE_MATCH_2 MATCHES "^kjit::[A-Za-z_][A-Za-z0-9_]*$")
+      list(APPEND problems "${${which}}: ${name} (the type information of a type that is no public class)")
+    endif()
     string(REGEX REPLACE "^(typeinfo for |typeinfo name for |vtable for |guard variable for )" "" subject "${name}")
     # A function template's specialization shows its return type first.
     string(REGEX REPLACE "^[^(]* (kjit::)" "\\1" subject "${subject}")

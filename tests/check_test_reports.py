@@ -4,11 +4,16 @@
 skips:  every CPU and GPU case (unit/, cache/, gpu/) is skipped by ctest when it prints "[kjit-skip]"
         (SKIP_REGULAR_EXPRESSION); and CASE, a root-only case, run by a real ctest as an unprivileged
         user (setpriv, when root) is reported skipped, with its reason, never passed.
+sources: every test file is named after the room it tests (tests/unit/test_<room>_<class>.cpp, the
+        rooms of layers.json, and the facade's runtime, measure's bench and the shipped kernels), and no
+        test case returns early without saying why (a bare `if (...) return;` in a case's body counts
+        as passed: KJIT_SKIP, support/skip.hpp, reports it skipped).
 labels: each name of the SLOW file (set_tests_properties([==[name]==] PROPERTIES LABELS slow)) is a
         test labelled slow, every gpu/ test keeps the label gpu, and the GPU binary's doctest suites
         name concepts (none is called "gpu").
 
 Usage: check_test_reports.py --ctest CTEST --build DIR skips --case NAME
+       check_test_reports.py --ctest CTEST --build DIR sources --root ROOT
        check_test_reports.py --ctest CTEST --build DIR labels --slow FILE --gpu-tests BIN
 (exit 0: all holds; 1: what does not is printed)
 """
@@ -103,6 +108,51 @@ def labels(args, tests):
     return problems
 
 
+# Test file prefixes that name no room folder: core/measure's public kjit::bench, the shipped kernels
+# (kernels_src/ and kernels::Kernels<T>); and the facade's own tests (core/runtime.cpp's Runtime),
+# by name: a test of another room through the Runtime is named after that room.
+NOT_FOLDER_PREFIXES = {"bench", "kernels"}
+FACADE_TESTS = {"test_runtime.cpp", "test_runtime_fork.cpp"}
+CASE_BODY_RETURN = re.compile(r"^    if \((.*)\) return;")
+
+
+def sources(args):
+    root = pathlib.Path(args.root)
+    problems = []
+    rooms = json.loads((root / "layers.json").read_text())["rooms"]
+    names = {r["folder"].rstrip("/").rsplit("/", 1)[-1] for r in rooms} | NOT_FOLDER_PREFIXES
+    for path in sorted((root / "tests/unit").glob("test_*.cpp")):
+        prefix = path.stem[len("test_"):].split("_", 1)[0]
+        if prefix not in names and path.name not in FACADE_TESTS:
+            problems.append(f"tests/unit/{path.name}: named after no room (test_<room>_<class>.cpp; rooms: "
+                            f"{', '.join(sorted(names))})")
+    files = sorted(root.glob("tests/unit/*.cpp")) + sorted(root.glob("tests/gpu/*.cpp")) + \
+        sorted(root.glob("tests/library/*.cpp"))
+    for path in files:
+        text = path.read_text()
+        lines = text.splitlines()
+        for n, line in enumerate(lines, 1):
+            m = CASE_BODY_RETURN.match(line)
+            if not m:
+                continue
+            opener = next((l for l in reversed(lines[:n - 1]) if l.strip() and len(l) - len(l.lstrip()) < 4), "")
+            if "TEST_CASE" not in opener:
+                continue  # a helper's or a class's function, not a case's body
+            # Allowed when the condition's function says why first ("[kjit-skip] ..." in its body).
+            called = re.match(r"!?\s*([A-Za-z_][A-Za-z0-9_:]*)\(", m.group(1).strip())
+            body = ""
+            if called:
+                at = re.search(rf"^[A-Za-z][^\n;]*\b{re.escape(called.group(1).split('::')[-1])}\([^\n;]*\{{\n",
+                               text, re.M)
+                body = text[at.end():at.end() + 600].split("\n}", 1)[0] if at else ""
+            if SKIP_MARK not in body:
+                problems.append(f"{path.relative_to(root)}:{n}: a test case returns early and would count as "
+                                f"passed; say why with KJIT_SKIP (support/skip.hpp): {line.strip()}")
+    if not problems:
+        print(f"{len(files)} test files: named after their rooms, no case returns early unsaid")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ctest", required=True)
@@ -110,12 +160,17 @@ def main():
     sub = parser.add_subparsers(dest="what", required=True)
     s = sub.add_parser("skips")
     s.add_argument("--case", required=True)
+    so = sub.add_parser("sources")
+    so.add_argument("--root", required=True)
     l = sub.add_parser("labels")
     l.add_argument("--slow", required=True)
     l.add_argument("--gpu-tests", required=True)
     args = parser.parse_args()
-    tests = ctest_tests(args.ctest, args.build)
-    problems = skips(args, tests) if args.what == "skips" else labels(args, tests)
+    if args.what == "sources":
+        problems = sources(args)
+    else:
+        tests = ctest_tests(args.ctest, args.build)
+        problems = skips(args, tests) if args.what == "skips" else labels(args, tests)
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -25,6 +25,7 @@
 // past allocation failures.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/cache/entry.hpp"
 #include "core/cache/key.hpp"
 #include "core/system/result.hpp"
@@ -42,7 +43,7 @@ namespace kjit::cache {
 inline constexpr std::uint16_t k_bundle_format_version = 1;
 
 enum class BundleScheme : std::uint8_t { none = 0, hmac_sha256 = 1, ed25519 = 2 };
-std::string_view scheme_name(BundleScheme scheme);  // "none", "hmac-sha256", "ed25519"
+KJIT_TOOLS_API std::string_view scheme_name(BundleScheme scheme);  // "none", "hmac-sha256", "ed25519"
 
 struct BundleSignature {
   BundleScheme scheme = BundleScheme::none;
@@ -81,10 +82,10 @@ struct BundleExportResult {
 
 // Writes the store's entries `options` select to `file` (replaced whole through AtomicFile, so a
 // reader never sees a part of it). A Failure names the file and why.
-system::Result<BundleExportResult> export_bundle(Store& store, const std::string& file, const BundleExportOptions& options);
+KJIT_TOOLS_API system::Result<BundleExportResult> export_bundle(Store& store, const std::string& file, const BundleExportOptions& options);
 
 // The same, into `out` (a bundle for a remote store).
-system::Result<BundleExportResult> export_bundle_bytes(Store& store, std::string& out, const BundleExportOptions& options);
+KJIT_TOOLS_API system::Result<BundleExportResult> export_bundle_bytes(Store& store, std::string& out, const BundleExportOptions& options);
 
 // An import that did not finish (the store's journal): which bundle, and how far it got.
 struct ImportJournal {
@@ -116,10 +117,10 @@ struct BundleImportResult {
 // Checks `file` whole, then writes its entries into `store` (see above). A Failure when the
 // bundle is refused (nothing was written then), another import into this store is running, or
 // a write failed (what was written stays, and the journal: the next import finishes).
-system::Result<BundleImportResult> import_bundle(Store& store, const std::string& file, const BundleImportOptions& options);
+KJIT_TOOLS_API system::Result<BundleImportResult> import_bundle(Store& store, const std::string& file, const BundleImportOptions& options);
 
 // The same, from a bundle's bytes in memory (fetched from a remote store; options.source names it).
-system::Result<BundleImportResult> import_bundle_bytes(Store& store, std::string_view bytes,
+KJIT_TOOLS_API system::Result<BundleImportResult> import_bundle_bytes(Store& store, std::string_view bytes,
                                                        const BundleImportOptions& options);
 
 // The store's journal of an import that did not finish, if any.

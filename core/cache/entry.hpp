@@ -12,6 +12,7 @@
 // file copied or planted under another name) is refused by the store, never served.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/cache/key.hpp"
 
 #include <cstdint>
@@ -60,6 +61,6 @@ struct InPlaceParse {
   Key key;  // the key recorded in the header
   std::string error;
 };
-InPlaceParse parse_in_place(std::string_view bytes);
+KJIT_TOOLS_API InPlaceParse parse_in_place(std::string_view bytes);
 
 }  // namespace kjit::cache

@@ -3,6 +3,7 @@
 // "-I -O2" and "-I-O2" differ and a format change misses cleanly. Nothing here throws.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/hash.hpp"
 
 #include <array>
@@ -18,7 +19,7 @@ struct Key {
   std::array<std::uint8_t, 16> bytes{};
 
   // 32 lowercase hex digits.
-  std::string hex() const;
+  KJIT_TOOLS_API std::string hex() const;
   // Parses 32 hex digits; nullopt for anything else.
   static std::optional<Key> from_hex(std::string_view hex);
 

@@ -12,6 +12,7 @@
 // entry); each address is read by the backend that opens it. Nothing here throws.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/result.hpp"
 
 #include <string>
@@ -31,7 +32,7 @@ struct RemoteList {
   std::vector<RemoteListEntry> levels;  // http:// and https://, each a level after the shards
 };
 
-system::Result<RemoteList> parse_remote_list(std::string_view text);
+KJIT_TOOLS_API system::Result<RemoteList> parse_remote_list(std::string_view text);
 
 // `url` with its password replaced by ***, in every entry of a list: "redis://:***@a,redis://b".
 std::string redact_remote_list(std::string_view text);

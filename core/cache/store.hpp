@@ -16,6 +16,7 @@
 // counts it made itself (the parent's, counted before the fork, are the parent's to flush).
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/at_fork.hpp"
 #include "core/cache/dir_trust.hpp"
 #include "core/cache/entry.hpp"
@@ -122,11 +123,11 @@ class Store {
 public:
   // Opens (creating it when missing) and checks the folder: cache/dir_trust, the one place
   // trust is decided. A folder that fails is never read or written: see trusted().
-  explicit Store(StoreConfig config);
+  KJIT_TOOLS_API explicit Store(StoreConfig config);
 
   // Whether the folder passed the trust check; the Failure says why not and how to fix it. An
   // untrusted store misses every get, stores nothing and lists, verifies and prunes nothing.
-  system::Result<void> trusted() const;
+  KJIT_TOOLS_API system::Result<void> trusted() const;
 
   const StoreConfig& config() const { return m_config; }
   std::filesystem::path entry_path(const Key& key) const;
@@ -180,21 +181,21 @@ public:
   // Every entry (scans the directory).
   std::vector<EntryInfo> list() const;
   // list(), and the symbolic links it left alone where shards and entries go.
-  ListResult list_with_skipped() const;
+  KJIT_TOOLS_API ListResult list_with_skipped() const;
   // Reads and checks every entry; damaged ones are REMOVED and listed (those that could not be
   // removed, a read-only cache, also in not_removed). Recounts usage.
-  VerifyResult verify();
+  KJIT_TOOLS_API VerifyResult verify();
   // Removes entries last used before now - older_than, then least recently used ones until at
   // most max_size bytes remain (0: no size bound); also stale temporaries (older than
   // k_stale_temp_age) and lock files no one holds. Recounts usage.
-  PruneResult prune(std::uint64_t max_size,
+  KJIT_TOOLS_API PruneResult prune(std::uint64_t max_size,
                     std::optional<std::chrono::seconds> older_than = std::nullopt);
   // Removes every entry, temporary and unheld lock file. Keeps the persistent stats.
-  PruneResult clear();
+  KJIT_TOOLS_API PruneResult clear();
 
   // Entries and bytes from the usage counter (no scan; recounts only if the counter is
   // missing or unreadable).
-  Usage usage();
+  KJIT_TOOLS_API Usage usage();
 
   // A note of kjit's own at the top of the folder, `name` (no '/'; not an entry, shard, `locks`,
   // `usage` or `stats`): a bundle import's journal (core/cache/bundle). Read only as a regular file
@@ -206,9 +207,9 @@ public:
 
   // Adds this object's counters not yet flushed to the persistent stats of the directory.
   // Cheap enough to call after each compile; a Failure when they cannot be written.
-  system::Result<void> flush_stats(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  KJIT_TOOLS_API system::Result<void> flush_stats(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // Totals of every process that flushed into this directory.
-  StatsSnapshot read_persistent_stats() const;
+  KJIT_TOOLS_API StatsSnapshot read_persistent_stats() const;
   system::Result<void> reset_persistent_stats();
 
   // Automatic eviction brings the store down to this fraction of max_size (in percent).

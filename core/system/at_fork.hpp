@@ -14,6 +14,8 @@
 // No CUDA here; nothing here throws past allocation failures.
 #pragma once
 
+#include "core/system/tools_api.hpp"
+
 #include <cstdint>
 #include <functional>
 
@@ -36,7 +38,7 @@ public:
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;
     ~Registration() { reset(); }
-    void reset();
+    KJIT_TOOLS_API void reset();
 
   private:
     friend class AtFork;

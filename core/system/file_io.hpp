@@ -8,6 +8,7 @@
 // Nothing here throws.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/atomic_file.hpp"
 #include "core/system/file_mode.hpp"
 #include "core/system/result.hpp"
@@ -33,13 +34,13 @@ struct FileContent {
   // detail, else the errno's text ("No such file or directory").
   std::string why() const;
   // "reading <path>: <why>".
-  std::string message() const;
+  KJIT_TOOLS_API std::string message() const;
 };
 
 // Reads `path` whole. It must be a regular file (EISDIR for a folder; EINVAL for a FIFO, device or
 // socket, unless it is standard input: "-", /dev/stdin, /dev/fd/0) of at most `max_size` bytes
 // (EFBIG, "larger than ..."); a file or stream is never read past max_size + 1 bytes.
-FileContent read_file(const std::filesystem::path& path, std::uint64_t max_size = k_no_size_limit);
+KJIT_TOOLS_API FileContent read_file(const std::filesystem::path& path, std::uint64_t max_size = k_no_size_limit);
 
 // Reads `fd` from its offset to its end, or to `limit` bytes, into `out` (replacing what it held),
 // with room for `size_hint` bytes first: a hint equal to the limit reads a file of known size with
@@ -51,7 +52,7 @@ int read_fd(int fd, std::string& out, std::uint64_t size_hint, std::uint64_t lim
 // replaced, not the link; a path that is a character device or FIFO (/dev/stdout, a pipe) is
 // written in place, as nothing can be renamed over it. A Failure names the file and why
 // ("creating temporary for /out/a.ptx in /out: Permission denied"); the temporary is gone then.
-Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+KJIT_TOOLS_API Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                                    AtomicFile::Sync sync = AtomicFile::Sync::yes, FileMode mode = {});
 
 }  // namespace kjit::system

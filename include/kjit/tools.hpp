@@ -1,7 +1,7 @@
 // libkjit_tools (kjit::tools in CMake), beside the core (<kjit/kjit.hpp>): what a program uses to
 // inspect what the compiler made, profile kernels, warm and tune ahead of time, administer a cache
 // and write output files atomically; install_tools() plugs the tools into the core (dumps, the
-// tuner's figures). Same namespace (kjit); see ARCHITECTURE.md for which room implements each.
+// tuner's figures). Same namespace (kjit); layers.json names the room that implements each.
 #pragma once
 
 #include <kjit/kjit.hpp>

@@ -132,7 +132,9 @@ nlohmann::json row_of(const nlohmann::json& rows, const std::string& function) {
 
 TEST_SUITE("inspect::Cli") {
   TEST_CASE("inspect::Cli: kjit diff gives flags after -- to both sides and refuses them where both sides are one build") {
-    if (!std::filesystem::exists(kjit_binary())) return;
+    if (!std::filesystem::exists(kjit_binary())) {
+      KJIT_SKIP("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
+    }
     kjit::test::TempDir dir;
     const std::string need = random_word("NEED_");
     const std::string guard = "#ifndef " + need + "\n#error " + need + " is not defined\n#endif\n";
@@ -167,7 +169,9 @@ TEST_SUITE("inspect::Cli") {
   }
 
   TEST_CASE("inspect::Cli: a file of templates only is nothing to compare for kjit diff and kjit resources warns") {
-    if (!std::filesystem::exists(kjit_binary())) return;
+    if (!std::filesystem::exists(kjit_binary())) {
+      KJIT_SKIP("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
+    }
     kjit::test::TempDir dir;
     const std::string ns = random_word("space");
     kjit::test::write_file(dir / "t.cu", "namespace " + ns + " {\ntemplate <class T>\n__global__ void twice(T* x) "
@@ -195,7 +199,9 @@ TEST_SUITE("inspect::Cli") {
   }
 
   TEST_CASE("inspect::Cli: the --instantiate hint names a template kernel with its namespace and following it works") {
-    if (!std::filesystem::exists(kjit_binary())) return;
+    if (!std::filesystem::exists(kjit_binary())) {
+      KJIT_SKIP("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
+    }
     kjit::test::TempDir dir;
     const std::string ns = random_word("space");
     kjit::test::write_file(dir / "t.cu", "namespace " + ns + " {\nstruct Op {};\ntemplate <class T, int N = 2>\n"
@@ -218,7 +224,9 @@ TEST_SUITE("inspect::Cli") {
   }
 
   TEST_CASE("inspect::Cli: C++ kernels by their plain names in kjit ptx --kernel and demangled in resources and diff") {
-    if (!std::filesystem::exists(kjit_binary())) return;
+    if (!std::filesystem::exists(kjit_binary())) {
+      KJIT_SKIP("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
+    }
     kjit::test::TempDir dir;
     kjit::test::write_file(dir / "sq.cu", R"(
 __global__ void square_matrix_kernel(const float* in, float* out, int w, int h) {
@@ -261,7 +269,9 @@ __global__ void over(int* x) { x[0] = 1; }
   }
 
   TEST_CASE("inspect::Cli: kjit resources reads local and constant memory and max threads from the cubin") {
-    if (!std::filesystem::exists(kjit_binary())) return;
+    if (!std::filesystem::exists(kjit_binary())) {
+      KJIT_SKIP("kjit binary not built (" << kjit_binary().string() << "); build kjit_cli to run this test");
+    }
     kjit::test::TempDir dir;
     const std::string bound = std::to_string(32 * (1 + std::random_device{}() % 32));  // 32..1024
     kjit::test::write_file(dir / "k.cu", std::string(kjit::test::k_hungry_source) +

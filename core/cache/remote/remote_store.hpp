@@ -9,6 +9,7 @@
 // reads). No CUDA here.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/result.hpp"
 
 #include <chrono>
@@ -55,7 +56,7 @@ public:
 // `url` as kjit prints it anywhere (messages, warnings, JSON): a password becomes *** (the
 // "redis://:***@host:6379", "redis://user:***@host"); everything else is kept. In a list
 // (KJIT_REMOTE_CACHE), every entry's (cache::redact_remote_list).
-std::string redact_url(std::string_view url);
+KJIT_TOOLS_API std::string redact_url(std::string_view url);
 
 // What an HTTP store sends to say who it is, from the file KJIT_REMOTE_HTTP_AUTH_FILE names
 // (never from the URL, which kjit prints): "user:password" (basic) or "Bearer <token>".
@@ -64,18 +65,18 @@ struct HttpCredentials {
   std::string secret;  // basic: "user:password"; bearer: the token
 };
 // The file's first line, trailing blanks removed; a Failure names the file and the two forms.
-system::Result<HttpCredentials> read_http_credentials(const std::string& path);
+KJIT_TOOLS_API system::Result<HttpCredentials> read_http_credentials(const std::string& path);
 
 // A backend for one server `url`: redis://[:password@]host[:port][/db], unix:///path/to/redis.sock, or
 // http[s]://host[:port][/prefix] (with `credentials`; a build without libcurl refuses it).
 // Connects lazily: a down server is a Failure of the first call, not of this one. A Failure here
 // means the URL itself is wrong (what was expected).
-system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts,
+KJIT_TOOLS_API system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts,
                                                        const HttpCredentials& credentials = {});
 // The backends open_remote_store chooses from by scheme (redis_store.cpp, http_store.cpp).
 system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, RemoteTimeouts timeouts);
 system::Result<std::unique_ptr<RemoteStore>> open_http_store(const std::string& url, RemoteTimeouts timeouts,
                                                      const HttpCredentials& credentials);
-bool is_http_url(std::string_view url);  // http:// or https://
+KJIT_TOOLS_API bool is_http_url(std::string_view url);  // http:// or https://
 
 }  // namespace kjit::cache

@@ -13,6 +13,7 @@
 // "ed25519:<64 hex> [comment]" lines. Nothing here throws.
 #pragma once
 
+#include "core/system/tools_api.hpp"
 #include "core/system/result.hpp"
 
 #include <cstdint>
@@ -39,7 +40,7 @@ public:
   static system::Result<Signer> ed25519_from_files(const std::string& signing_key_file, const std::string& public_key_file);
   // kjit's three key variables read as one: nullopt when none is given; a Failure when a file
   // cannot be used or the fleet secret and an ed25519 key are both given (one scheme a fleet).
-  static system::Result<std::optional<Signer>> from_files(const std::string& secret_file, const std::string& signing_key_file,
+  KJIT_TOOLS_API static system::Result<std::optional<Signer>> from_files(const std::string& secret_file, const std::string& signing_key_file,
                                                   const std::string& public_key_file);
 
   explicit Signer(std::string secret);  // HMAC-SHA256
@@ -52,7 +53,7 @@ public:
     std::string secret_text;  // "ed25519-secret:<64 hex>\n"
     std::string public_text;  // "ed25519:<64 hex>\n"
   };
-  static KeyPair generate_ed25519();
+  KJIT_TOOLS_API static KeyPair generate_ed25519();
 
   Scheme scheme() const { return m_scheme; }
   // "hmac-sha256" or "ed25519".
@@ -61,12 +62,12 @@ public:
   bool can_sign() const { return m_scheme == Scheme::hmac_sha256 || !m_seed.empty(); }
   // The HMAC tag (k_tag_size) or ed25519 signature (k_signature_size) of `bytes`; empty when it
   // cannot sign.
-  std::string sign(std::string_view bytes) const;
+  KJIT_TOOLS_API std::string sign(std::string_view bytes) const;
   // Whether `signature` is valid for `bytes`: the HMAC tag (constant time), or an ed25519
   // signature by any of the public keys.
-  bool verify(std::string_view signature, std::string_view bytes) const;
+  KJIT_TOOLS_API bool verify(std::string_view signature, std::string_view bytes) const;
   // The variable a user sets to check what this scheme signs ("KJIT_REMOTE_SECRET_FILE").
-  std::string_view variable() const;
+  KJIT_TOOLS_API std::string_view variable() const;
 
 private:
   Signer() = default;

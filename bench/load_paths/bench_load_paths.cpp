@@ -1,4 +1,9 @@
-// Fresh-process cost of loading one cubin and getting a launchable function, by path.
+// Fresh-process cost of loading one cubin and getting a launchable function, by driver path (GPU):
+//   bench_load_paths MODE CUBIN   MODE: mod | lib | lib-preserved | lib-getmodule | lib-kernel-only
+// CUBIN holds an extern "C" kernel `square(float*, float*, int)`. Run once per process (a fresh
+// process each time: the first load is what it measures); the figures of 2026-11-26 on an H100
+// are bench/results/2026-11-26-h100-remote-hit/load_paths.txt. Links the driver itself (its link
+// stub), so it is built only on request: cmake --build build --target bench_load_paths.
 #include <cuda.h>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +12,10 @@
 #include <string>
 #define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char* s; cuGetErrorName(r_, &s); std::fprintf(stderr, "%s: %s\n", #x, s); return 2; } } while (0)
 int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s mod|lib|lib-preserved|lib-getmodule|lib-kernel-only CUBIN\n", argv[0]);
+    return 2;
+  }
   std::string mode = argv[1];
   std::ifstream f(argv[2], std::ios::binary); std::stringstream ss; ss << f.rdbuf(); std::string img = ss.str();
   CK(cuInit(0)); CUdevice d; CK(cuDeviceGet(&d, 0)); CUcontext c; CK(cuDevicePrimaryCtxRetain(&c, d)); CK(cuCtxSetCurrent(c));

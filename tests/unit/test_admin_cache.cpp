@@ -1,4 +1,4 @@
-// kjit::Cache (cache administration, runtime/cache_admin.cpp): what the store left alone while
+// kjit::Cache (cache administration, tools/admin/cache_admin.cpp): what the store left alone while
 // listing, verifying, pruning and clearing (symbolic links inside the cache) reaches the public
 // results as `skipped`, and nothing a link points to is read, changed or removed.
 #include <kjit/tools/cache.hpp>

@@ -1,0 +1,1 @@
+extern "C" int high() { return 1; }
