@@ -15,7 +15,8 @@ of core/ uses one of tools/, core headers (include/kjit/*.hpp) never include too
 public header, and core/CMakeLists.txt and tools/CMakeLists.txt link each room's object library to
 exactly the rooms layers.json lists. Where the tree has an ARCHITECTURE.md that shows the rooms
 (between "<!-- rooms: layers.json -->" and "<!-- /rooms -->"), what it shows is layers.json's
-(--render prints it).
+(--render prints it), and every name core/ exports for libkjit_tools (KJIT_TOOLS_API) is listed in
+its "Exports".
 
 An include in angle brackets of the tree's own folders (<core/...>, <tools/...>) is read like a
 quoted one. The list itself must point down: every "uses" entry is a room below its own.
@@ -94,6 +95,32 @@ def render(rooms):
     return "\n".join(lines)
 
 
+TOOLS_API = re.compile(r"KJIT_TOOLS_API\s+(?:class\s+(\w+)|[^;(]*?(~?\b\w+)\s*[(;])")
+
+
+def export_problems(root):
+    """Every internal libkjit exports for libkjit_tools (KJIT_TOOLS_API, in core/) is listed in
+    ARCHITECTURE.md's "Exports", under the clause of the rule that admits it."""
+    doc = root / "ARCHITECTURE.md"
+    if not doc.exists() or "\n## Exports\n" not in doc.read_text():
+        return []
+    section = doc.read_text().split("\n## Exports\n", 1)[1].split("\n## ", 1)[0]
+    listed = set()
+    for span in re.findall(r"`([^`]+)`", section):
+        listed |= set(re.findall(r"\w+", span))
+    problems = []
+    for path in sorted((root / "core").rglob("*.hpp")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            m = TOOLS_API.search(line.split("//", 1)[0])
+            if m and "#define" not in line:
+                name = m.group(1) or m.group(2)
+                if name not in listed:
+                    problems.append(f"{path.relative_to(root)}:{n}: {name} is exported for libkjit_tools "
+                                    f"(KJIT_TOOLS_API) but not listed in ARCHITECTURE.md's \"Exports\": list it "
+                                    f"under the clause of the rule that admits it, or do not export it")
+    return problems
+
+
 def shown_problems(root, rooms):
     """ARCHITECTURE.md, where it shows the rooms, shows layers.json's."""
     doc = root / "ARCHITECTURE.md"
@@ -151,7 +178,7 @@ def main():
     if args.sources:
         return report(problems + cmake_source_problems(root, rooms, pathlib.Path(args.sources), args.build),
                       "source(s)", count_objects(args.sources), len(rooms))
-    problems += shown_problems(root, rooms)
+    problems += shown_problems(root, rooms) + export_problems(root)
 
     header_room = {}
     for folder, r in rooms.items():
@@ -327,7 +354,7 @@ def report(problems, what, count, n_rooms):
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} arrow(s) break {ROOMS_FILE}")
+        print(f"check_layers: {len(problems)} problem(s): arrows that break {ROOMS_FILE}, or the walls' own rules")
         return 1
     print(f"check_layers: {count} {what}, {n_rooms} rooms: every arrow is in {ROOMS_FILE}")
     return 0

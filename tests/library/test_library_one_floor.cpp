@@ -12,6 +12,7 @@
 #include <kjit/kjit.hpp>
 #include <kjit/tools.hpp>
 
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -129,6 +130,10 @@ TEST_SUITE("libraries") {
     // One registry: the fork handlers of the Runtime's service, its store and worker, and the
     // tools' store all went to one registration with the C library, from libkjit.so.
     const auto [core, tools] = kjit_registrations();
+    if (core == 0 && tools == 0) {
+      KJIT_SKIP("this C library's pthread_atfork does not reach __register_atfork through the libraries' "
+                "PLT (glibc's libc_nonshared.a does): the registrations cannot be seen here");
+    }
     CHECK_MESSAGE(tools == 0, "libkjit_tools.so registered fork handlers of its own " << tools
                                   << " time(s): a second copy of the floors (core/system/at_fork)");
     CHECK_MESSAGE(core == 1, "libkjit.so registered fork handlers " << core << " time(s), not once");
