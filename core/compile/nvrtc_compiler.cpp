@@ -4,6 +4,7 @@
 #include "core/compile/host_functions.hpp"
 #include "core/compile/minimal_front_end.hpp"
 #include "core/compile/missing_headers.hpp"
+#include "core/compile/nvcc_environment.hpp"
 #include "core/compile/include_scanner.hpp"
 #include "core/compile/standard_headers.hpp"
 #include "core/compile/template_kernels.hpp"
@@ -199,6 +200,7 @@ struct NvrtcCall {
   bool minimal = false;      // --minimal is the last argument
   std::size_t program = 0;   // the program's hash, for MinimalFrontEnd's memory
   std::string why_full;      // why not --minimal, for the debug log
+  bool environment_left_out = false;  // the nvcc environment's pre-include dropped (NvccEnvironment)
 };
 
 // A hash of everything NVRTC reads for the program: which programs failed under --minimal.
@@ -214,12 +216,37 @@ std::size_t program_hash(const Program& program, const std::vector<std::string>&
   return std::hash<std::string>{}(all);
 }
 
+// Leaves the nvcc environment's pre-include, and kjit's in-memory headers with it, out of the
+// NVRTC call of a program that includes nothing and names nothing the environment declares
+// (NvccEnvironment): nothing could open or use them, so the output is the same.
+void leave_out_unused_environment(const Program& program, const Reach& reach, NvrtcCall& call) {
+  const std::string pre_include = "--pre-include=" + std::string(k_nvcc_environment_header);
+  if (!reach.spellings.empty() || !program.headers().empty()) return;
+  if (std::find(call.arguments.begin(), call.arguments.end(), pre_include) == call.arguments.end()) return;
+  for (std::string_view a : call.arguments) {
+    if (a != pre_include && (a.starts_with("--pre-include") || a.starts_with("-include"))) return;
+    std::string_view define;
+    if (a.starts_with("--define-macro=")) define = a.substr(15);
+    else if (a.starts_with("-D")) define = a.substr(2);
+    if (!NvccEnvironment::name_used(define).empty()) return;
+  }
+  for (const auto& e : program.name_expressions()) {
+    if (!NvccEnvironment::name_used(e).empty()) return;
+  }
+  if (!NvccEnvironment::name_used(program.source()).empty()) return;
+  std::erase(call.arguments, pre_include);
+  call.header_names.clear();
+  call.header_sources.clear();
+  call.environment_left_out = true;
+}
+
 // Whether to ask for NVRTC's minimal front end (MinimalFrontEnd), and if not, why.
 void choose_front_end(const Program& program, const Reach& reach, FastPath fast, NvrtcCall& call) {
   if (fast == FastPath::off) {
     call.why_full = "KJIT_NVRTC_FAST (RuntimeConfig::nvrtc_fast) is off";
     return;
   }
+  leave_out_unused_environment(program, reach, call);
   ProgramText text;
   text.source = program.source();
   for (const auto& [hname, content] : program.headers()) text.headers.emplace_back(content);
@@ -449,6 +476,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     if (option_suspect && run.result != NVRTC_ERROR_INVALID_OPTION) MinimalFrontEnd::remember_refused();
     NvrtcOutput out;
     out.front_end = front_end;
+    out.environment_left_out = call.environment_left_out;
     CompileResult& result = out.result;
     result.program_name = name;
     result.arch = resolved;
@@ -494,12 +522,14 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
 }
 
 std::string describe(const NvrtcOutput& out) {
+  const std::string environment = out.environment_left_out ? ", without the nvcc environment (named nowhere)" : "";
   switch (out.front_end) {
-  case FrontEnd::minimal: return "NVRTC's minimal front end (--minimal)";
-  case FrontEnd::fell_back: return "NVRTC's full front end, after the minimal one (--minimal) failed";
+  case FrontEnd::minimal: return "NVRTC's minimal front end (--minimal)" + environment;
+  case FrontEnd::fell_back: return "NVRTC's full front end, after the minimal one (--minimal) failed" + environment;
   case FrontEnd::full: break;
   }
-  return out.why_full.empty() ? "NVRTC's full front end" : "NVRTC's full front end (" + out.why_full + ")";
+  return (out.why_full.empty() ? "NVRTC's full front end" : "NVRTC's full front end (" + out.why_full + ")") +
+         environment;
 }
 
 std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log) {

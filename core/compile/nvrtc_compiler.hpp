@@ -5,6 +5,8 @@
 // The fast path: a program that needs none of the declarations NVRTC's --minimal leaves out is
 // compiled with it, and again without it if it fails (MinimalFrontEnd). --minimal is added here,
 // never to the canonical list: the key, the PTX, the cubin and the log are the same either way.
+// A program that includes nothing and names nothing of the nvcc environment is compiled without
+// its pre-include (NvccEnvironment), which is likewise left in the canonical list.
 //
 // Precompiled headers: with a `pch_dir`, NVRTC's automatic PCH (--pch --pch-dir) creates or
 // uses a PCH there. The directory must be private to the caller (one compile at a time: NVRTC
@@ -35,6 +37,7 @@ struct NvrtcOutput {
   CompileResult result;  // ptx, cubin, log, lowered_names, compile_ms filled; key/outcome not
   FrontEnd front_end = FrontEnd::full;
   std::string why_full;  // for FrontEnd::full: why not --minimal
+  bool environment_left_out = false;  // the fast path dropped the unused nvcc environment
 };
 
 // "the minimal front end", "the full front end (the source names cudaMalloc)", ... for the debug log.

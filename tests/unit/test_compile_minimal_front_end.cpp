@@ -8,6 +8,7 @@
 #include <kjit/kjit.hpp>
 
 #include "core/compile/minimal_front_end.hpp"
+#include "core/compile/nvcc_environment.hpp"
 #include "core/compile/standard_headers.hpp"
 #include "core/driver/cubin_info.hpp"
 #include "support/helpers.hpp"
@@ -77,6 +78,7 @@ struct Case {
   std::vector<std::string> flags;
   std::vector<std::string> instantiate;
   bool expect_minimal;  // the fast path takes it (it needs none of what --minimal leaves out)
+  bool expect_no_environment = false;  // and leaves the nvcc environment out (no include, none of its names)
 };
 
 kjit::Program program_of(const Case& c) {
@@ -133,7 +135,7 @@ std::vector<Case> every_kernel() {
     cases.push_back(std::move(c));
   }
   const auto warm = k_source_dir / "tests/data/warm_fixture";
-  cases.push_back({"saxpy.cu", read(warm / "saxpy.cu"), warm, {"-I" + (warm / "include").string()}, {}, true});
+  cases.push_back({"saxpy.cu", read(warm / "saxpy.cu"), warm, {"-I" + (warm / "include").string()}, {}, true, true});
   // The lecture's square (what bench/peers compiles), a template with kjit's standard headers,
   // names nvcc makes visible (the nvcc environment), and the half types.
   cases.push_back({"square.cu", R"(
@@ -144,7 +146,16 @@ __global__ void square_matrix_kernel(const float* matrix, float* result, int wid
         int idx = row * width + col;
         result[idx] = matrix[idx] * matrix[idx];
     }
-})", {}, {}, {}, true});
+})", {}, {}, {}, true, true});
+  // No include, but names of the nvcc environment: it stays (without it, M_PI and uint are unknown).
+  cases.push_back({"environment_names.cu", R"(
+extern "C" __global__ void angle(float* y, uint n) {
+  uint i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = (float)M_PI * i;
+})", {}, {"-DSCALE=2"}, {}, true, false});
+  cases.push_back({"plain_template.cu", R"(
+template <typename T, int N> __global__ void fill(T* y, T v) { y[blockIdx.x * N + threadIdx.x] = v; }
+)", {}, {"-DUNUSED=1"}, {"fill<float, 64>", "fill<double, 32>"}, true, true});
   cases.push_back({"scale_template.cu", R"(#include <type_traits>
 #include <limits>
 #include <cstdint>
@@ -193,6 +204,17 @@ TEST_SUITE("minimal_front_end") {
     CHECK(MinimalFrontEnd::excluded_name("int a; // x\\\n cudaMalloc continues the comment\nint b;").empty());
   }
 
+  TEST_CASE("the nvcc environment's names are found and a program without them is told apart") {
+    using kjit::compile::NvccEnvironment;
+    CHECK(NvccEnvironment::name_used("__global__ void k(float* x, int n) { x[threadIdx.x] *= 2.f; }").empty());
+    CHECK(NvccEnvironment::name_used("float y = M_PI;") == "M_PI");
+    CHECK(NvccEnvironment::name_used("uint i = 0;") == "uint");
+    CHECK(NvccEnvironment::name_used("float z = std::exp(1.f);") == "std");
+    CHECK(NvccEnvironment::name_used("float z = sqrtf(2.f);") == "sqrtf");
+    CHECK(NvccEnvironment::name_used("float z = 1.f; // INFINITY FLT_MAX").empty());
+    CHECK(NvccEnvironment::name_used("#define X INFINITY") == "INFINITY");
+  }
+
   TEST_CASE("kjit's standard headers name nothing --minimal leaves out and the allowed toolkit headers are few") {
     for (const auto& [name, content] : kjit::compile::standard_header_files()) {
       INFO(name);
@@ -232,6 +254,7 @@ TEST_SUITE("minimal_front_end") {
       CHECK(front_end.find(c.expect_minimal ? "with NVRTC's minimal front end" : "with NVRTC's full front end (") !=
             std::string::npos);
       minimal += c.expect_minimal;
+      CHECK((front_end.find("without the nvcc environment") != std::string::npos) == c.expect_no_environment);
       CHECK(a.outcome == kjit::Outcome::compiled);
       CHECK(b.outcome == kjit::Outcome::compiled);
       CHECK(a.key == b.key);
@@ -254,7 +277,7 @@ TEST_SUITE("minimal_front_end") {
       }
       CHECK(a.cubin == b.cubin);
     }
-    CHECK(minimal >= 12);
+    CHECK(minimal >= 14);
   }
 
   TEST_CASE("a texture kernel and a device launch with -rdc compile with the fast path: ruled out or fallen back") {
