@@ -328,6 +328,32 @@ extern "C" __global__ void where(int* out) { int d = -1; PASTE(cu, daGetDevice)(
          rdc, "full front end, after the minimal one (--minimal) failed");
   }
 
+  TEST_CASE("relocatable code and LTO-IR are the same with the fast path on and off") {
+    kjit::test::TempDir dir;
+    DebugLog log;
+    kjit::Runtime fast(config(dir / "fast", true, &log));
+    kjit::Runtime full(config(dir / "full", false, nullptr));
+    const kjit::Program p("lto.cu", R"(
+__device__ float helper(float v);
+extern "C" __global__ void apply(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = helper(x[i]) * 3.f;
+})");
+    for (const auto& flags : {std::vector<std::string>{"-rdc=true"}, std::vector<std::string>{"-rdc=true", "-dlto"}}) {
+      INFO(flags.back());
+      const kjit::CompileOptions o{.arch = kjit::Arch::sm(90), .flags = flags};
+      kjit::CompileResult a, b;
+      REQUIRE_NOTHROW(a = fast.compile(p, o));
+      REQUIRE_NOTHROW(b = full.compile(p, o));
+      CHECK(log.front_end_of("lto.cu").find("minimal front end") != std::string::npos);
+      CHECK(a.key == b.key);
+      CHECK(a.ptx == b.ptx);
+      CHECK(a.cubin == b.cubin);
+      CHECK(a.ltoir == b.ltoir);
+      CHECK((flags.back() == "-dlto") == !a.ltoir.empty());
+    }
+  }
+
   TEST_CASE("a syntax error is reported once with the user's line and the same log as without the fast path") {
     kjit::test::TempDir dir;
     DebugLog log;
