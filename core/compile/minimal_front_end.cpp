@@ -63,16 +63,18 @@ bool MinimalFrontEnd::allowed_toolkit_header(std::string_view spelling) {
 
 std::string MinimalFrontEnd::ruled_out(const ProgramText& text) {
   if (refused()) return "NVRTC refused --minimal earlier in this process";
-  for (std::string_view a : text.arguments) {
+  const std::string environment = "--pre-include=" + std::string(k_nvcc_environment_header);
+  for (std::size_t i = 0; i < text.arguments.size(); ++i) {
+    const std::string_view a = text.arguments[i];
     if (a == "--minimal" || a == "-minimal") return "the options ask for --minimal themselves";
-    std::string_view value;
-    if (a.starts_with("--pre-include=")) value = a.substr(14);
-    else if (a.starts_with("-include") && a.size() > 8) value = a.substr(8);
-    if (!value.empty() && value != k_nvcc_environment_header) return "the options pre-include " + std::string(value);
-    if (a.starts_with("--define-macro=")) value = a.substr(15);
-    else if (a.starts_with("-D")) value = a.substr(2);
-    else continue;
-    if (std::string name = excluded_name(value); !name.empty()) return "a define names " + name;
+    if ((a.starts_with("--pre-include") || a.starts_with("-include")) && a != environment) {
+      return "the options pre-include a header (" + std::string(a) + ")";
+    }
+    std::string_view define;
+    if (a == "-D" || a == "--define-macro") define = i + 1 < text.arguments.size() ? text.arguments[++i] : "";
+    else if (a.starts_with("--define-macro=")) define = a.substr(15);
+    else if (a.starts_with("-D")) define = a.substr(2);
+    if (std::string name = excluded_name(define); !name.empty()) return "a define names " + name;
   }
   if (std::string name = excluded_name(text.source); !name.empty()) return "the source names " + name;
   for (std::string_view h : text.headers) {

@@ -223,10 +223,12 @@ void leave_out_unused_environment(const Program& program, const Reach& reach, Nv
   const std::string pre_include = "--pre-include=" + std::string(k_nvcc_environment_header);
   if (!reach.spellings.empty() || !program.headers().empty()) return;
   if (std::find(call.arguments.begin(), call.arguments.end(), pre_include) == call.arguments.end()) return;
-  for (std::string_view a : call.arguments) {
+  for (std::size_t i = 0; i < call.arguments.size(); ++i) {
+    const std::string_view a = call.arguments[i];
     if (a != pre_include && (a.starts_with("--pre-include") || a.starts_with("-include"))) return;
     std::string_view define;
-    if (a.starts_with("--define-macro=")) define = a.substr(15);
+    if (a == "-D" || a == "--define-macro") define = i + 1 < call.arguments.size() ? call.arguments[++i] : "";
+    else if (a.starts_with("--define-macro=")) define = a.substr(15);
     else if (a.starts_with("-D")) define = a.substr(2);
     if (!NvccEnvironment::name_used(define).empty()) return;
   }

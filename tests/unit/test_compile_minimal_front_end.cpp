@@ -232,6 +232,12 @@ TEST_SUITE("minimal_front_end") {
     CHECK(MinimalFrontEnd::ruled_out(text).empty());
     text.arguments = {"-DSTREAM=cudaStreamPerThread"};
     CHECK(MinimalFrontEnd::ruled_out(text).find("cudaStreamPerThread") != std::string::npos);
+    text.arguments = {"-D", "STREAM=cudaStreamLegacy"};
+    CHECK(MinimalFrontEnd::ruled_out(text).find("cudaStreamLegacy") != std::string::npos);
+    text.arguments = {"--pre-include=__kjit_nvcc.h", "-DN=4"};
+    CHECK(MinimalFrontEnd::ruled_out(text).empty());
+    text.arguments = {"-include", "mine.h"};
+    CHECK(MinimalFrontEnd::ruled_out(text).find("pre-include") != std::string::npos);
     text.arguments = {"--pre-include=mine.h"};
     CHECK(MinimalFrontEnd::ruled_out(text).find("mine.h") != std::string::npos);
   }
