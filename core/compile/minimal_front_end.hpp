@@ -23,7 +23,7 @@ namespace kjit::compile {
 // The text NVRTC will read for a program, as far as kjit knows it before compiling.
 struct ProgramText {
   std::string_view source;
-  std::vector<std::string_view> headers;         // in-memory and user headers reached
+  std::vector<std::string_view> headers;         // in-memory and user headers reached, name expressions
   std::vector<std::string_view> other_includes;  // #include spellings neither of those resolves
   std::vector<std::string_view> arguments;       // the whole NVRTC argument list
 };

@@ -253,6 +253,7 @@ void choose_front_end(const Program& program, const Reach& reach, FastPath fast,
   text.source = program.source();
   for (const auto& [hname, content] : program.headers()) text.headers.emplace_back(content);
   for (const auto& header : reach.user_headers) text.headers.emplace_back(header.content);
+  for (const auto& e : program.name_expressions()) text.headers.emplace_back(e);  // NVRTC parses them too
   for (const auto& spelling : reach.spellings) {
     const bool user = std::any_of(reach.user_headers.begin(), reach.user_headers.end(),
                                   [&spelling](const ScannedHeader& h) { return h.spelling == spelling; });
