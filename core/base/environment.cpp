@@ -58,7 +58,7 @@ std::vector<std::string> env_path_list(Env id) {
 bool env_flag(Env id) {
   const EnvVariable& r = row(id, {EnvParser::flag});
   const char* v = std::getenv(std::string(r.name).c_str());
-  if (v == nullptr) return false;
+  if (v == nullptr) return r.default_text == "on";
   return flag_value(v, reading(r, v));
 }
 

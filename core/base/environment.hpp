@@ -28,7 +28,7 @@ namespace kjit::base {
 enum class EnvParser {
   text,                  // the value as it is (a path, a URL)
   path_list,             // colon-separated folders, empty parts skipped
-  flag,                  // system::parse_flag
+  flag,                  // system::parse_flag; unset: the row's default (off, or on)
   flag_or_force,         // a flag, or "force" (any case)
   size,                  // system::parse_size: 2G, 512M, 1048576
   positive_size,         // a size above 0
@@ -39,7 +39,7 @@ enum class EnvParser {
 
 // The variables, in README's order; the enum indexes k_environment.
 enum class Env : std::size_t {
-  cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, dump_dir, log, lock_timeout,
+  cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, nvrtc_fast, dump_dir, log, lock_timeout,
   lock_stale_after, remote_cache, remote_secret_file, remote_signing_key_file, remote_public_key_file,
   remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
   require_hit, kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
@@ -61,6 +61,8 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
     {Env::cache_max_size, "KJIT_CACHE_MAX_SIZE", "2G", EnvParser::size, "the cache's byte budget (0: none)"},
     {Env::cache_disable, "KJIT_CACHE_DISABLE", "off", EnvParser::flag, "no cache reads or writes"},
     {Env::always_compile, "KJIT_ALWAYS_COMPILE", "off", EnvParser::flag, "compile each request"},
+    {Env::nvrtc_fast, "KJIT_NVRTC_FAST", "on", EnvParser::flag,
+     "NVRTC's minimal front end where a program allows it (off: always the full one)"},
     {Env::dump_dir, "KJIT_DUMP_DIR", "unset", EnvParser::text, "a folder per compile: source, PTX, cubin, log"},
     {Env::log, "KJIT_LOG", "warn", EnvParser::log_level, "the log level"},
     {Env::lock_timeout, "KJIT_LOCK_TIMEOUT", "5m", EnvParser::duration,
@@ -104,7 +106,7 @@ constexpr const EnvVariable& env_variable(Env id) { return k_environment[static_
 KJIT_TOOLS_API std::optional<std::string> env_text(Env id);
 // text and path_list rows.
 std::vector<std::string> env_path_list(Env id);
-bool env_flag(Env id);
+bool env_flag(Env id);  // unset: the row's default_text ("on" or "off")
 enum class FlagOrForce { off, on, force };
 FlagOrForce env_flag_or_force(Env id);  // unset or empty: on
 std::optional<std::uint64_t> env_size(Env id);                    // size and positive_size rows

@@ -33,6 +33,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
   if (auto d = base::env_duration(Env::lock_stale_after)) c.lock_stale_after = *d;
   c.cache_disabled = base::env_flag(Env::cache_disable);
   c.always_compile = base::env_flag(Env::always_compile);
+  c.nvrtc_fast = base::env_flag(Env::nvrtc_fast);
   if (auto dir = base::env_text(Env::dump_dir)) c.dump_dir = *dir;
   c.cache_shared = base::env_flag(Env::cache_shared);
   if (auto url = base::env_text(Env::remote_cache)) {
@@ -108,6 +109,8 @@ const OptionRow k_options[] = {
      [](RuntimeConfig& c, std::string_view v, const std::string& what) {
        c.precompiled_headers = base::flag_value(v, what);
      }},
+    {{"nvrtc_fast", "KJIT_NVRTC_FAST", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.nvrtc_fast = base::flag_value(v, what); }},
     {{"log_level", "KJIT_LOG", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.log_level = base::log_level_value(v, what); }},
     {{"cache_shared", "KJIT_CACHE_SHARED", ""},

@@ -2,7 +2,9 @@
 
 #include "core/base/source_file.hpp"
 #include "core/compile/host_functions.hpp"
+#include "core/compile/minimal_front_end.hpp"
 #include "core/compile/missing_headers.hpp"
+#include "core/compile/nvcc_environment.hpp"
 #include "core/compile/include_scanner.hpp"
 #include "core/compile/standard_headers.hpp"
 #include "core/compile/template_kernels.hpp"
@@ -115,12 +117,18 @@ PchUse strip_pch_messages(std::string& log) {
   return use;
 }
 
-// Every #include spelling the program can reach: its source, its in-memory headers and the user
-// headers found along `dirs` (an over-approximation, as the cache key's scan is).
-std::set<std::string> requested_includes(const Program& program, const std::vector<std::filesystem::path>& dirs) {
-  std::set<std::string> names;
-  auto add_lines = [&names](const std::string& text) {
-    for (auto& [spelling, quoted] : IncludeScanner::include_lines(text)) names.insert(std::move(spelling));
+// What the program can reach by #include: every spelling (from its source, its in-memory
+// headers and the user headers found along `dirs`: an over-approximation, as the cache key's scan
+// is) and the user headers found.
+struct Reach {
+  std::set<std::string> spellings;
+  std::vector<ScannedHeader> user_headers;
+};
+
+Reach reach_of(const Program& program, const std::vector<std::filesystem::path>& dirs) {
+  Reach reach;
+  auto add_lines = [&reach](const std::string& text) {
+    for (auto& [spelling, quoted] : IncludeScanner::include_lines(text)) reach.spellings.insert(std::move(spelling));
   };
   add_lines(program.source());
   std::vector<std::string> in_memory;
@@ -128,11 +136,12 @@ std::set<std::string> requested_includes(const Program& program, const std::vect
     add_lines(content);
     in_memory.push_back(hname);
   }
-  if (!names.empty()) {
+  if (!reach.spellings.empty()) {
     IncludeScanner scanner(dirs, std::move(in_memory));
-    for (const auto& header : scanner.scan(program.source(), program.directory())) add_lines(header.content);
+    reach.user_headers = scanner.scan(program.source(), program.directory());
+    for (const auto& header : reach.user_headers) add_lines(header.content);
   }
-  return names;
+  return reach;
 }
 
 // kjit's standard headers (<cstdint>, <cmath>, <vector>, the nvcc environment, ...) and the
@@ -141,8 +150,8 @@ std::set<std::string> requested_includes(const Program& program, const std::vect
 // dir (the user's -I, the program's folder and include path, all in `arguments` by now) holds a
 // file of that name: the user's header wins. The toolkit's own include folders, named with -I as
 // kernels for nvcc often do, are not the user's: their cuda.h is the one kjit's stands for.
-void add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
-                          std::vector<const char*>& names, std::vector<const char*>& sources) {
+Reach add_standard_headers(const Program& program, const std::vector<std::string>& arguments,
+                           std::vector<const char*>& names, std::vector<const char*>& sources) {
   std::vector<std::filesystem::path> dirs;
   auto add_user_dir = [&dirs](std::string_view dir) {
     std::error_code ec;
@@ -164,8 +173,10 @@ void add_standard_headers(const Program& program, const std::vector<std::string>
     names.push_back(header.data());
     sources.push_back(content.data());
   };
+  Reach reach = reach_of(program, dirs);
   for (const auto& [header, content] : standard_header_files()) add(header, content);
-  for (const auto& [header, content] : toolkit_headers(requested_includes(program, dirs))) add(header, content);
+  for (const auto& [header, content] : toolkit_headers(reach.spellings)) add(header, content);
+  return reach;
 }
 
 // NVRTC takes C strings: a NUL byte would end the text there, silently.
@@ -186,10 +197,84 @@ struct NvrtcCall {
   std::vector<const char*> header_names, header_sources;
   std::vector<std::string> arguments;
   bool pch = false;
+  bool minimal = false;      // --minimal is the last argument
+  std::size_t program = 0;   // the program's hash, for MinimalFrontEnd's memory
+  std::string why_full;      // why not --minimal, for the debug log
+  bool environment_left_out = false;  // the nvcc environment's pre-include dropped (NvccEnvironment)
 };
 
+// A hash of everything NVRTC reads for the program: which programs failed under --minimal.
+std::size_t program_hash(const Program& program, const std::vector<std::string>& arguments) {
+  std::string all = program.name();
+  auto add = [&all](std::string_view part) {
+    all += '\0';
+    all += part;
+  };
+  add(program.source());
+  for (const auto& [hname, content] : program.headers()) add(hname), add(content);
+  for (const auto& a : arguments) add(a);
+  return std::hash<std::string>{}(all);
+}
+
+// Leaves the nvcc environment's pre-include, and kjit's in-memory headers with it, out of the
+// NVRTC call of a program that includes nothing and names nothing the environment declares
+// (NvccEnvironment): nothing could open or use them, so the output is the same.
+void leave_out_unused_environment(const Program& program, const Reach& reach, NvrtcCall& call) {
+  const std::string pre_include = "--pre-include=" + std::string(k_nvcc_environment_header);
+  if (!reach.spellings.empty() || !program.headers().empty()) return;
+  if (std::find(call.arguments.begin(), call.arguments.end(), pre_include) == call.arguments.end()) return;
+  for (std::size_t i = 0; i < call.arguments.size(); ++i) {
+    const std::string_view a = call.arguments[i];
+    if (a != pre_include && (a.starts_with("--pre-include") || a.starts_with("-include"))) return;
+    std::string_view define;
+    if (a == "-D" || a == "--define-macro") define = i + 1 < call.arguments.size() ? call.arguments[++i] : "";
+    else if (a.starts_with("--define-macro=")) define = a.substr(15);
+    else if (a.starts_with("-D")) define = a.substr(2);
+    if (!NvccEnvironment::name_used(define).empty()) return;
+  }
+  for (const auto& e : program.name_expressions()) {
+    if (!NvccEnvironment::name_used(e).empty()) return;
+  }
+  if (!NvccEnvironment::name_used(program.source()).empty()) return;
+  std::erase(call.arguments, pre_include);
+  call.header_names.clear();
+  call.header_sources.clear();
+  call.environment_left_out = true;
+}
+
+// Whether to ask for NVRTC's minimal front end (MinimalFrontEnd), and if not, why.
+void choose_front_end(const Program& program, const Reach& reach, FastPath fast, NvrtcCall& call) {
+  if (fast == FastPath::off) {
+    call.why_full = "KJIT_NVRTC_FAST (RuntimeConfig::nvrtc_fast) is off";
+    return;
+  }
+  leave_out_unused_environment(program, reach, call);
+  ProgramText text;
+  text.source = program.source();
+  for (const auto& [hname, content] : program.headers()) text.headers.emplace_back(content);
+  for (const auto& header : reach.user_headers) text.headers.emplace_back(header.content);
+  for (const auto& e : program.name_expressions()) text.headers.emplace_back(e);  // NVRTC parses them too
+  for (const auto& spelling : reach.spellings) {
+    const bool user = std::any_of(reach.user_headers.begin(), reach.user_headers.end(),
+                                  [&spelling](const ScannedHeader& h) { return h.spelling == spelling; });
+    const bool in_memory = std::any_of(program.headers().begin(), program.headers().end(),
+                                       [&spelling](const auto& h) { return h.first == spelling; });
+    if (!user && !in_memory) text.other_includes.emplace_back(spelling);
+  }
+  for (const auto& a : call.arguments) text.arguments.emplace_back(a);
+  call.why_full = MinimalFrontEnd::ruled_out(text);
+  if (!call.why_full.empty()) return;
+  call.program = program_hash(program, call.arguments);
+  if (MinimalFrontEnd::failed_before(call.program)) {
+    call.why_full = "it failed under --minimal earlier in this process";
+    return;
+  }
+  call.minimal = true;
+  call.arguments.emplace_back("--minimal");
+}
+
 NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& arguments,
-                       const std::filesystem::path& pch_dir) {
+                       const std::filesystem::path& pch_dir, FastPath fast) {
   NvrtcCall call;
   for (const auto& [hname, content] : program.headers()) {
     call.header_names.push_back(hname.c_str());
@@ -199,7 +284,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
   all = arguments;
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
-  add_standard_headers(program, all, call.header_names, call.header_sources);
+  const Reach reach = add_standard_headers(program, all, call.header_names, call.header_sources);
   for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
   // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
@@ -217,6 +302,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
     // file ... was created" (629) and "not compatible with precompiled header file" (630).
     all.push_back("--diag-suppress=629,630");
   }
+  choose_front_end(program, reach, fast, call);
   return call;
 }
 
@@ -361,10 +447,12 @@ std::optional<std::string> source_named(const Program& program, const std::strin
 }  // namespace
 
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
-                                   const Arch& resolved, const std::filesystem::path& pch_dir) {
+                                   const Arch& resolved, const std::filesystem::path& pch_dir, FastPath fast) {
   const std::string& name = program.name();
   check_no_nul_in(program, arguments);
-  NvrtcCall call = prepare_call(program, arguments, pch_dir);
+  NvrtcCall call = prepare_call(program, arguments, pch_dir, fast);
+  FrontEnd front_end = call.minimal ? FrontEnd::minimal : FrontEnd::full;
+  bool option_suspect = false;  // NVRTC refused an option while --minimal was among them
   bool grown = false;
   double spent_ms = 0;  // every attempt's NVRTC time
   std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
@@ -376,7 +464,22 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       grown = true;
       continue;  // retried once: this time the PCH fits
     }
+    // Leaves the full front end's NVRTC call (the same arguments, less --minimal) for a program
+    // that failed under --minimal: its log is the one the user sees. Remembered for this process.
+    auto fall_back = [&call, &front_end] {
+      std::erase(call.arguments, std::string("--minimal"));
+      call.minimal = false;
+      front_end = FrontEnd::fell_back;
+    };
+    if (call.minimal && run.result == NVRTC_ERROR_INVALID_OPTION) {
+      option_suspect = true;  // this NVRTC may not know --minimal: known once the retry runs
+      fall_back();
+      continue;
+    }
+    if (option_suspect && run.result != NVRTC_ERROR_INVALID_OPTION) MinimalFrontEnd::remember_refused();
     NvrtcOutput out;
+    out.front_end = front_end;
+    out.environment_left_out = call.environment_left_out;
     CompileResult& result = out.result;
     result.program_name = name;
     result.arch = resolved;
@@ -399,19 +502,37 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         call.arguments.emplace_back("-default-device");
         continue;
       }
+      if (call.minimal) {
+        MinimalFrontEnd::remember_failure(call.program);
+        fall_back();
+        continue;
+      }
       result.log = note + result.log + explain_host_definitions(host.functions) +
                    name_expression_hint(result.log, program.source(), program.name_expressions()) +
                    explain_unresolved_externs(result.log, name) +
                    explain_missing_headers(result.log, include_folders(call.arguments));
+      out.why_full = std::move(call.why_full);
       out.succeeded = false;
       return out;
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
     read_outputs(*prog, program, arguments, resolved, result);
     result.log = note + result.log;
+    out.why_full = std::move(call.why_full);
     out.succeeded = true;
     return out;
   }
+}
+
+std::string describe(const NvrtcOutput& out) {
+  const std::string environment = out.environment_left_out ? ", without the nvcc environment (named nowhere)" : "";
+  switch (out.front_end) {
+  case FrontEnd::minimal: return "NVRTC's minimal front end (--minimal)" + environment;
+  case FrontEnd::fell_back: return "NVRTC's full front end, after the minimal one (--minimal) failed" + environment;
+  case FrontEnd::full: break;
+  }
+  return (out.why_full.empty() ? "NVRTC's full front end" : "NVRTC's full front end (" + out.why_full + ")") +
+         environment;
 }
 
 std::string source_excerpt(const std::string& program_name, const std::string& source, const std::string& log) {

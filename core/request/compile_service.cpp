@@ -252,13 +252,18 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   const system::AtFork::Busy busy;  // a fork waits for NVRTC (its locks and once-initialisations)
   base::load_nvrtc_builtins();     // beside the libnvrtc in use, wherever its toolkit is
   compile::NvrtcOutput out;
+  const auto fast = m_config.nvrtc_fast ? compile::FastPath::on : compile::FastPath::off;
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();
-    out = compile::NvrtcCompiler::compile(program, flags, arch, lease.dir());
+    out = compile::NvrtcCompiler::compile(program, flags, arch, lease.dir(), fast);
   } else {
-    out = compile::NvrtcCompiler::compile(program, flags, arch);
+    out = compile::NvrtcCompiler::compile(program, flags, arch, {}, fast);
   }
   phase.end(trace::Phase::nvrtc, program.name(), request.key.key.hex());
+  if (m_config.log_level >= LogLevel::debug) {
+    m_log(LogLevel::debug, fmt::format("compiled program {} (key {}) with {} in {:.1f} ms", program.name(),
+                                       request.key.key.hex(), compile::describe(out), out.result.compile_ms));
+  }
   if (!out.succeeded) {
     std::string excerpt = compile::source_excerpt(program.name(), program.source(), out.result.log);
     throw CompileError(program.name(), flags, out.result.log, excerpt,

@@ -43,6 +43,11 @@ struct KJIT_API RuntimeConfig {
   // later compiles that include the same heavy headers (<cub/...>, <cuda/std/...>) reuse them.
   // Never part of the cache key (the output is the same). `kjit warm` turns it on.
   bool precompiled_headers = false;
+  // KJIT_NVRTC_FAST: NVRTC's minimal front end (--minimal) for a program that needs none of what
+  // it leaves out (textures, surfaces, the device runtime, the runtime and driver APIs' names),
+  // with a fallback to the full one: about a third off a small kernel's cold compile. Never part
+  // of the cache key (the PTX and cubin are the same); off: always the full front end.
+  bool nvrtc_fast = true;
   LogLevel log_level = LogLevel::warn;
   LogCallback log;                              // empty: stderr
 

@@ -1,0 +1,221 @@
+// bench_cold: the cold compile of the lecture's square kernel (what bench/peers loads), kjit
+// against raw NVRTC, all in one run. No GPU (a named arch). Rows:
+//   raw NVRTC, default          nvrtcCompileProgram --gpu-architecture=sm_XX (the issue's floor)
+//   raw NVRTC, --minimal        the same with NVRTC's minimal front end
+//   raw NVRTC, CuPy's options   what CuPy's RawKernel asks for (-arch=sm_XX, --std=c++17, the
+//                               CCCL and CUDA include dirs, -ftz=true, -default-device): a
+//                               reference, not the same PTX (-ftz=true flushes denormals)
+//   kjit, fast path on          Runtime::compile, cache disabled (every request compiles),
+//                               RuntimeConfig::nvrtc_fast on: what a cold load compiles
+//   kjit, fast path off         the same with KJIT_NVRTC_FAST=off
+// Every NVRTC call has --no-cache (NVRTC 12.9+'s own cache would serve the repeats). Each
+// measurement runs in a process of its own (fork; the parent never touches NVRTC), as a
+// program's first kernel compiles; --in-process measures a long-running program's later
+// compiles instead. Rows are interleaved; best and median of N, and each against the default.
+// The PTX of every row but CuPy's must be byte-identical to the default's: the program says so.
+//
+//   bench_cold [--repeats 9] [--arch sm_90] [--in-process]
+#include <kjit/kjit.hpp>
+
+#include "bench_util.hpp"
+
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+const char* k_square = R"(
+__global__ void square_matrix_kernel(const float* matrix, float* result, int width, int height) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < height && col < width) {
+        int idx = row * width + col;
+        result[idx] = matrix[idx] * matrix[idx];
+    }
+}
+)";
+
+struct Sample {
+  double ms = -1;   // wall
+  double cpu = 0;   // the process's CPU time (user + system), which other programs disturb less
+  std::string ptx;
+};
+
+double cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+// One raw NVRTC compile to a cubin, timed from nvrtcCreateProgram to the cubin read.
+Sample raw_nvrtc(const std::vector<std::string>& options) {
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  const double start = kjit::bench_util::now_us();
+  const double cpu_start = cpu_ms();
+  nvrtcProgram p;
+  nvrtcCreateProgram(&p, k_square, "square.cu", 0, nullptr, nullptr);
+  const nvrtcResult r = nvrtcCompileProgram(p, static_cast<int>(argv.size()), argv.data());
+  Sample s;
+  if (r == NVRTC_SUCCESS) {
+    std::size_t n = 0;
+    nvrtcGetCUBINSize(p, &n);
+    std::string cubin(n, '\0');
+    nvrtcGetCUBIN(p, cubin.data());
+    s.ms = (kjit::bench_util::now_us() - start) / 1000;
+    s.cpu = cpu_ms() - cpu_start;
+    nvrtcGetPTXSize(p, &n);
+    s.ptx.resize(n);
+    nvrtcGetPTX(p, s.ptx.data());
+    if (!s.ptx.empty() && s.ptx.back() == '\0') s.ptx.pop_back();
+  } else {
+    std::size_t n = 0;
+    nvrtcGetProgramLogSize(p, &n);
+    std::string log(n, '\0');
+    nvrtcGetProgramLog(p, log.data());
+    std::fprintf(stderr, "raw NVRTC failed: %s\n", log.c_str());
+  }
+  nvrtcDestroyProgram(&p);
+  return s;
+}
+
+Sample kjit_compile(const std::string& arch, bool fast) {
+  kjit::RuntimeConfig c;
+  c.cache_disabled = true;
+  c.nvrtc_fast = fast;
+  c.log = [](kjit::LogLevel, std::string_view) {};
+  const double start = kjit::bench_util::now_us();
+  const double cpu_start = cpu_ms();
+  kjit::Runtime rt(c);
+  const kjit::CompileResult r = rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::parse(arch)});
+  Sample s;
+  s.ms = (kjit::bench_util::now_us() - start) / 1000;
+  s.cpu = cpu_ms() - cpu_start;
+  s.ptx = r.ptx;
+  return s;
+}
+
+// `f` in a forked child; its sample comes back through a pipe (ms, then the PTX).
+Sample in_child(const std::function<Sample()>& f) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Sample s = f();
+    std::string out = std::to_string(s.ms) + " " + std::to_string(s.cpu) + "\n" + s.ptx;
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t w = write(fds[1], out.data() + done, out.size() - done);
+      if (w <= 0) break;
+      done += static_cast<std::size_t>(w);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buf[65536];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) in.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Sample s;
+  const std::size_t nl = in.find('\n');
+  if (nl == std::string::npos) return s;
+  std::sscanf(in.c_str(), "%lf %lf", &s.ms, &s.cpu);
+  s.ptx = in.substr(nl + 1);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 9;
+  std::string arch = "sm_90";
+  bool in_process = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+    else if (!std::strcmp(argv[i], "--in-process")) in_process = true;
+    else {
+      std::fprintf(stderr, "usage: bench_cold [--repeats 9] [--arch sm_90] [--in-process]\n");
+      return 2;
+    }
+  }
+  std::string include;
+  for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"), "/usr/local/cuda"}) {
+    if (root && std::filesystem::exists(std::filesystem::path(root) / "include/cuda_fp16.h")) {
+      include = std::string(root) + "/include";
+      break;
+    }
+  }
+  const std::string gpu_arch = "--gpu-architecture=" + arch;
+  struct Row {
+    const char* name;
+    std::function<Sample()> run;
+    bool same_ptx;  // must equal the default's
+    std::vector<double> ms, cpu;
+    std::string ptx;
+  };
+  std::vector<Row> rows = {
+      {"raw NVRTC, default", [&] { return raw_nvrtc({gpu_arch, "--no-cache"}); }, true, {}, {}, {}},
+      {"raw NVRTC, --minimal", [&] { return raw_nvrtc({gpu_arch, "--no-cache", "--minimal"}); }, true, {}, {}, {}},
+      {"raw NVRTC, -default-device", [&] { return raw_nvrtc({gpu_arch, "--no-cache", "-default-device"}); }, true, {}, {}, {}},
+      {"raw NVRTC, CuPy's options",
+       [&] {
+         return raw_nvrtc({"--std=c++17", "-I" + include + "/cccl", "-I" + include, "-ftz=true", "-arch=" + arch,
+                           "--device-as-default-execution-space", "--no-cache"});
+       },
+       false, {}, {}, {}},
+      {"kjit, fast path on", [&] { return kjit_compile(arch, true); }, true, {}, {}, {}},
+      {"kjit, fast path off", [&] { return kjit_compile(arch, false); }, true, {}, {}, {}},
+  };
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  nvrtcVersion(&nvrtc_major, &nvrtc_minor);
+  std::printf("bench_cold: the lecture's square to a %s cubin, NVRTC %d.%d, %d rounds, %s, %ld cores\n", arch.c_str(),
+              nvrtc_major, nvrtc_minor, repeats, in_process ? "one process" : "a fresh process each",
+              sysconf(_SC_NPROCESSORS_ONLN));
+  if (in_process) {
+    for (auto& r : rows) r.run();  // NVRTC's and kjit's first use, not counted
+  }
+  for (int round = 0; round < repeats; ++round) {
+    for (auto& r : rows) {
+      const Sample s = in_process ? r.run() : in_child(r.run);
+      if (s.ms < 0) {
+        std::fprintf(stderr, "%s failed\n", r.name);
+        return 1;
+      }
+      r.ms.push_back(s.ms);
+      r.cpu.push_back(s.cpu);
+      r.ptx = s.ptx;
+    }
+  }
+  const double floor_best = *std::min_element(rows[0].ms.begin(), rows[0].ms.end());
+  const double floor_median = kjit::bench_util::median(rows[0].ms);
+  const double floor_cpu = kjit::bench_util::median(rows[0].cpu);
+  std::printf("%-28s %9s %9s %9s %9s %9s %9s  %s\n", "row", "best ms", "median ms", "best/def", "med/def", "cpu ms",
+              "cpu/def", "PTX");
+  int status = 0;
+  for (const auto& r : rows) {
+    const double best = *std::min_element(r.ms.begin(), r.ms.end());
+    const double median = kjit::bench_util::median(r.ms);
+    const double cpu = kjit::bench_util::median(r.cpu);
+    const bool same = r.ptx == rows[0].ptx;
+    if (r.same_ptx && !same) status = 1;
+    std::printf("%-28s %9.1f %9.1f %9.3f %9.3f %9.1f %9.3f  %s\n", r.name, best, median, best / floor_best,
+                median / floor_median, cpu, cpu / floor_cpu,
+                same ? "same as default" : (r.same_ptx ? "DIFFERS (wrong)" : "differs (other options)"));
+  }
+  std::printf("target (issue #51, on a GPU machine with the module load): kjit at most 0.8x the default\n");
+  return status;
+}
