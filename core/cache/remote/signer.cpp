@@ -219,6 +219,16 @@ bool Signer::verify(std::string_view signature, std::string_view bytes) const {
   return sodium_memcmp(expected.data(), signature.data(), k_tag_size) == 0;
 }
 
+const std::vector<std::string_view>& signed_value_magics() {
+  static const std::vector<std::string_view> magics{k_hmac_magic, k_ed25519_magic};
+  return magics;
+}
+
+bool is_signed_value(std::string_view value) {
+  const std::string_view magic = value.substr(0, 4);
+  return magic == k_hmac_magic || magic == k_ed25519_magic;
+}
+
 std::string seal_value(const Signer* signer, std::string entry) {
   if (signer == nullptr || !signer->can_sign()) return entry;
   const std::string signature = signer->sign(entry);

@@ -81,6 +81,11 @@ private:
 // The most bytes a signature adds before a remote value's entry ("KJED" + 64).
 inline constexpr std::size_t k_max_value_head = 4 + Signer::k_signature_size;
 
+// The magics a signed remote value starts with ("KJSG": HMAC, "KJED": ed25519).
+const std::vector<std::string_view>& signed_value_magics();
+// Whether `value` carries a signature (of either scheme, valid or not).
+bool is_signed_value(std::string_view value);
+
 // The remote value of `entry`: signed with `signer` when there is one, else the entry itself.
 std::string seal_value(const Signer* signer, std::string entry);
 // Where the entry starts in `value` (0: unsigned), or why the value is not loaded: unsigned
