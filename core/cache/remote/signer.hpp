@@ -35,7 +35,9 @@ public:
   // (missing, unreadable, empty).
   static system::Result<Signer> from_file(const std::string& path);
   // ed25519: the signing key in `signing_key_file` (it signs, and checks with its own public key)
-  // and/or the public keys in `public_key_file` (checks only); an empty name is not given.
+  // and/or the public keys in `public_key_file` (checks only); an empty name is not given. A
+  // signing key file its group or others may read (0640, 0644) is refused, as ssh refuses such a
+  // key: the Failure names the file, its mode and the chmod that fixes it.
   static system::Result<Signer> ed25519_from_files(const std::string& signing_key_file, const std::string& public_key_file);
   // kjit's three key variables read as one: nullopt when none is given; a Failure when a file
   // cannot be used or the fleet secret and an ed25519 key are both given (one scheme a fleet).
