@@ -18,14 +18,14 @@ import os as _os
 
 
 
-try:
-    from . import _kjit  # noqa: E402
-except ImportError as _e:  # no libnvrtc on the loader's path: KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH, pip's CUDA packages
-    if "libnvrtc" not in str(_e):
-        raise
+from . import _kjit  # noqa: E402
+
+try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
+    _kjit.nvrtc_version()
+except _kjit.UnavailableError:  # none: pip's CUDA packages; else the first compile says where it looked
     from . import _nvrtc
-    _nvrtc.load(_e)  # or an ImportError naming the variables
-    from . import _kjit  # noqa: E402
+    if _nvrtc.load_from_pip():
+        _kjit.nvrtc_version()
 
 from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,

@@ -1,6 +1,7 @@
 """`kjit`, the command, for a Python install: the console script and `python -m kjit` run the kjit
 executable the package ships (kjit/bin/kjit, the same CLI as kjit's C++ install), with its arguments,
-its exit status and the libkjit and NVRTC this package loaded. A launcher only: no logic here."""
+its exit status, and NVRTC from pip's CUDA packages when that is where the package found it. A
+launcher only: no logic here."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def main(argv=None):
             "an installed kjit without its CLI. Install kjit's CLI (cmake --install of kjit's build), or "
             "reinstall the package from kjit's sources (docs/python.md)\n")
         return 3
-    from . import _nvrtc  # the package is imported: NVRTC is loaded, found by the loader or by _nvrtc
+    from . import _nvrtc  # the package is imported: NVRTC is open, found by libkjit or in pip's packages
     env = dict(os.environ)
-    if _nvrtc.loaded:  # found through KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH or pip: the CLI gets the same
+    if _nvrtc.loaded:  # pip's, which the CLI (libkjit) does not look for: it gets the same folder
         folder = os.path.dirname(_nvrtc.loaded)
         env["LD_LIBRARY_PATH"] = folder + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     sys.stdout.flush()
