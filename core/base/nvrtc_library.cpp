@@ -19,7 +19,8 @@
 namespace kjit::base {
 namespace {
 
-const std::string k_nvrtc_soname = "libnvrtc.so." + std::to_string(CUDA_VERSION / 1000);
+// libnvrtc.so.<the major version kjit was built with>; a function: libkjit does nothing at load time.
+std::string nvrtc_soname() { return "libnvrtc.so." + std::to_string(CUDA_VERSION / 1000); }
 
 // X(field, name): every NVRTC entry point kjit calls, one row each.
 #define KJIT_NVRTC_FUNCTIONS(X)                                                                             \
@@ -43,13 +44,14 @@ std::mutex g_nvrtc_mutex;
 std::atomic<const NvrtcTable*> g_nvrtc_table{nullptr};  // set once, never freed: the library stays open
 thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for the open library: not while opening it
 
-const std::vector<std::string> k_nvrtc_folders = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
+constexpr const char* k_nvrtc_folders[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 
 // The candidates in order (nvrtc_library.hpp), and the roots the variables named.
 std::vector<std::string> nvrtc_candidates(std::vector<std::string>& named) {
   std::vector<std::string> out;
+  const std::string soname = nvrtc_soname();
   // Already in this process: its path (dlopen by that path returns the same object).
-  if (void* loaded = dlopen(k_nvrtc_soname.c_str(), RTLD_NOW | RTLD_NOLOAD); loaded != nullptr) {
+  if (void* loaded = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD); loaded != nullptr) {
     link_map* map = nullptr;
     if (dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && *map->l_name) {
       out.emplace_back(map->l_name);
@@ -61,13 +63,13 @@ std::vector<std::string> nvrtc_candidates(std::vector<std::string>& named) {
   for (const std::filesystem::path& root : toolkit_roots()) {
     const bool fallback = root == build_root || root == "/usr/local/cuda";
     if (fallback && !loader) {
-      out.push_back(k_nvrtc_soname);  // the loader's own search, after the variables' toolkits
+      out.push_back(soname);  // the loader's own search, after the variables' toolkits
       loader = true;
     }
     if (!fallback) named.push_back(root.string());
-    for (const std::string& folder : k_nvrtc_folders) out.push_back((root / folder / k_nvrtc_soname).string());
+    for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / soname).string());
   }
-  if (!loader) out.push_back(k_nvrtc_soname);
+  if (!loader) out.push_back(soname);
   return out;
 }
 
@@ -77,19 +79,23 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
   if (t_nvrtc_opening) return nullptr;
   std::lock_guard lock(g_nvrtc_mutex);
   if (const NvrtcTable* t = g_nvrtc_table.load(std::memory_order_acquire)) return t;
-  t_nvrtc_opening = true;
+  struct Opening {
+    Opening() { t_nvrtc_opening = true; }
+    ~Opening() { t_nvrtc_opening = false; }
+  };
   std::vector<std::string> named;
-  const std::vector<std::string> tried = nvrtc_candidates(named);
-  DynamicLibrary lib = DynamicLibrary::open_first(tried);
-  t_nvrtc_opening = false;
+  DynamicLibrary lib = [&] {
+    const Opening opening;
+    return DynamicLibrary::open_first(nvrtc_candidates(named));
+  }();
   if (!lib) {
     if (why != nullptr) {
       *why = fmt::format("opening NVRTC ({}): {}; {}. Set KJIT_CUDA_HOME (or CUDA_HOME, CUDA_PATH) to the CUDA "
                          "toolkit's root, or add the folder of {} to LD_LIBRARY_PATH",
-                         k_nvrtc_soname, lib.why(),
+                         nvrtc_soname(), lib.why(),
                          named.empty() ? std::string("none of KJIT_CUDA_HOME, CUDA_HOME, CUDA_PATH is set")
                                        : fmt::format("looked in {} too", fmt::join(named, ", ")),
-                         k_nvrtc_soname);
+                         nvrtc_soname());
     }
     return nullptr;
   }
@@ -117,7 +123,7 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
 const NvrtcTable& nvrtc_table() {
   std::string why;
   if (const NvrtcTable* t = open_nvrtc_table(&why)) return *t;
-  throw UnavailableError(why.empty() ? fmt::format("opening NVRTC ({}): already being opened", k_nvrtc_soname) : why);
+  throw UnavailableError(why.empty() ? fmt::format("opening NVRTC ({}): already being opened", nvrtc_soname()) : why);
 }
 
 }  // namespace
