@@ -18,7 +18,13 @@ import os as _os
 
 
 
-from . import _kjit  # noqa: E402
+try:
+    from . import _kjit  # noqa: E402
+except ImportError as _e:  # a libkjit that links NVRTC, and none on the loader's path: pip's CUDA packages
+    from . import _nvrtc
+    if "libnvrtc" not in str(_e) or _nvrtc.load_from_pip() is None:
+        raise
+    from . import _kjit  # noqa: E402
 
 try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
     _kjit.nvrtc_version()
