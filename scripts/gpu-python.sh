@@ -21,6 +21,8 @@ if [ $rc -ne 0 ]; then grep -i -A12 "CMake Error\|error:" "$out/pip-install.txt"
 ls "$site/kjit" | tee -a "$out/pip-install.txt"
 export PYTHONPATH=$site
 echo "== import"; (cd /tmp && python3 -c "import kjit, sys; print(kjit.__version__, kjit.__file__, 'torch' in sys.modules)")
+echo "== the kjit command (python -m kjit, pip's console script)"
+(cd /tmp && python3 -m kjit info && "$site/bin/kjit" --version) 2>&1 | tee "$out/kjit-command.txt" | tail -4
 echo "== pytest"; (cd /tmp && python3 -m pytest -q -p no:cacheprovider -rs "$root/python/tests" 2>&1 | tee "$out/pytest.txt" | tail -15)
 echo "== memcheck (gpu tests)"
 (cd /tmp && compute-sanitizer --tool memcheck --report-api-errors no python3 -m pytest -q -p no:cacheprovider -m gpu \

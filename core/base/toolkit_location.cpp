@@ -1,6 +1,7 @@
 #include "core/base/toolkit_location.hpp"
 
 #include "core/base/environment.hpp"
+#include "core/base/nvrtc_library.hpp"
 
 #include <nvrtc.h>
 
@@ -14,9 +15,8 @@
 namespace kjit::base {
 
 std::filesystem::path nvrtc_library_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr) return {};
-  return std::filesystem::path(info.dli_fname).parent_path();
+  const std::string file = nvrtc_library_file();  // opened at run time (nvrtc_library.hpp)
+  return file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
 }
 
 std::vector<std::filesystem::path> toolkit_roots() {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # consumer/toolkit_elsewhere: run_consumer.cmake with the CUDA toolkit reachable only at another
-# path. In a mount namespace of its own, the toolkit kjit was built with is bound at
+# path (consumer/toolkit_elsewhere_programs: programs_elsewhere.cmake, the same way). In a mount namespace of its own, the toolkit kjit was built with is bound at
 # <work>/cuda-elsewhere and an empty folder is bound over it (so over /usr/local/cuda too when it
 # is that toolkit, or a link to it); the consumer names the toolkit with CUDAToolkit_ROOT alone.
 #   toolkit_elsewhere.sh WORK TOOLKIT_ROOT CMAKE ARGS...   (ARGS: run_consumer.cmake's -D... -P ...)

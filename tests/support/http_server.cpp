@@ -76,7 +76,7 @@ std::string NginxServer::binary() {
 
 NginxServer::NginxServer(const std::filesystem::path& dir) : m_dir(dir) {
   std::filesystem::create_directories(dir / "tmp");
-  for (const char* location : {"kjit", "auth", "bearer"}) std::filesystem::create_directories(dir / "www" / location);
+  for (const char* location : {"kjit", "auth", "bearer", "full"}) std::filesystem::create_directories(dir / "www" / location);
   // nginx reads "{PLAIN}" passwords: no htpasswd tool needed.
   write_file(dir / "htpasswd", fmt::format("{}:{{PLAIN}}{}\n", k_user, k_password));
   start();
@@ -124,6 +124,7 @@ http {{
       {dav}
     }}
     location /broken/ {{ return 500; }}
+    location /full/ {{ client_max_body_size 1k; {dav} }}
   }}
 }}
 )",

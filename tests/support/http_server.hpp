@@ -3,7 +3,8 @@
 //     process (master_process off: as the user running the test), with its own prefix, config,
 //     logs and temp folders in a test folder, on a free loopback port. Locations: /kjit/ (WebDAV
 //     PUT, open), /auth/ (basic auth: user "kjit", password "s3cret-pw"), /bearer/ (only
-//     "Authorization: Bearer tok-9f3a"), /broken/ (every request: 500). Stopped (SIGKILL) with
+//     "Authorization: Bearer tok-9f3a"), /broken/ (every request: 500), /full/ (reads as /kjit/,
+//     but a PUT of more than 1 KiB is answered 413, as a store with a body limit). Stopped (SIGKILL) with
 //     the object. NginxServer::binary() is empty when there is none: the test skips, saying so.
 //   - ScriptedHttpServer: a socket server of the test's own that answers every request with the
 //     bytes it is given, then closes the connection (a body cut short: announce more than you
@@ -37,7 +38,7 @@ public:
   // $KJIT_NGINX, else /usr/sbin/nginx, else the first on PATH; empty when there is none.
   static std::string binary();
 
-  // http://127.0.0.1:<port>/<location> ("kjit", "auth", "bearer", "broken").
+  // http://127.0.0.1:<port>/<location> ("kjit", "auth", "bearer", "broken", "full").
   std::string url(const std::string& location = "kjit") const;
   // Where nginx keeps what was PUT under `location` (the files of <url>/ac/<sha256>).
   std::filesystem::path root(const std::string& location = "kjit") const { return m_dir / "www" / location; }

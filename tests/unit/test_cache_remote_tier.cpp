@@ -7,6 +7,7 @@
 #include "tests/unit/test_cache_support.hpp"
 
 #include <doctest/doctest.h>
+#include <sodium.h>
 
 #include <atomic>
 #include <chrono>
@@ -200,6 +201,79 @@ TEST_SUITE("RemoteTier") {
     const Key other_key = test::test_key(21);
     f.redis.set(value_name(other_key), stored);
     CHECK(tier->get(other_key).outcome == RemoteGet::Outcome::rejected);
+  }
+
+  TEST_CASE("an unsigned write never replaces a signed value and a node without a key says so once") {
+    Fixture f;
+    std::string seed(Signer::k_seed_size, '\0');
+    randombytes_buf(seed.data(), seed.size());
+    RemoteConfig ci_config;
+    ci_config.signer = Signer::ed25519(seed, {});
+    auto ci = f.tier(ci_config);  // CI: signs with ed25519
+    RemoteConfig hmac_config;
+    hmac_config.signer = Signer("fleet secret 22");
+    auto hmac = f.tier(hmac_config);
+    RemoteConfig ttl_config;
+    ttl_config.ttl = 60s;  // the conditional write keeps the expiry it is given
+    auto keyless = f.tier(ttl_config);  // a misconfigured node: no secret, no signing key
+
+    const Key ed_key = test::test_key(22001), hmac_key = test::test_key(22002);
+    const Key plain_key = test::test_key(22003), fresh_key = test::test_key(22004);
+    REQUIRE(ci->put_async(ed_key, entry_bytes(ed_key)));
+    ci->drain();
+    REQUIRE(hmac->put_async(hmac_key, entry_bytes(hmac_key)));
+    hmac->drain();
+    const std::string ed_value = *f.redis.get(value_name(ed_key));
+    const std::string hmac_value = *f.redis.get(value_name(hmac_key));
+    REQUIRE(ed_value.substr(0, 4) == "KJED");
+    REQUIRE(hmac_value.substr(0, 4) == "KJSG");
+    f.redis.set(value_name(plain_key), "not an entry: damage an unsigned write repairs");
+    const std::size_t warnings_before = f.warnings();
+
+    // The keyless node misses the signed keys (it cannot check them), compiles and writes them.
+    for (int round = 0; round < 3; ++round) {
+      for (const Key& k : {ed_key, hmac_key}) {
+        RemoteGet g = keyless->get(k);
+        CHECK(g.outcome == RemoteGet::Outcome::rejected);
+        CHECK(g.signed_without_key);
+        CHECK(keyless->put_async(k, entry_bytes(k, 6000 + round)));
+      }
+    }
+    CHECK(keyless->put_async(plain_key, entry_bytes(plain_key)));
+    CHECK(keyless->put_async(fresh_key, entry_bytes(fresh_key)));
+    keyless->drain();
+
+    CHECK(*f.redis.get(value_name(ed_key)) == ed_value);      // CI's value kept
+    CHECK(*f.redis.get(value_name(hmac_key)) == hmac_value);  // the fleet secret's kept
+    CHECK(*f.redis.get(value_name(plain_key)) == entry_bytes(plain_key));  // unsigned damage replaced
+    CHECK(*f.redis.get(value_name(fresh_key)) == entry_bytes(fresh_key));  // absent: written
+    CHECK(ci->get(ed_key).outcome == RemoteGet::Outcome::hit);
+    CHECK(hmac->get(hmac_key).outcome == RemoteGet::Outcome::hit);
+    CHECK(keyless->get(fresh_key).outcome == RemoteGet::Outcome::hit);
+    const StatsSnapshot s = f.stats.snapshot();
+    CHECK(s.remote_dropped == 6);  // the six writes over signed values
+    CHECK(s.remote_errors == 0);
+
+    // One warning for all of it, naming the server and the variables; the rest are notes.
+    std::vector<std::string> warnings;
+    std::size_t notes = 0;
+    {
+      std::lock_guard lock(f.log_mutex);
+      for (auto& [severity, message] : f.log) {
+        if (severity == RemoteTier::Severity::warning) warnings.push_back(message);
+        if (severity == RemoteTier::Severity::info) notes += message.find("signed") != std::string::npos;
+      }
+    }
+    REQUIRE(warnings.size() == warnings_before + 1);
+    const std::string& told = warnings.back();
+    CHECK(told.find("holds signed values") != std::string::npos);
+    CHECK(told.find(f.redis.url()) != std::string::npos);
+    CHECK(told.find("KJIT_REMOTE_PUBLIC_KEY_FILE") != std::string::npos);
+    CHECK(told.find("KJIT_REMOTE_SECRET_FILE") != std::string::npos);
+    CHECK(notes == 6 + 6 - 1);
+
+    // The expiry given still holds on what the conditional write stored.
+    CHECK(f.redis.info("keyspace").find("expires=2") != std::string::npos);
   }
 
   TEST_CASE("a read-only tier writes nothing and takes no lock") {

@@ -16,7 +16,9 @@
 #include <sodium.h>
 
 #include <chrono>
+#include <filesystem>
 #include <mutex>
+#include <thread>
 
 using namespace kjit;
 using namespace kjit::cache;
@@ -183,6 +185,142 @@ TEST_SUITE("RemoteTier") {
     tier->release_async(test::test_key(650), l.token);
     tier->drain();
     CHECK(redis.keys("kjit:lock:*").empty());
+  }
+
+  TEST_CASE("an unsigned node never replaces a signed value over HTTP nor by a backfill into Redis") {
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    test::TempDir tmp;
+    test::RedisServer redis(tmp / "redis");
+    test::NginxServer nginx(tmp / "nginx");
+    Tiers t;
+    std::string seed(Signer::k_seed_size, '\0');
+    randombytes_buf(seed.data(), seed.size());
+    RemoteConfig ci_config;
+    ci_config.url = redis.url() + "," + nginx.url();
+    ci_config.signer = Signer::ed25519(seed, {});
+    auto ci = t.tier(ci_config);
+    auto keyless = t.tier(redis.url() + "," + nginx.url());
+
+    const Key signed_key = test::test_key(23101), fresh_key = test::test_key(23102);
+    REQUIRE(ci->put_async(signed_key, entry_bytes(signed_key)));
+    ci->drain();
+    const std::string signed_http = test::read_file(http_file(nginx, signed_key));
+    const std::string signed_redis = *redis.get(value_name(signed_key));
+    REQUIRE(signed_http.substr(0, 4) == "KJED");
+
+    // Its own write: kept on both levels (HTTP: a Range GET of the value's start, then no PUT).
+    CHECK(keyless->get(signed_key).outcome == RemoteGet::Outcome::rejected);
+    CHECK(keyless->put_async(signed_key, entry_bytes(signed_key, 7000)));
+    keyless->drain();
+    CHECK(test::read_file(http_file(nginx, signed_key)) == signed_http);
+    CHECK(*redis.get(value_name(signed_key)) == signed_redis);
+
+    // A backfill: Redis holds the signed value (rejected here), HTTP an unsigned one (a hit).
+    test::write_file(http_file(nginx, signed_key), entry_bytes(signed_key));
+    RemoteGet g = keyless->get(signed_key);
+    REQUIRE(g.outcome == RemoteGet::Outcome::hit);
+    keyless->drain();
+    CHECK(*redis.get(value_name(signed_key)) == signed_redis);
+
+    // What is absent or unsigned is written as before.
+    CHECK(keyless->put_async(fresh_key, entry_bytes(fresh_key)));
+    keyless->drain();
+    CHECK(test::read_file(http_file(nginx, fresh_key)) == entry_bytes(fresh_key));
+    CHECK(*redis.get(value_name(fresh_key)) == entry_bytes(fresh_key));
+    std::size_t puts = 0, ranges = 0;
+    // nginx logs a request once it has answered it: the last line may come a moment later.
+    for (int attempt = 0; attempt < 50 && (puts < 2 || ranges < 1); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(20ms);
+      puts = ranges = 0;
+      for (const std::string& line : nginx.requests()) {
+        puts += line.find(" PUT ") != std::string::npos;
+        ranges += line.find(" GET ") != std::string::npos && line.ends_with(" 206");
+      }
+    }
+    CHECK(puts == 2);    // CI's, and the fresh key's
+    CHECK(ranges == 1);  // the value's start, read before a write over it
+    const StatsSnapshot s = t.stats.snapshot();
+    CHECK(s.remote_dropped == 3);  // two levels of its own write, one backfill
+    CHECK(s.remote_errors == 0);
+    std::size_t told = 0;
+    {
+      std::lock_guard lock(t.log_mutex);
+      for (auto& [severity, message] : t.log) {
+        told += severity == RemoteTier::Severity::warning && message.find("holds signed values") != std::string::npos;
+      }
+    }
+    CHECK(told == 1);
+  }
+
+  TEST_CASE("a store that refuses every PUT: its writes back off with one warning while its reads go on") {
+    if (auto why = test::http_unavailable(); !why.empty()) KJIT_SKIP(why);
+    test::TempDir tmp;
+    test::NginxServer nginx(tmp / "nginx");
+    Tiers t;
+    RemoteConfig c;
+    c.url = nginx.url("full");  // a PUT over 1 KiB: 413
+    c.timeouts = {1s, 2s};
+    c.failures_before_backoff = 3;
+    c.backoff = 300ms;
+    auto tier = t.tier(c);
+    const Key present = test::test_key(23201);
+    std::filesystem::create_directories(http_file(nginx, present, "full").parent_path());
+    test::write_file(http_file(nginx, present, "full"), entry_bytes(present));
+
+    // A node's life: a miss, a compile, its write; a hit now and then. The reads succeed between
+    // the refused writes, and never reset their count.
+    std::uint64_t fresh = 23300;
+    auto round = [&] {
+      const Key k = test::test_key(fresh++);
+      CHECK(tier->get(k).outcome == RemoteGet::Outcome::miss);
+      tier->put_async(k, entry_bytes(k, 2000 + (fresh % 7) * 100));
+      tier->drain();
+      CHECK(tier->get(present).outcome == RemoteGet::Outcome::hit);
+    };
+    for (int i = 0; i < 8; ++i) round();
+    // nginx logs a request once it has answered it: the last line may come a moment later.
+    auto count_puts = [&] {
+      std::size_t n = 0;
+      for (int attempt = 0; attempt < 10; ++attempt) {
+        std::this_thread::sleep_for(20ms);
+        std::size_t now = 0;
+        for (const std::string& line : nginx.requests()) now += line.find(" PUT ") != std::string::npos;
+        if (now == n && attempt > 0) break;
+        n = now;
+      }
+      return n;
+    };
+    CHECK(count_puts() == 3);  // then skipped: not even sent
+    StatsSnapshot s = t.stats.snapshot();
+    CHECK(s.remote_writes == 0);
+    CHECK(s.remote_dropped == 5);
+    CHECK(s.remote_hits == 8);
+    CHECK(s.remote_misses == 8);
+    CHECK(s.remote_http_errors == 3);
+    REQUIRE(t.warnings() == 1);
+    const std::string log = t.all_log();
+    CHECK(log.find("HTTP 413") != std::string::npos);
+    CHECK(log.find(nginx.url("full")) != std::string::npos);
+    CHECK(log.find("still serves reads") != std::string::npos);
+    CHECK(log.find("answers again") == std::string::npos);  // never down: it answers
+
+    // After the back-off one write tries it again (a probe), is refused, and it backs off again,
+    // saying nothing more.
+    std::this_thread::sleep_for(400ms);
+    for (int i = 0; i < 4; ++i) round();
+    CHECK(count_puts() == 4);
+    CHECK(t.warnings() == 1);
+
+    // A small value it takes ends the refusal: writes go on.
+    std::this_thread::sleep_for(400ms);
+    const Key small = test::test_key(23250);
+    const std::string small_entry = serialize(small, test::test_entry(small, 100));
+    REQUIRE(small_entry.size() < 1024);
+    CHECK(tier->put_async(small, small_entry));
+    tier->drain();
+    CHECK(t.stats.snapshot().remote_writes == 1);
+    CHECK(t.all_log().find("takes writes again") != std::string::npos);
+    CHECK(tier->get(small).outcome == RemoteGet::Outcome::hit);
   }
 
   TEST_CASE("each level backs off on its own: Redis paused HTTP still serves and HTTP failing Redis still serves") {

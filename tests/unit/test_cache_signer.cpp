@@ -12,7 +12,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
 
 using namespace kjit;
 using namespace kjit::cache;
@@ -34,6 +38,7 @@ Keys write_keys(const test::TempDir& dir, const std::string& name) {
   const Signer::KeyPair pair = Signer::generate_ed25519();
   Keys k{(dir / (name + ".key")).string(), (dir / (name + ".pub")).string(), pair.public_text};
   test::write_file(k.key_file, pair.secret_text);
+  std::filesystem::permissions(k.key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   test::write_file(k.pub_file, pair.public_text);
   return k;
 }
@@ -105,6 +110,35 @@ TEST_SUITE("Signer") {
     CHECK(both.error().message.find("one way") != std::string::npos);
     CHECK_FALSE(Signer::from_files("", "", "")->has_value());
     CHECK(Signer::from_files((dir / "secret").string(), "", "").value()->scheme() == Signer::Scheme::hmac_sha256);
+  }
+
+  TEST_CASE("a signing key file its group or others may read is refused naming the file and its mode") {
+    test::TempDir dir;
+    const Keys k = write_keys(dir, "ci");  // 0600: used
+    REQUIRE(Signer::ed25519_from_files(k.key_file, "").value().can_sign());
+    for (const ::mode_t mode : {0644, 0640, 0604, 0620, 0400 | 0040}) {
+      CAPTURE(mode);
+      REQUIRE(::chmod(k.key_file.c_str(), mode) == 0);
+      auto refused = Signer::ed25519_from_files(k.key_file, "");
+      REQUIRE_FALSE(refused);
+      const std::string& why = refused.error().message;
+      CHECK(why.find(k.key_file) != std::string::npos);
+      CHECK(why.find(fmt::format("mode {:04o}", mode)) != std::string::npos);
+      CHECK(why.find("chmod 600") != std::string::npos);
+      // Through the three variables read as one, as a Runtime and the CLI read them.
+      CHECK_FALSE(Signer::from_files("", k.key_file, ""));
+    }
+    CHECK(Signer::ed25519_from_files(k.key_file, "").error().message.find("its group") != std::string::npos);
+    REQUIRE(::chmod(k.key_file.c_str(), 0604) == 0);
+    CHECK(Signer::ed25519_from_files(k.key_file, "").error().message.find("lets others read") != std::string::npos);
+    for (const ::mode_t mode : {0400, 0600, 0700}) {  // private: used
+      CAPTURE(mode);
+      REQUIRE(::chmod(k.key_file.c_str(), mode) == 0);
+      CHECK(Signer::ed25519_from_files(k.key_file, "").value().can_sign());
+    }
+    // Public keys are public: 0644 is what keygen writes for them.
+    REQUIRE(::chmod(k.pub_file.c_str(), 0644) == 0);
+    CHECK_FALSE(Signer::ed25519_from_files("", k.pub_file).value().can_sign());
   }
 
   TEST_CASE("sealed values open only under their own scheme and key") {

@@ -66,6 +66,9 @@ struct Transfer {
   std::uint64_t announced = 0;  // the Content-Length a refused 200 announced (0: none given)
   std::string_view upload;
   std::size_t uploaded = 0;
+  const char* range = nullptr;  // "0-63": only the value's first bytes (a 206, or a 200 cut there)
+  std::size_t prefix = 0;       // with range: keep this many bytes of a 200's body, then stop
+  bool prefix_done = false;
 };
 
 constexpr std::size_t k_error_page_kept = 200;
@@ -103,10 +106,22 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   const std::size_t n = size * count;
   long status = 0;
   curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status == 206 && t.range != nullptr) {  // the range asked for (a few bytes)
+    const std::size_t room = t.prefix - std::min(t.prefix, t.response.body.size());
+    t.response.body.append(data, std::min(room, n));
+    return n;
+  }
   if (status != 200) {  // an error page: its start for the message, the rest read and dropped
     const std::size_t room = k_error_page_kept - std::min(k_error_page_kept, t.response.body.size());
     t.response.body.append(data, std::min(room, n));
     return n;
+  }
+  if (t.prefix != 0) {  // a server that ignored the Range: the value's start is all that is wanted
+    const std::size_t room = t.prefix - std::min(t.prefix, t.response.body.size());
+    t.response.body.append(data, std::min(room, n));
+    if (t.response.body.size() < t.prefix) return n;
+    t.prefix_done = true;
+    return 0;  // stops the transfer
   }
   if (t.response.body.size() + n > t.max_size) {
     t.too_large = true;
@@ -150,7 +165,34 @@ public:
     t.upload = value;
     if (auto r = perform("PUT", name, t); !r) return r.error();
     if (t.response.status == 200 || t.response.status == 201 || t.response.status == 204) return {};
-    return status_failure("PUT", name, t.response);
+    // A 4xx (413 over its body limit, 405 read-only, 403 credentials that may only read) or 507
+    // (full): the server answered and refused this write; it is up and serves reads, and the tier
+    // stops its writes after a few of these in a row (RemoteTier), whatever its reads do in
+    // between. Any other status (500, 503) is trouble of the server's, as for a read.
+    system::Failure f = status_failure("PUT", name, t.response);
+    const long status = t.response.status;
+    if ((status >= 400 && status < 500) || status == 507) f.reason = system::Failure::Reason::refused;
+    return f;
+  }
+
+  // The value's first 64 bytes (Range: bytes=0-63; a server that ignores it is cut off there),
+  // then the PUT when none of `keep` starts them. Not atomic: HTTP has no conditional write that
+  // nginx's WebDAV and bazel-remote both take; another writer between the two calls wins.
+  system::Result<bool> put_unless_prefixed(std::string_view name, std::string_view value, std::chrono::milliseconds ttl,
+                                           const std::vector<std::string_view>& keep) override {
+    Transfer t;
+    t.range = "0-63";
+    t.prefix = 64;
+    if (auto r = perform("GET", name, t); !r) return r.error();
+    if (t.response.status == 200 || t.response.status == 206) {
+      for (std::string_view k : keep) {
+        if (!k.empty() && std::string_view(t.response.body).starts_with(k)) return false;
+      }
+    } else if (t.response.status != 404 && t.response.status != 416) {  // 416: an empty value
+      return status_failure("GET", name, t.response);
+    }
+    if (auto r = put(name, value, ttl); !r) return r.error();
+    return true;
   }
 
   system::Result<bool> try_lock(std::string_view, std::string_view, std::chrono::milliseconds) override { return no_locks(); }
@@ -247,6 +289,7 @@ private:
     const std::string url = m_base + "/" + path;
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);  // resets UPLOAD and NOBODY from the last call
+    curl_easy_setopt(c, CURLOPT_RANGE, t.range);  // null: none (and none left from the last call)
     if (method == "HEAD") {
       curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (method == "PUT") {
@@ -259,7 +302,7 @@ private:
     m_error[0] = '\0';
     const CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.response.status);
-    if (rc == CURLE_OK) return {};
+    if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.prefix_done)) return {};
     if (t.too_large) {
       const std::string size = t.announced != 0 ? fmt::format("is {} bytes", t.announced)
                                                 : fmt::format("runs past {} bytes", t.max_size);

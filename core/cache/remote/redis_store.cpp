@@ -154,6 +154,26 @@ public:
     return {};
   }
 
+  system::Result<bool> put_unless_prefixed(std::string_view name, std::string_view value, std::chrono::milliseconds ttl,
+                                           const std::vector<std::string_view>& keep) override {
+    // ARGV: the value, its expiry in ms (0: none), then the prefixes that keep what is there.
+    static constexpr std::string_view script =
+        "local head = redis.call('getrange', KEYS[1], 0, 63) "
+        "for i = 3, #ARGV do if string.sub(head, 1, #ARGV[i]) == ARGV[i] then return 0 end end "
+        "if ARGV[2] == '0' then redis.call('set', KEYS[1], ARGV[1]) "
+        "else redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) end "
+        "return 1";
+    const std::string px = std::to_string(std::max<long long>(0, ttl.count()));
+    std::vector<std::string_view> args{"EVAL", script, "1", name, value, px};
+    for (std::string_view k : keep) {
+      if (!k.empty()) args.push_back(k);
+    }
+    auto r = command(args);
+    if (!r) return r.error();
+    if (r->get()->type != REDIS_REPLY_INTEGER) return unexpected("EVAL (conditional SET)", r->get());
+    return r->get()->integer == 1;
+  }
+
   // SET NX PX, in one script with the rule that a lock with no expiry is stale at once (kjit's
   // own locks always carry one: such a key was set by hand or by something else, and would hold
   // every node for the whole lock timeout): it is taken over, with an expiry.
@@ -312,7 +332,7 @@ private:
 
   // Sends `args`, then reads one reply by the deadline (now + the reply timeout, once sent). A
   // bulk reply announcing more than `max_bulk` bytes is refused before its body is read.
-  system::Result<Reply> raw_command(std::initializer_list<std::string_view> args,
+  system::Result<Reply> raw_command(const std::vector<std::string_view>& args,
                             std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     std::vector<const char*> argv;
     std::vector<std::size_t> lens;
@@ -373,7 +393,7 @@ private:
 
   // A connection the server closed while idle (it restarted, or timed the client out) fails on
   // its next use with an error that is no timeout: that call is tried once more, on a new one.
-  system::Result<Reply> command(std::initializer_list<std::string_view> args,
+  system::Result<Reply> command(const std::vector<std::string_view>& args,
                         std::uint64_t max_bulk = std::numeric_limits<std::uint64_t>::max()) {
     system::BlockedSignal no_sigpipe(SIGPIPE);
     const bool reused = m_context != nullptr;

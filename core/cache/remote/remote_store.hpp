@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kjit::cache {
 
@@ -35,6 +36,14 @@ public:
   virtual system::Result<std::optional<std::string>> get(std::string_view name, std::uint64_t max_size) = 0;
   // Stores `value` under `name`, replacing any; expires after `ttl` unless it is zero.
   virtual system::Result<void> put(std::string_view name, std::string_view value, std::chrono::milliseconds ttl) = 0;
+  // Stores `value` under `name` as put() does, unless the value there now starts with one of
+  // `keep` (a few bytes each, at most 64): then it keeps that value and returns false. Redis checks
+  // and writes in one script (atomic); HTTP reads the value's first bytes (a Range request), then
+  // PUTs only when none matched (a check before the write). How an unsigned writer leaves the
+  // fleet's signed values alone (RemoteTier).
+  virtual system::Result<bool> put_unless_prefixed(std::string_view name, std::string_view value,
+                                                   std::chrono::milliseconds ttl,
+                                                   const std::vector<std::string_view>& keep) = 0;
   // Takes the lock `name` for `token` unless someone holds it; it expires after `ttl`.
   virtual system::Result<bool> try_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) = 0;
   // Extends a lock `token` still holds to `ttl` from now; false when it no longer holds it.

@@ -236,6 +236,19 @@ bool RemoteTier::record(Level& level, const system::Result<T>& r, Call call) {
   return false;
 }
 
+void RemoteTier::tell_signed_without_key(const Level& level, std::string_view detail) {
+  if (!m_log) return;
+  if (m_told_signed.exchange(true)) {
+    m_log(Severity::info, detail);
+    return;
+  }
+  m_log(Severity::warning,
+        fmt::format("remote cache {} holds signed values and this process has no key: it cannot load them (set "
+                    "KJIT_REMOTE_PUBLIC_KEY_FILE for the fleet's ed25519 keys, or KJIT_REMOTE_SECRET_FILE for its "
+                    "HMAC secret) and its unsigned writes never replace them (said once; {})",
+                    level.shown_url, detail));
+}
+
 std::string RemoteTier::encode(std::string entry_bytes) const {
   return seal_value(m_config.signer ? &*m_config.signer : nullptr, std::move(entry_bytes));
 }
@@ -279,7 +292,10 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
     return out;
   };
   const system::Result<std::size_t> head = open_value(m_config.signer ? &*m_config.signer : nullptr, value);
-  if (!head) return reject(head.error().message);
+  if (!head) {
+    out.signed_without_key = !m_config.signer && is_signed_value(value);
+    return reject(head.error().message);
+  }
   value.erase(0, *head);
   InPlaceParse parsed = parse_in_place(value);
   if (!parsed.error.empty()) return reject("damaged: " + parsed.error);
@@ -334,7 +350,12 @@ RemoteGet RemoteTier::get(const Key& key) {
     }
     std::string reason;
     if (g.outcome == RemoteGet::Outcome::rejected) {
-      if (m_log) m_log(Severity::warning, g.message);
+      if (g.signed_without_key) {
+        out.signed_without_key = true;
+        tell_signed_without_key(level, g.message);
+      } else if (m_log) {
+        m_log(Severity::warning, g.message);
+      }
       out.outcome = RemoteGet::Outcome::rejected;
       answered |= 1ull << i;
       reason = "rejected: " + g.message;
@@ -567,6 +588,7 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
   if (!value.empty()) {
     const std::size_t size = value.size();
     const std::string encoded = encode(std::move(value));
+    const bool signs = m_config.signer && m_config.signer->can_sign();
     for (std::size_t i = 0; i < m_levels.size(); ++i) {
       if ((levels >> i & 1) == 0) continue;
       Level& level = *m_levels[i];
@@ -576,11 +598,23 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
         add(m_stats.remote_dropped, 1);
         continue;
       }
-      if (record(level, writer->put(value_name(key), encoded, m_config.ttl), Call::write)) {
-        add(m_stats.remote_writes, 1);
-        add(m_stats.remote_bytes_written, size);
-        if (backfill) add(m_stats.remote_backfills, 1);
+      if (!signs) {  // unsigned: never over a signed value, which the fleet's keyed nodes need
+        const system::Result<bool> r =
+            writer->put_unless_prefixed(value_name(key), encoded, m_config.ttl, signed_value_magics());
+        if (!record(level, r, Call::write)) continue;
+        if (!*r) {
+          add(m_stats.remote_dropped, 1);
+          tell_signed_without_key(level, fmt::format("the value for key {} in remote cache {} is signed: not replaced "
+                                                     "by this process's unsigned one",
+                                                     key.hex(), level.shown_url));
+          continue;
+        }
+      } else if (!record(level, writer->put(value_name(key), encoded, m_config.ttl), Call::write)) {
+        continue;
       }
+      add(m_stats.remote_writes, 1);
+      add(m_stats.remote_bytes_written, size);
+      if (backfill) add(m_stats.remote_backfills, 1);
     }
   }
   if (token.empty()) return;

@@ -9,6 +9,9 @@
 //     entry recorded under the key asked for, and (with a Signer) one whose signature is valid;
 //     anything else is `rejected`, a miss, and the next level is asked. A hit in a slower level is
 //     written back to the faster ones (a backfill: a background write, counted in remote_backfills).
+//   - without a key to sign with, a write never replaces a signed value (RemoteStore::
+//     put_unless_prefixed: one Redis script; over HTTP a check before the write), and a node
+//     without a key against a store that holds signed values says so once (a warning).
 //   - put_async() writes to the key's levels on a Background thread (the compile service's one
 //     worker, or one of the tier's own when it is given none), through a bounded queue: a full
 //     queue, a value over max_value_size, a read-only tier or levels that are down (or refuse
@@ -83,6 +86,8 @@ struct RemoteGet {
   // Not a hit: why each server asked missed, joined by "; ": "absent from <url>", "rejected: ...",
   // "<url> is down (skipped after repeated failures)", "unreachable: ...".
   std::string why;
+  // rejected: the value is signed and this process has no key to check it (a misconfigured node)
+  bool signed_without_key = false;
   std::string shard;         // the key's shard (its address, password redacted); empty without one
   bool shard_down = false;   // that shard is skipped (back-off): nothing was asked of it
 };
@@ -168,6 +173,9 @@ private:
   void done(std::uint64_t bytes);  // a queued write ran or was dropped
   RemoteStore* writer_store(Level& level);  // the worker's connection, opened on first use
   std::string encode(std::string entry_bytes) const;
+  // Once a tier: `level` holds signed values and this process has no key (it can neither load
+  // them nor replace them: its unsigned writes leave them alone). Later ones are notes.
+  void tell_signed_without_key(const Level& level, std::string_view detail);
 
   RemoteConfig m_config;
   std::string m_shown_url;  // m_config.url with its passwords redacted: the one kjit prints
@@ -185,6 +193,7 @@ private:
   std::condition_variable m_pending_cv;
   std::size_t m_pending = 0;         // writes and releases queued or running
   std::uint64_t m_pending_bytes = 0;
+  std::atomic<bool> m_told_signed{false};  // tell_signed_without_key said it
   std::map<std::string, system::Background::Recurring> m_held;  // token -> refresh of a lock this process holds
   system::AtFork::Registration m_fork;  // last: gone before what its handlers use
 };

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include <sys/stat.h>
+
 namespace kjit::cache {
 namespace {
 
@@ -62,6 +64,20 @@ system::Result<std::string> read_seed(const std::string& path) {
     return system::Failure{fmt::format("the ed25519 signing key {} is not one: expected one line \"ed25519-secret:\" and 64 hex "
                                "digits, as `kjit cache keygen` writes",
                                path)};
+  }
+  // A key, but one its group or others may read: refused, as ssh refuses such a private key.
+  // Whoever can read it can sign code that every node of the fleet loads. (Standard input, a
+  // pipe, is not a file others can open.)
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
+    sodium_memzero(seed->data(), seed->size());
+    const bool group = (st.st_mode & 070) != 0, others = (st.st_mode & 007) != 0;
+    return system::Failure{fmt::format("the ed25519 signing key {} is not used: its mode {:04o} lets {} {} it, and "
+                               "whoever reads it can sign code every node of the fleet loads (ssh refuses such a "
+                               "key too); make it private: chmod 600 {}",
+                               path, st.st_mode & 07777,
+                               group && others ? "its group and others" : group ? "its group" : "others",
+                               (st.st_mode & 044) != 0 ? "read" : "change", path)};
   }
   return std::move(*seed);
 }
@@ -217,6 +233,16 @@ bool Signer::verify(std::string_view signature, std::string_view bytes) const {
   if (signature.size() != k_tag_size) return false;
   const std::string expected = sign(bytes);
   return sodium_memcmp(expected.data(), signature.data(), k_tag_size) == 0;
+}
+
+const std::vector<std::string_view>& signed_value_magics() {
+  static const std::vector<std::string_view> magics{k_hmac_magic, k_ed25519_magic};
+  return magics;
+}
+
+bool is_signed_value(std::string_view value) {
+  const std::string_view magic = value.substr(0, 4);
+  return magic == k_hmac_magic || magic == k_ed25519_magic;
 }
 
 std::string seal_value(const Signer* signer, std::string entry) {

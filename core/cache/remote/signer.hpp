@@ -36,7 +36,9 @@ public:
   // (missing, unreadable, empty).
   static system::Result<Signer> from_file(const std::string& path);
   // ed25519: the signing key in `signing_key_file` (it signs, and checks with its own public key)
-  // and/or the public keys in `public_key_file` (checks only); an empty name is not given.
+  // and/or the public keys in `public_key_file` (checks only); an empty name is not given. A
+  // signing key file its group or others may read (0640, 0644) is refused, as ssh refuses such a
+  // key: the Failure names the file, its mode and the chmod that fixes it.
   static system::Result<Signer> ed25519_from_files(const std::string& signing_key_file, const std::string& public_key_file);
   // kjit's three key variables read as one: nullopt when none is given; a Failure when a file
   // cannot be used or the fleet secret and an ed25519 key are both given (one scheme a fleet).
@@ -81,6 +83,11 @@ private:
 
 // The most bytes a signature adds before a remote value's entry ("KJED" + 64).
 inline constexpr std::size_t k_max_value_head = 4 + Signer::k_signature_size;
+
+// The magics a signed remote value starts with ("KJSG": HMAC, "KJED": ed25519).
+const std::vector<std::string_view>& signed_value_magics();
+// Whether `value` carries a signature (of either scheme, valid or not).
+bool is_signed_value(std::string_view value);
 
 // The remote value of `entry`: signed with `signer` when there is one, else the entry itself.
 std::string seal_value(const Signer* signer, std::string entry);

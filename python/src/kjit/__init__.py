@@ -18,30 +18,20 @@ import os as _os
 
 
 
-def _nvrtc_from_pip_packages():
-    """libnvrtc from the CUDA packages pip installed (torch's nvidia/cu13, nvidia-cuda-nvrtc), for a
-    machine with no toolkit: loaded by its path, so that the extension's libnvrtc.so.N resolves to it."""
-    import ctypes
-    import importlib.util
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cu13/lib", "cuda_nvrtc/lib", "cu12/lib"):
-            folder = _os.path.join(root, sub)
-            if not _os.path.isdir(folder):
-                continue
-            for name in sorted(_os.listdir(folder)):
-                if name.startswith("libnvrtc.so.") and name.count(".") == 2:  # libnvrtc.so.13, not the builtins
-                    ctypes.CDLL(_os.path.join(folder, name), mode=ctypes.RTLD_GLOBAL)
-                    return _os.path.join(folder, name)
-    return None
-
-
 try:
     from . import _kjit  # noqa: E402
-except ImportError as _e:  # no toolkit's libnvrtc on the loader's path: try pip's CUDA packages
-    if "libnvrtc" not in str(_e) or _nvrtc_from_pip_packages() is None:
+except ImportError as _e:  # a libkjit that links NVRTC, and none on the loader's path: pip's CUDA packages
+    from . import _nvrtc
+    if "libnvrtc" not in str(_e) or _nvrtc.load_from_pip() is None:
         raise
     from . import _kjit  # noqa: E402
+
+try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
+    _kjit.nvrtc_version()
+except _kjit.UnavailableError:  # none: pip's CUDA packages; else the first compile says where it looked
+    from . import _nvrtc
+    if _nvrtc.load_from_pip():
+        _kjit.nvrtc_version()
 
 from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,

@@ -1,0 +1,90 @@
+// NVRTC opened at run time (core/base/nvrtc_library): libkjit records no libnvrtc, and the kjit
+// CLI, run as a process of its own here (NVRTC is opened once a process), takes the libnvrtc of
+// the toolkit that KJIT_CUDA_HOME, CUDA_HOME or CUDA_PATH names before the loader's, passes over
+// one that does not open, and compiles with it. With the toolkit moved away (root only):
+// consumer/toolkit_elsewhere_programs.
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// `kjit info --json` with `env` (VAR=value ...) and the toolkit variables otherwise unset.
+nlohmann::json info_with(const std::string& env) {
+  const auto r = kjit::test::run_command("env -u KJIT_CUDA_HOME -u CUDA_HOME -u CUDA_PATH " + env + " " +
+                                         quoted(k_kjit) + " info --json 2>/dev/null");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  return nlohmann::json::parse(r.out);
+}
+
+// A toolkit of the test's own: the real one's headers and an empty lib64/ (the case puts its
+// libnvrtc there).
+std::filesystem::path fake_toolkit(const kjit::test::TempDir& tmp, const std::string& name,
+                                   const std::filesystem::path& include) {
+  const auto root = tmp / name;
+  std::filesystem::create_directories(root / "lib64");
+  std::filesystem::create_directory_symlink(include, root / "include");
+  return root;
+}
+
+}  // namespace
+
+TEST_SUITE("nvrtc_library") {
+  TEST_CASE("libkjit records no libnvrtc: NVRTC is opened at its first use") {
+    const auto libs = kjit::test::run_command("readelf -d " + quoted(std::string(KJIT_BINARY_DIR) + "/lib/libkjit.so") +
+                                              " 2>&1");
+    REQUIRE_MESSAGE(libs.code == 0, libs.out);
+    CHECK(libs.out.find("(NEEDED)") != std::string::npos);
+    CHECK_MESSAGE(libs.out.find("libnvrtc") == std::string::npos, libs.out);
+    CHECK(libs.out.find("libcuda") == std::string::npos);
+  }
+
+  TEST_CASE("the toolkit KJIT_CUDA_HOME CUDA_HOME or CUDA_PATH names gives NVRTC and one that does not open is passed over") {
+    const nlohmann::json plain = info_with("");
+    const std::filesystem::path real = plain.at("nvrtc_library").get<std::string>();
+    REQUIRE(std::filesystem::exists(real));
+    const std::string soname = real.filename().string();  // libnvrtc.so.13
+    const std::filesystem::path include = plain.at("toolkit_include_dirs").back().get<std::string>();
+    kjit::test::TempDir tmp;
+
+    // A toolkit whose libnvrtc is the real one under its own path: named, it is the one opened.
+    const auto named = fake_toolkit(tmp, "named", include);
+    std::filesystem::create_symlink(real, named / "lib64" / soname);
+    for (const char* variable : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+      CAPTURE(variable);
+      const nlohmann::json j = info_with(std::string(variable) + "=" + quoted(named.string()));
+      CHECK(j.at("nvrtc_library").get<std::string>() == (named / "lib64" / soname).string());
+      CHECK(j.at("nvrtc_version") == plain.at("nvrtc_version"));
+    }
+
+    // One whose libnvrtc is no library (random bytes): passed over, the loader's is opened.
+    const auto broken = fake_toolkit(tmp, "broken", include);
+    std::mt19937_64 rng(std::random_device{}());
+    std::string junk(4096 + rng() % 4096, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    kjit::test::write_file(broken / "lib64" / soname, junk);
+    const nlohmann::json j = info_with("CUDA_PATH=" + quoted(broken.string()));
+    CHECK(j.at("nvrtc_library").get<std::string>().find(broken.string()) == std::string::npos);
+    CHECK(j.at("nvrtc_version") == plain.at("nvrtc_version"));
+
+    // And it compiles with the named one: the PTX of a random kernel.
+    const auto value = std::to_string(rng() % 100000);
+    kjit::test::write_file(tmp / "k.cu", "__global__ void named_nvrtc(float* p) { p[0] = " + value + ".5f; }\n");
+    const auto ptx = kjit::test::run_command("env -u CUDA_HOME -u CUDA_PATH KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) +
+                                             " KJIT_CUDA_HOME=" + quoted(named.string()) + " " + quoted(k_kjit) +
+                                             " ptx " + quoted((tmp / "k.cu").string()) + " --arch sm_90");
+    CHECK(ptx.code == 0);
+    CHECK(ptx.out.find(".entry") != std::string::npos);
+    CHECK(ptx.out.find("named_nvrtc") != std::string::npos);
+  }
+}
