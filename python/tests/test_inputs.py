@@ -135,7 +135,7 @@ def test_runtime_options_are_cs_table():
     options = kjit._kjit.runtime_options()
     names = [o["name"] for o in options]
     # Every field of RuntimeConfig but the log callback, each with the KJIT_* variable it mirrors.
-    assert len(names) == 23 and len(set(names)) == 23
+    assert len(names) == 24 and len(set(names)) == 24
     for n in ("cache_dir", "cache_required", "cache_max_size", "lock_timeout", "lock_stale_after", "dump_hits",
               "wait_progress_every", "log_level", "remote_timeout", "remote_ttl", "remote_max_value_size"):
         assert n in names
@@ -148,7 +148,8 @@ def test_runtime_takes_every_option(tmp_path):
               "dump_dir": str(tmp_path / "d"), "dump_hits": True, "precompiled_headers": False, "log_level": "error",
               "cache_shared": False, "remote_cache": "", "remote_read_only": True, "remote_secret_file": "",
               "remote_signing_key_file": "", "remote_public_key_file": "", "remote_http_auth_file": "",
-              "remote_timeout": "75ms", "remote_ttl": "1d", "remote_max_value_size": 1 << 20, "require_hit": False}
+              "remote_timeout": "75ms", "remote_ttl": "1d", "remote_max_value_size": 1 << 20, "require_hit": False,
+              "nvrtc_fast": True}
     assert sorted(values) == sorted(o["name"] for o in kjit._kjit.runtime_options())
     rt = kjit.Runtime(**values)
     assert os.fspath(rt.cache_dir) == str(tmp_path / "c")
