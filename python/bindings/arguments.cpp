@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 using namespace pybind11::literals;
 
@@ -313,6 +314,22 @@ bool dense(std::size_t ndim, const std::int64_t* shape, const Strides& strides, 
   return true;
 }
 
+// __dlpack_device__()'s (device type, ordinal), checked: a tuple of two ints.
+std::pair<int, int> dlpack_device(const KernelSignature& s, std::size_t i, PyObject* a) {
+  py::object d = py::reinterpret_borrow<py::object>(a).attr(names().dlpack_device)();
+  PyObject* t = d.ptr();
+  if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2 && PyLong_Check(PyTuple_GET_ITEM(t, 0)) &&
+      PyLong_Check(PyTuple_GET_ITEM(t, 1))) {
+    const long type = PyLong_AsLong(PyTuple_GET_ITEM(t, 0)), ordinal = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
+    if (!PyErr_Occurred() && type >= 0 && type <= 0xffff && ordinal >= 0 && ordinal <= 0xffff) {
+      return {static_cast<int>(type), static_cast<int>(ordinal)};
+    }
+    PyErr_Clear();
+  }
+  s.refuse(i, type_name(a) + " whose __dlpack_device__() returned " + py::repr(d).cast<std::string>(),
+           "DLPack's device is a (device type, device id) pair of ints");
+}
+
 // An array interface's typestr and strides, checked against parameter i.
 void check_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, const py::dict& cai, Checks checks) {
   PyObject* typestr = PyDict_GetItemString(cai.ptr(), "typestr");  // borrowed
@@ -394,7 +411,13 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
     s.refuse(i, type_name(a) + " whose __cuda_array_interface__ has no data (pointer, read_only) pair",
              "the interface's \"data\" is (int, bool)");
   }
-  const std::uint64_t address = py::handle(PyTuple_GET_ITEM(data_item, 0)).cast<std::uint64_t>();
+  PyObject* pointer = PyTuple_GET_ITEM(data_item, 0);
+  const unsigned long long address = PyLong_Check(pointer) ? PyLong_AsUnsignedLongLong(pointer) : 0;
+  if (!PyLong_Check(pointer) || PyErr_Occurred()) {
+    PyErr_Clear();
+    s.refuse(i, type_name(a) + " whose __cuda_array_interface__ data pointer is " + py::repr(pointer).cast<std::string>(),
+             "the interface's \"data\" is (a non-negative int, bool)");
+  }
   // Version 3's stream: the producer's, which the launch must wait for (None or absent: no wait).
   if (PyObject* stream = PyDict_GetItemString(cai.ptr(), "stream"); stream != nullptr && stream != Py_None) {
     if (!PyLong_Check(stream) || PyLong_AsLongLong(stream) == 0) {
@@ -414,8 +437,8 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
     place(s, i, where, o.attr(n.device).attr(n.id).cast<int>(), "a cupy array");
     where.cupy = true;
   } else if (PyObject_HasAttr(a, n.dlpack_device)) {
-    py::tuple d = o.attr(n.dlpack_device)();
-    place(s, i, where, d[0].cast<int>() == kDLCPU ? -1 : d[1].cast<int>(), type_name(a).c_str());
+    const auto [type, ordinal] = dlpack_device(s, i, a);
+    place(s, i, where, type == kDLCPU ? -1 : ordinal, type_name(a).c_str());
   }
   s.pack_pointer(i, address, slot);
   return true;
@@ -424,10 +447,8 @@ bool pack_array_interface(const KernelSignature& s, std::size_t i, PyObject* a, 
 bool pack_dlpack(const KernelSignature& s, std::size_t i, PyObject* a, Placement& where, Checks checks, void* slot) {
   const Names& n = names();
   if (!PyObject_HasAttr(a, n.dlpack) || !PyObject_HasAttr(a, n.dlpack_device)) return false;
-  py::object o = py::reinterpret_borrow<py::object>(a);
-  py::tuple d = o.attr(n.dlpack_device)();
-  int type = d[0].cast<int>();
-  int device = type == kDLCUDA || type == kDLCUDAManaged ? d[1].cast<int>() : -1;
+  const auto [type, ordinal] = dlpack_device(s, i, a);
+  int device = type == kDLCUDA || type == kDLCUDAManaged ? ordinal : -1;
   place(s, i, where, device, (type_name(a) + " (DLPack)").c_str());
   // Packed once the launch's stream is known: the producer makes the data ready for that stream.
   if (where.dlpack_count == Placement::k_streamed) {
@@ -524,7 +545,11 @@ void pack_one(const KernelSignature& s, std::size_t i, PyObject* a, Placement& w
   if (PyBytes_Check(a)) return s.pack_bytes(i, PyBytes_AS_STRING(a), static_cast<std::size_t>(PyBytes_GET_SIZE(a)), slot);
   if (s.parameters()[i].kind == ParameterKind::bytes && PyObject_CheckBuffer(a)) {
     Py_buffer view;
-    if (PyObject_GetBuffer(a, &view, PyBUF_CONTIG_RO) != 0) throw py::error_already_set();
+    if (PyObject_GetBuffer(a, &view, PyBUF_CONTIG_RO) != 0) {
+      PyErr_Clear();
+      s.refuse(i, type_name(a) + " that is not contiguous", "a by-value parameter takes contiguous bytes "
+                                                             "(bytes(x), or numpy's ascontiguousarray)");
+    }
     try {
       s.pack_bytes(i, view.buf, static_cast<std::size_t>(view.len), slot);
     } catch (...) {

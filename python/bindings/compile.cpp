@@ -10,12 +10,45 @@
 #include "bindings.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <vector>
 
 using namespace pybind11::literals;
 
 namespace kjit::python {
+
+namespace {
+
+std::string fmt_hex(Py_UCS4 c) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%04X", static_cast<unsigned>(c));
+  return buffer;
+}
+
+// A str argument of kjit.Program as UTF-8; one it cannot be (a lone surrogate) is a UsageError
+// naming the argument and where.
+std::string utf8(const py::handle& text, const char* what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    std::string where;
+    const Py_ssize_t n = PyUnicode_GetLength(text.ptr());
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      const Py_UCS4 c = PyUnicode_READ_CHAR(text.ptr(), k);
+      if (c >= 0xD800 && c <= 0xDFFF) {
+        where = " (a lone surrogate U+" + fmt_hex(c) + " at character " + std::to_string(k) + ")";
+        break;
+      }
+    }
+    throw UsageError(std::string("kjit.Program(name, source): ") + what + " is not valid Unicode" + where +
+                     "; CUDA source is UTF-8 text: read a file with kjit.read_program, or pass bytes");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+}  // namespace
 
 py::list parameters_list(const KernelSignature& s) {
   py::list out;
@@ -53,7 +86,8 @@ void bind_compile(py::module_& m) {
                throw py::type_error("kjit.Program(name, source): source takes a str (the CUDA source); given " +
                                     std::string(Py_TYPE(source.ptr())->tp_name));
              }
-             return Program(name.cast<std::string>(), source.cast<std::string>());
+             return Program(utf8(name, "name"), PyBytes_Check(source.ptr()) ? source.cast<std::string>()
+                                                                             : utf8(source, "source"));
            }), "name"_a, "source"_a)
       .def("header", [](Program& p, std::string name, std::string content) -> Program& {
              return p.header(std::move(name), std::move(content)); }, "name"_a, "content"_a,

@@ -173,3 +173,62 @@ def test_latin1_in_a_warning_log_of_a_successful_compile(tmp_path, runtime):
     f.write_bytes(b"#warning \"caf\xe9\"\n__global__ void k(float* x) { x[0] = 1.0f; }\n")
     r = runtime.compile(kjit.read_program(str(f)), arch="sm_90")
     assert "caf\ufffd" in r.log and not r.log.endswith("\0")
+
+
+# --- #52 item 21: inputs that raised outside kjit's errors ----------------------------------------
+
+_ITEM21 = r"""
+struct Pair { float a; int b; };
+extern "C" __global__ void take(const float* x, Pair p, int n) {}
+"""
+
+
+@pytest.fixture(scope="module")
+def take_signature(tmp_path_factory):
+    rt = kjit.Runtime(cache_dir=str(tmp_path_factory.mktemp("c21")))
+    s = rt.compile(kjit.Program("take.cu", _ITEM21), arch="sm_90").signature("take")
+    assert s.read_declaration(_ITEM21)
+    return s
+
+
+class _ArrayInterface:
+    def __init__(self, data):
+        self.__cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": data, "version": 3}
+
+
+class _DLPack:
+    def __init__(self, device):
+        self._device = device
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not reached: the device is refused first")
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+@pytest.mark.parametrize("data", [(-1, False), ("x", False), (1.5, False)])
+def test_an_array_interface_with_a_bad_pointer_is_an_argument_error(take_signature, data):
+    with pytest.raises(kjit.ArgumentError, match=r"argument 0 .*x.*data pointer is .*non-negative int"):
+        take_signature.pack(_ArrayInterface(data), b"\1" * 8, 3)
+
+
+@pytest.mark.parametrize("device", [(2,), "cuda", (2, "0"), None])
+def test_a_bad_dlpack_device_is_an_argument_error(take_signature, device):
+    with pytest.raises(kjit.ArgumentError, match=r"argument 0 .*__dlpack_device__\(\) returned"):
+        take_signature.pack(_DLPack(device), b"\1" * 8, 3)
+
+
+def test_a_non_contiguous_buffer_for_a_struct_is_an_argument_error(take_signature):
+    strided = memoryview(bytearray(range(16)))[::2]  # 8 bytes, not contiguous
+    with pytest.raises(kjit.ArgumentError, match=r"argument 1 .*p.*memoryview that is not contiguous"):
+        take_signature.pack(None, strided, 3)
+    packed = take_signature.pack(None, bytes(strided), 3)  # the way out the message names
+    assert packed[8:16] == bytes(range(0, 16, 2))
+
+
+def test_a_lone_surrogate_in_a_program_is_a_usage_error():
+    with pytest.raises(kjit.UsageError, match=r"source is not valid Unicode \(a lone surrogate U\+D800 at character 3\)"):
+        kjit.Program("a.cu", "abc\ud800")
+    with pytest.raises(kjit.UsageError, match=r"name is not valid Unicode"):
+        kjit.Program("\udc80.cu", "__global__ void k() {}")
