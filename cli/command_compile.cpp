@@ -144,6 +144,13 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
     }
     const CompileOptions options = ctx.options(args->arch, args->flags);
+    // A virtual arch makes PTX only: asking -o for a cubin of one would write nothing.
+    const bool cubin_asked = compile->count("--emit") > 0 && std::find(emit.begin(), emit.end(), "cubin") != emit.end();
+    if (cubin_asked && options.arch.is_virtual()) {
+      throw UsageError(fmt::format("--arch {} --emit {}: a virtual arch (compute_XX) makes PTX only; for a cubin name "
+                                   "a real one (--arch sm_{}{}), or --emit ptx",
+                                   args->arch, args->emit, options.arch.number(), options.arch.suffix()));
+    }
     try {
       ctx.runtime();  // a named cache that cannot be used stops every file: said once, exit 3
     } catch (const std::exception& e) {
@@ -164,6 +171,11 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
         std::vector<std::string> written;
         if (!args->out_dir.empty()) {
           std::string stem = std::filesystem::path(file).stem().string();
+          if (cubin_asked && !r.has_cubin()) {  // the virtual arch came in the flags (-arch=compute_90)
+            throw UsageError(fmt::format("--emit {}: {} was compiled for {}, a virtual arch, which makes PTX only; "
+                                         "for a cubin name a real one (--arch sm_{}), or --emit ptx",
+                                         args->emit, file, r.arch.str(), r.arch.number()));
+          }
           for (const auto& e : emit) {
             if (e == "cubin" && !r.has_cubin()) continue;
             auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
@@ -186,9 +198,10 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
         if (ctx.json) {
           nlohmann::json j = error_json(e, file);
           j["file"] = json_name(file);
+          j["error"]["message"] = ctx.describe(e);
           results.push_back(std::move(j));
         } else {
-          fmt::print(stderr, "kjit: error: {}: {}\n", file, e.what());
+          fmt::print(stderr, "kjit: error: {}: {}\n", file, ctx.describe(e));
         }
       }
     }

@@ -61,11 +61,15 @@ struct Context {
   // "kjit: warning: FILE: no kernels; ..." on stderr (unless -q) when the result has no kernel:
   // an empty file, or templates no --instantiate named. Returns the hint (for errors too).
   std::string warn_if_no_kernels(const std::string& file, const Program& program, const CompileResult& result) const;
+  // The message a user reads for `e`: e.what(), and for a missing driver where the target was
+  // left native (the default), the option that compiles without a GPU (--arch sm_90).
+  std::string describe(const std::exception& e) const;
   // Adds --instantiate to a subcommand (whose --kernel, if it has one, takes the same expression).
   void add_instantiate_option(CLI::App& command, bool has_kernel_option = false);
 
 private:
   std::unique_ptr<Runtime> m_runtime;
+  mutable bool m_native_arch = false;  // options() was asked for the native arch (no --arch)
 };
 
 }  // namespace kjit::cli

@@ -1,0 +1,169 @@
+// The kjit executable as a newcomer meets it (issue #52): misspelled commands and options get
+// "did you mean", NVRTC and nvcc flags given before "--" get the corrected line, a virtual arch
+// asked for a cubin is usage, and a compile without a GPU names --arch. Real processes, no GPU.
+#include "support/helpers.hpp"
+#include "support/temp_dir.hpp"
+
+#include <kjit/device.hpp>
+#include <kjit/tools/closest_names.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace {
+
+const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// `kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
+Run run(const kjit::test::TempDir& dir, const std::string& args) {
+  const auto err_file = dir / "stderr.txt";
+  auto r = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args + " 2>" +
+                                   err_file.string());
+  Run out{r.code, r.out, kjit::test::read_file(err_file)};
+  INFO("kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A kernel with a random factor, so no two runs share a cache entry by accident.
+std::string random_kernel() {
+  std::random_device rd;
+  return "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= " + std::to_string(rd() % 1000 + 2) + ".0f; }\n";
+}
+
+}  // namespace
+
+TEST_SUITE("closest_names") {
+  TEST_CASE("closest_names finds one-letter slips and prefixes and nothing for a stranger") {
+    const std::vector<std::string> commands{"info", "compile", "ptx", "cache", "diff", "stats", "status"};
+    CHECK(kjit::closest_names("compil", commands) == std::vector<std::string>{"compile"});
+    CHECK(kjit::closest_names("sats", commands) == std::vector<std::string>{"stats"});
+    CHECK(kjit::closest_names("stat", commands) == std::vector<std::string>{"stats"});  // both are 1 away: the first
+    CHECK(kjit::closest_names("comp", commands) == std::vector<std::string>{"compile"});  // a prefix
+    CHECK(kjit::closest_names("frobnicate", commands).empty());
+    CHECK(kjit::closest_names("compile", commands).empty());  // a name that exists needs no answer
+    CHECK(kjit::closest_names("", commands).empty());
+    CHECK(kjit::closest_names("xy", commands).empty());
+  }
+}
+
+TEST_SUITE("cli usage hints") {
+  // #52 item 13.
+  TEST_CASE("misspelled commands and options get did you mean") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    struct Case {
+      std::string args;
+      std::string expected;
+    };
+    for (const Case& c : {Case{"compil " + file, "unknown command \"compil\" (did you mean compile?)"},
+                          Case{"cache sats", "unknown cache command \"sats\" (did you mean stats?)"},
+                          Case{"compile --ach sm_90 " + file, "unknown option --ach (did you mean --arch?)"},
+                          Case{"ptx --arch sm_90 --kernal k " + file, "unknown option --kernal (did you mean --kernel?)"},
+                          Case{"--jsn info", "unknown option --jsn (did you mean --json?)"},
+                          Case{"info --verbos", "unknown option --verbos (did you mean --verbose?)"},
+                          Case{"--verbos info", "unknown option --verbos (did you mean --verbose?)"}}) {
+      INFO(c.args);
+      Run r = run(dir, c.args);
+      CHECK(r.code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err.find("kjit: error: " + c.expected) == 0);
+      CHECK_FALSE(has(r.err, "not expected"));
+      CHECK_FALSE(has(r.err, "A subcommand is required"));
+    }
+    // The list is still given, and a word nothing is close to gets no guess.
+    Run cache = run(dir, "cache sats");
+    CHECK(has(cache.err, "the cache commands are stats,"));
+    Run stranger = run(dir, "frobnicate");
+    CHECK(has(stranger.err, "unknown command \"frobnicate\"; the commands are info,"));
+    CHECK_FALSE(has(stranger.err, "did you mean"));
+    // In JSON too: one document, kind usage.
+    Run json = run(dir, "--json cache sats");
+    CHECK(json.code == 2);
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc["error"]["kind"] == "usage");
+    CHECK(has(doc["error"]["message"].get<std::string>(), "did you mean stats?"));
+    // A right command line still works.
+    CHECK(run(dir, "compile --arch sm_90 " + file).code == 0);
+  }
+
+  // #52 item 12.
+  TEST_CASE("NVRTC and nvcc flags before -- get the corrected command line") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    Run o3 = run(dir, "compile " + file + " --arch sm_90 -O3");
+    CHECK(o3.code == 2);
+    CHECK(has(o3.err, "-O3: flags for NVRTC and nvcc go after \"--\": kjit --cache-dir " + (dir / "cache").string() +
+                          " compile " + file + " --arch sm_90 -- -O3\n"));
+    CHECK_FALSE(has(o3.err, "not expected"));
+    // Flags already after "--" stay there, after the moved ones.
+    Run fast = run(dir, "ptx --arch sm_90 --use_fast_math " + file + " -- -DSCALE=2");
+    CHECK(fast.code == 2);
+    CHECK(has(fast.err, "ptx --arch sm_90 " + file + " -- --use_fast_math -DSCALE=2\n"));
+    // The corrected line works.
+    CHECK(run(dir, "compile " + file + " --arch sm_90 -- -O3").code == 0);
+    CHECK(run(dir, "ptx --arch sm_90 " + file + " -- --use_fast_math -DSCALE=2").code == 0);
+    // A command without NVRTC flags gets no such advice.
+    Run info = run(dir, "info -O3");
+    CHECK(info.code == 2);
+    CHECK_FALSE(has(info.err, "go after"));
+  }
+
+  // #52 item 10.
+  TEST_CASE("a virtual arch asked for a cubin is usage and writes nothing") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    const std::string out = (dir / "out").string();
+    Run cubin = run(dir, "compile --arch compute_90 --emit cubin -o " + out + " " + file);
+    CHECK(cubin.code == 2);
+    CHECK(has(cubin.err, "compute_90"));
+    CHECK(has(cubin.err, "PTX only"));
+    CHECK(has(cubin.err, "--arch sm_90"));
+    CHECK_FALSE(std::filesystem::exists(dir / "out" / "k.cubin"));
+    // The same arch given as a flag after "--".
+    Run flag = run(dir, "compile --emit cubin -o " + out + " " + file + " -- -arch=compute_90");
+    CHECK(flag.code == 2);
+    CHECK(has(flag.err, "PTX only"));
+    CHECK_FALSE(std::filesystem::exists(dir / "out" / "k.cubin"));
+    // PTX of a virtual arch, and a cubin of a real one, are written.
+    CHECK(run(dir, "compile --arch compute_90 --emit ptx -o " + out + " " + file).code == 0);
+    CHECK(std::filesystem::file_size(dir / "out" / "k.ptx") > 0);
+    CHECK(run(dir, "compile --arch sm_90 --emit cubin -o " + out + " " + file).code == 0);
+    CHECK(std::filesystem::file_size(dir / "out" / "k.cubin") > 0);
+  }
+
+  // #52 item 14.
+  TEST_CASE("a compile for the native arch without a GPU names --arch sm_90") {
+    if (kjit::driver_available()) return;  // a GPU here: native compiles
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    for (const std::string command : {"compile", "ptx", "resources"}) {
+      INFO(command);
+      Run r = run(dir, command + " " + file);
+      CHECK(r.code == 3);
+      CHECK(has(r.err, "--arch sm_90"));
+    }
+    Run json = run(dir, "--json compile " + file);
+    CHECK(json.code == 3);
+    auto doc = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE(doc.is_array());
+    CHECK(doc[0]["error"]["kind"] == "driver");
+    CHECK(has(doc[0]["error"]["message"].get<std::string>(), "--arch sm_90"));
+  }
+}
