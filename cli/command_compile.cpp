@@ -223,16 +223,10 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
     ctx.input = *ptx_file;
     Program program = ctx.program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
-    const std::string no_kernels = ctx.warn_if_no_kernels(*ptx_file, program, r);
-    const bool named = std::find(ctx.name_expressions.begin(), ctx.name_expressions.end(), *kernel) !=
-                       ctx.name_expressions.end();
-    if (!kernel->empty() && kernel->find('<') != std::string::npos && !named &&
-        r.ptx.find(r.lowered_name(*kernel).value_or(*kernel)) == std::string::npos) {
-      // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
-      throw UsageError(fmt::format("no kernel \"{}\" in {}{}; a template needs --instantiate '{}'", *kernel, *ptx_file,
-                                   no_kernels.empty() ? "" : " (no kernels at all)", *kernel));
-    }
-    std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, r.lowered_name(*kernel).value_or(*kernel));
+    ctx.warn_if_no_kernels(*ptx_file, program, r);
+    std::string text = kernel->empty() ? r.ptx : ctx.kernel_text(*kernel, r, [&](const std::string& name) {
+      return inspect::function_ptx(r.ptx, name);
+    });
     if (ctx.json) {
       print_json(nlohmann::json{{"file", json_name(*ptx_file)}, {"kernel", json_name(*kernel)}, {"key", r.key}, {"ptx", text}});
     } else {

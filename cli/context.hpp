@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,11 @@ struct Context {
   // The message a user reads for `e`: e.what(), and for a missing driver where the target was
   // left native (the default), the option that compiles without a GPU (--arch sm_90).
   std::string describe(const std::exception& e) const;
+  // What `select` (function_ptx, sass) gives for --kernel `kernel`: by its name expression where
+  // --instantiate named it, else as given; a template's instance that is not there is a
+  // UsageError that names --instantiate.
+  std::string kernel_text(const std::string& kernel, const CompileResult& result,
+                          const std::function<std::string(const std::string&)>& select) const;
   // Adds --instantiate to a subcommand (whose --kernel, if it has one, takes the same expression).
   void add_instantiate_option(CLI::App& command, bool has_kernel_option = false);
 

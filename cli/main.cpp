@@ -92,6 +92,19 @@ std::string Context::warn_if_no_kernels(const std::string& file, const Program& 
   return hint;
 }
 
+std::string Context::kernel_text(const std::string& kernel, const CompileResult& result,
+                                 const std::function<std::string(const std::string&)>& select) const {
+  const std::optional<std::string> lowered = result.lowered_name(kernel);
+  try {
+    return select(lowered.value_or(kernel));
+  } catch (const UsageError& e) {
+    // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
+    if (lowered || kernel.find('<') == std::string::npos) throw;
+    throw UsageError(fmt::format("{}; a template's instance is made only when named: --instantiate '{}'", e.what(),
+                                 kernel));
+  }
+}
+
 namespace {
 
 // Each command's and subcommand's --help: its own footer, then the global options (given before

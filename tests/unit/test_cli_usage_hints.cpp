@@ -6,10 +6,13 @@
 
 #include <kjit/device.hpp>
 #include <kjit/tools/closest_names.hpp>
+#include <kjit/tools/inspect.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -165,5 +168,58 @@ TEST_SUITE("cli usage hints") {
     REQUIRE(doc.is_array());
     CHECK(doc[0]["error"]["kind"] == "driver");
     CHECK(has(doc[0]["error"]["message"].get<std::string>(), "--arch sm_90"));
+  }
+
+  // #52 item 9.
+  TEST_CASE("ptx --kernel takes the names kjit lists for explicit instantiations") {
+    kjit::test::TempDir dir;
+    std::random_device rd;
+    const int factor = static_cast<int>(rd() % 1000) + 2;
+    kjit::test::write_file(dir / "tmpl.cu", fmt::format(R"(
+template <typename T>
+__global__ void copy_kernel(const T* in, T* out, int n) {{ int i = threadIdx.x; if (i < n) out[i] = in[i] * T({}); }}
+template __global__ void copy_kernel<float>(const float*, float*, int);
+template __global__ void copy_kernel<int>(const int*, int*, int);
+template <typename T, int N>
+__global__ void scale_kernel(T* x) {{ x[threadIdx.x] *= N; }}
+template __global__ void scale_kernel<float, 256>(float*);
+)", factor));
+    const std::string file = (dir / "tmpl.cu").string();
+    struct Case {
+      std::string kernel;
+      std::string symbol;
+    };
+    for (const Case& c : {Case{"copy_kernel<float>", "_Z11copy_kernelIfEvPKT_PS0_i"},
+                          Case{"copy_kernel<int>", "_Z11copy_kernelIiEvPKT_PS0_i"},
+                          Case{"scale_kernel<float, 256>", "_Z12scale_kernelIfLi256EEvPT_"},
+                          Case{"scale_kernel<float,256>", "_Z12scale_kernelIfLi256EEvPT_"},
+                          Case{"scale_kernel", "_Z12scale_kernelIfLi256EEvPT_"}}) {
+      INFO(c.kernel);
+      Run r = run(dir, "ptx --arch sm_90 " + file + " --kernel '" + c.kernel + "'");
+      CHECK(r.code == 0);
+      CHECK(has(r.out, ".entry " + c.symbol + "("));
+      CHECK(std::count(r.out.begin(), r.out.end(), '\n') > 3);
+      CHECK(r.out.find(".entry ") == r.out.rfind(".entry "));  // that kernel alone
+      CHECK_FALSE(has(r.err, "--instantiate"));
+    }
+    // Two instances: ambiguous, naming both.
+    Run two = run(dir, "ptx --arch sm_90 " + file + " --kernel copy_kernel");
+    CHECK(two.code == 2);
+    CHECK(has(two.err, "ambiguous"));
+    CHECK(has(two.err, "copy_kernel<float>, copy_kernel<int>"));
+    CHECK_FALSE(has(two.err, "no such function"));
+    // An instance the file does not make: the hint for it.
+    Run absent = run(dir, "ptx --arch sm_90 " + file + " --kernel 'copy_kernel<double>'");
+    CHECK(absent.code == 2);
+    CHECK(has(absent.err, "--instantiate 'copy_kernel<double>'"));
+    CHECK(run(dir, "ptx --arch sm_90 " + file + " --kernel 'copy_kernel<double>' --instantiate 'copy_kernel<double>'")
+              .code == 0);
+    // sass takes the same names, where a disassembler is installed.
+    if (kjit::inspect::find_disassembler()) {
+      Run sass = run(dir, "sass --arch sm_90 " + file + " --kernel 'scale_kernel<float,256>'");
+      CHECK(sass.code == 0);
+      CHECK(has(sass.out, "_Z12scale_kernelIfLi256EEvPT_"));
+      CHECK(run(dir, "sass --arch sm_90 " + file + " --kernel copy_kernel").code == 2);
+    }
   }
 }
