@@ -222,4 +222,29 @@ template __global__ void scale_kernel<float, 256>(float*);
       CHECK(run(dir, "sass --arch sm_90 " + file + " --kernel copy_kernel").code == 2);
     }
   }
+
+  // #52 item 18.
+  TEST_CASE("diff headers and the --link hint show C++ names demangled") {
+    kjit::test::TempDir dir;
+    std::random_device rd;
+    const int factor = static_cast<int>(rd() % 1000) + 2;
+    const std::string kernel = "__device__ float helper(float x) {{ return x * {}.0f; }}\n"
+                               "__global__ void square(float* x, int n) {{ int i = threadIdx.x; "
+                               "if (i < n) x[i] = helper(x[i]) * x[i]; }}\n";
+    kjit::test::write_file(dir / "a.cu", fmt::format(fmt::runtime(kernel), factor));
+    kjit::test::write_file(dir / "b.cu", fmt::format(fmt::runtime(kernel), factor + 1));
+    Run diff = run(dir, "diff --arch sm_90 " + (dir / "a.cu").string() + " " + (dir / "b.cu").string());
+    CHECK(diff.code == 1);
+    CHECK(has(diff.out, "--- square(float*, int) ("));
+    CHECK(has(diff.out, "+++ square(float*, int) ("));
+    CHECK_FALSE(has(diff.out, "--- _Z"));
+    CHECK_FALSE(has(diff.out, "+++ _Z"));
+
+    kjit::test::write_file(dir / "use.cu", "extern __device__ float helper(float x);\n"
+                                           "__global__ void use(float* p) { p[threadIdx.x] = helper(p[threadIdx.x]); }\n");
+    Run use = run(dir, "compile --arch sm_90 " + (dir / "use.cu").string());
+    CHECK(use.code == 1);
+    CHECK(has(use.err, "kjit: helper(float) (_Z6helperf) is called here"));
+    CHECK(has(use.err, "kjit compile --link"));
+  }
 }
