@@ -405,7 +405,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                               ? open_cache(ctx).import_bundle(*file, o)
                               : open_cache(ctx).import_bundle(remote_bundle(ctx, *file, *remote_name), o);
     const std::string what = remote_name->empty() ? *file : "bundle " + *remote_name;
-    if (r.earlier && !ctx.quiet) {
+    if (r.earlier && ctx.shows(LogLevel::warn)) {
       fmt::print(stderr, "kjit: warning: an earlier import into this cache did not finish: bundle {} ({}), at least {} "
                          "of {} entries written; {}\n",
                  r.earlier->generation, r.earlier->file, r.earlier->written, r.earlier->entries,
@@ -413,7 +413,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                            : "import that bundle again to finish it");
     }
     for (const auto& w : r.warnings) {
-      if (!ctx.quiet) fmt::print(stderr, "kjit: warning: {}\n", w);
+      if (ctx.shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}\n", w);
     }
     if (ctx.json) {
       nlohmann::json j{{"file", file->empty() ? nlohmann::json(nullptr) : nlohmann::json(json_name(*file))},

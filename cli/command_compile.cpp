@@ -71,7 +71,7 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
                r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms, of which nvJitLink {:.0f} ms", ms, r.compile_ms)
                                               : "",
                written.empty() ? "" : fmt::format(" -> {}", written));
-    if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+    if (!r.log.empty() && ctx.shows(LogLevel::warn)) fmt::print(stderr, "{}", r.log);
   }
 }
 
@@ -191,7 +191,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
           fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
                      r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
                      written.empty() ? "" : fmt::format(" -> {}", fmt::join(written, ", ")));
-          if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+          if (!r.log.empty() && ctx.shows(LogLevel::warn)) fmt::print(stderr, "{}", r.log);
         }
       } catch (const std::exception& e) {
         ctx.exit_code = std::max(ctx.exit_code, exit_code_for(e));

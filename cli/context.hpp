@@ -56,6 +56,9 @@ struct Context {
   Runtime& runtime();
   // The options for a command: --arch, its own flags, then the flags after "--".
   CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;
+  // Whether a line of `level` is shown: the level of KJIT_LOG, -v and -q (runtime_config()), as
+  // the library's own log lines. NVRTC's warnings and kjit's notes on a compile are warnings.
+  bool shows(LogLevel level) const;
   bool stdout_is_terminal() const;
   // The .cu file as a Program, with the --instantiate name expressions.
   Program program(const std::string& file) const;

@@ -59,6 +59,8 @@ std::string Context::describe(const std::exception& e) const {
   return message;
 }
 
+bool Context::shows(LogLevel level) const { return level <= runtime_config().log_level; }
+
 bool Context::stdout_is_terminal() const { return isatty(STDOUT_FILENO) == 1; }
 
 Program Context::program(const std::string& file) const {
@@ -88,7 +90,7 @@ std::string Context::warn_if_no_kernels(const std::string& file, const Program& 
   const std::vector<std::string> templates = inspect::template_kernels(program.source());
   std::string hint = "no kernels";
   if (!templates.empty()) hint += fmt::format("; a template needs --instantiate '{}<...>'", templates.front());
-  if (!quiet) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
+  if (shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
   return hint;
 }
 

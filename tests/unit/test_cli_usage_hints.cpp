@@ -27,10 +27,10 @@ struct Run {
   std::string err;  // stderr
 };
 
-// `kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
-Run run(const kjit::test::TempDir& dir, const std::string& args) {
+// `[ENV] kjit --cache-dir DIR/cache ARGS`, stdout and stderr apart.
+Run run(const kjit::test::TempDir& dir, const std::string& args, const std::string& env = {}) {
   const auto err_file = dir / "stderr.txt";
-  auto r = kjit::test::run_command(k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args + " 2>" +
+  auto r = kjit::test::run_command(env + " " + k_kjit + " --cache-dir " + (dir / "cache").string() + " " + args + " 2>" +
                                    err_file.string());
   Run out{r.code, r.out, kjit::test::read_file(err_file)};
   INFO("kjit ", args, "\nstdout: ", out.out, "\nstderr: ", out.err);
@@ -246,5 +246,49 @@ template __global__ void scale_kernel<float, 256>(float*);
     CHECK(use.code == 1);
     CHECK(has(use.err, "kjit: helper(float) (_Z6helperf) is called here"));
     CHECK(has(use.err, "kjit compile --link"));
+  }
+
+  // #52 item 17.
+  TEST_CASE("compile log warnings obey -q and KJIT_LOG and every warning line has one prefix") {
+    kjit::test::TempDir dir;
+    std::random_device rd;
+    kjit::test::write_file(dir / "w.cu", "__global__ void k(float* x) { int unused; x[threadIdx.x] *= " +
+                                             std::to_string(rd() % 1000 + 2) + ".0f; }\n");
+    const std::string file = (dir / "w.cu").string();
+    const std::string warning = "variable \"unused\" was declared but never referenced";
+    Run shown = run(dir, "compile --arch sm_90 " + file);
+    CHECK(shown.code == 0);
+    CHECK(has(shown.err, warning));
+    Run quiet = run(dir, "-q compile --arch sm_90 " + file);
+    CHECK(quiet.code == 0);
+    CHECK(quiet.err.empty());
+    Run error_level = run(dir, "compile --arch sm_90 " + file, "KJIT_LOG=error");
+    CHECK(error_level.code == 0);
+    CHECK(error_level.err.empty());
+    CHECK(has(run(dir, "compile --arch sm_90 " + file, "KJIT_LOG=info").err, warning));
+
+    // The library's warnings and the CLI's own share "kjit: warning:"; each folder is named once.
+    Run home = run(dir, "compile --arch sm_90 " + file, "KJIT_CUDA_HOME=/nonexistent");
+    CHECK(home.code == 0);
+    const auto at = home.err.find("kjit: warning: KJIT_CUDA_HOME=/nonexistent does not exist");
+    REQUIRE(at != std::string::npos);
+    const std::string line = home.err.substr(at, home.err.find('\n', at) - at);
+    const std::string listed = line.substr(line.find("looked for in ") + 14);
+    std::vector<std::string> folders;
+    for (std::size_t pos = 0; pos < listed.size();) {
+      std::size_t end = listed.find(", ", pos);
+      std::string folder = listed.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if (folder.ends_with(" instead")) folder.resize(folder.size() - 8);
+      folders.push_back(folder);
+      pos = end == std::string::npos ? listed.size() : end + 2;
+    }
+    CAPTURE(line);
+    REQUIRE_FALSE(folders.empty());
+    for (const auto& f : folders) {
+      CHECK(std::count(folders.begin(), folders.end(), f) == 1);
+      CHECK(f != "/nonexistent");
+    }
+    CHECK_FALSE(has(home.err, "kjit: warn:"));
+    CHECK(run(dir, "compile --arch sm_90 " + file, "KJIT_CUDA_HOME=/nonexistent KJIT_LOG=error").err.empty());
   }
 }
