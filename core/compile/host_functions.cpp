@@ -115,9 +115,10 @@ std::string explain_host_definitions(const std::vector<HostFunction>& functions)
   return fmt::format(
       "kjit: these functions are defined without __device__, so they are host functions, which nvcc would "
       "compile for the host; NVRTC compiles device code only and refuses them:{}\n"
-      "kjit: annotate each __device__ (or __host__ __device__) to call it from a kernel, move host code out of "
-      "the kernel file, or compile with -default-device (every unannotated function becomes a device "
-      "function).\n",
+      "kjit: keep host code (main, its headers, the CUDA runtime calls) out of NVRTC's sight with "
+      "#ifndef __CUDACC_RTC__ ... #endif around it (NVRTC defines __CUDACC_RTC__, nvcc does not: the file still "
+      "builds with nvcc), annotate a function __device__ (or __host__ __device__) to call it from a kernel, or "
+      "move host code out of the kernel file.\n",
       list);
 }
 
