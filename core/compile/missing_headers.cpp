@@ -75,8 +75,8 @@ std::string explain_missing_headers(std::string_view log, const std::vector<std:
                                               : fmt::format("{}", fmt::join(folders, ", "));
     const std::string package = header_package(name);
     out += fmt::format("kjit: \"{}\" is in none of the include folders NVRTC was given ({}); {}\n", name, where,
-                       package.empty() ? "if it is a header of your own, pass its folder (-I DIR, include_dirs=[...], "
-                                         "Program::directory)"
+                       package.empty() ? "if it is a header of your own, pass its folder (-I DIR, include_dirs=[...] "
+                                         "or the Program's directory)"
                                        : "it comes with " + package);
   }
   return out;

@@ -100,6 +100,7 @@ KJIT_API std::string_view version();  // kjit's own
 struct ToolkitPaths {
   std::string nvrtc_library;
   std::vector<std::string> include_dirs;
+  std::string root;  // the toolkit's folder, the one holding include/ ("" with NVRTC's built-in headers only)
 };
 KJIT_API ToolkitPaths toolkit_paths();
 

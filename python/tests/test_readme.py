@@ -2,7 +2,6 @@
 nothing it does not import or that the reader must bring (the kernel source, sizes, tensors),
 and the Profiling snippet compiles with the include it shows (kjit::Profiler is in
 <kjit/tools.hpp>, library kjit::tools)."""
-import ast
 import builtins
 import pathlib
 import re
@@ -25,19 +24,21 @@ def blocks(language):
 
 def free_names(code):
     """Names a module-level snippet reads that nothing in it binds and that are no builtins."""
+    module = symtable.symtable(code, "README", "exec")
+    bound = {s.get_name() for s in module.get_symbols() if s.is_assigned() or s.is_imported()}
     free = set()
 
-    def walk(table):
+    def walk(table, top):
         for symbol in table.get_symbols():
-            if symbol.is_referenced() and not symbol.is_assigned() and not symbol.is_imported() \
-                    and not symbol.is_parameter() and (symbol.is_global() or table.get_type() == "module"):
-                free.add(symbol.get_name())
+            name = symbol.get_name()
+            reads_outside = top or symbol.is_global() or symbol.is_free()
+            if symbol.is_referenced() and reads_outside and name not in bound and not hasattr(builtins, name):
+                free.add(name)
         for child in table.get_children():
-            walk(child)
+            walk(child, False)
 
-    walk(symtable.symtable(code, "README", "exec"))
-    bound = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return {n for n in free if n not in bound and not hasattr(builtins, n)}
+    walk(module, True)
+    return free
 
 
 def test_python_snippets_import_what_they_use():
