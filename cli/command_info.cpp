@@ -15,7 +15,7 @@ void add_info_command(CLI::App& app, Context& ctx) {
     std::vector<std::string> archs;
     for (int a : supported_archs()) archs.push_back(fmt::format("sm_{}", a));
     const ToolkitPaths paths = toolkit_paths();
-    const std::string& root = paths.root;
+    const std::string root = paths.root();
     const std::optional<std::filesystem::path> disassembler = inspect::find_disassembler();
     bool driver = driver_available();
     nlohmann::json devices = nlohmann::json::array();

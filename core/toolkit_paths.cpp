@@ -5,8 +5,6 @@
 
 #include <dlfcn.h>
 
-#include <filesystem>
-
 #include <nvrtc.h>
 
 namespace kjit {
@@ -18,9 +16,6 @@ ToolkitPaths toolkit_paths() {
     out.nvrtc_library = info.dli_fname;
   }
   for (const auto& dir : compile::NvrtcCompiler::toolkit_include_dirs()) out.include_dirs.push_back(dir.string());
-  for (auto it = out.include_dirs.rbegin(); it != out.include_dirs.rend() && out.root.empty(); ++it) {
-    if (const std::filesystem::path dir(*it); dir.filename() == "include") out.root = dir.parent_path().string();
-  }
   return out;
 }
 

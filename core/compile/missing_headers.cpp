@@ -1,5 +1,7 @@
 #include "core/compile/missing_headers.hpp"
 
+#include "core/compile/host_functions.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -79,7 +81,7 @@ std::string explain_missing_headers(std::string_view log, const std::vector<std:
                                          "or the Program's directory)"
                                        : "it comes with " + package);
   }
-  return out;
+  return out + explain_cccl_host_code(log);  // headers NVRTC cannot take: which to include instead
 }
 
 }  // namespace kjit::compile

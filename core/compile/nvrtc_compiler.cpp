@@ -405,7 +405,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         call.arguments.emplace_back("-default-device");
         continue;
       }
-      result.log = note + result.log + explain_host_definitions(host.functions) + explain_cccl_host_code(result.log) +
+      result.log = note + result.log + explain_host_definitions(host.functions) +
                    name_expression_hint(result.log, program.source(), program.name_expressions()) +
                    explain_unresolved_externs(result.log, name) +
                    explain_missing_headers(result.log, include_folders(call.arguments));

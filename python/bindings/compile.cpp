@@ -36,7 +36,7 @@ void bind_compile(py::module_& m) {
   m.def("device_count", &device_count);
   m.def("toolkit_paths", [] {
     ToolkitPaths t = toolkit_paths();
-    return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs, "root"_a = t.root);
+    return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs, "root"_a = t.root());
   }, "Where the loaded libnvrtc is, the include folders NVRTC is given, and the toolkit's folder.");
   m.def("devices", [] {
     py::list out;
