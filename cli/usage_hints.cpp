@@ -84,7 +84,10 @@ bool is_compile_flag(const std::string& flag) {
   }
 }
 
+// A command that takes NVRTC flags after "--": one with a "flags" positional (compile, ptx, sass,
+// resources, cache explain), and diff, which gives them to both sides.
 bool takes_compile_flags(const CLI::App* command) {
+  if (command->get_name() == "diff") return true;
   for (const CLI::Option* o : command->get_options()) {
     if (o->get_positional() && o->get_name(true, false) == "flags") return true;
   }

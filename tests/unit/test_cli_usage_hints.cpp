@@ -120,6 +120,12 @@ TEST_SUITE("cli usage hints") {
     // The corrected line works.
     CHECK(run(dir, "compile " + file + " --arch sm_90 -- -O3").code == 0);
     CHECK(run(dir, "ptx --arch sm_90 " + file + " -- --use_fast_math -DSCALE=2").code == 0);
+    // diff gives the flags after "--" to both builds.
+    const std::string b = (dir / "b.cu").string();
+    kjit::test::write_file(dir / "b.cu", random_kernel());
+    Run diff = run(dir, "diff --arch sm_90 " + file + " " + b + " -lineinfo");
+    CHECK(diff.code == 2);
+    CHECK(has(diff.err, "diff --arch sm_90 " + file + " " + b + " -- -lineinfo\n"));
     // A command without NVRTC flags gets no such advice.
     Run info = run(dir, "info -O3");
     CHECK(info.code == 2);
