@@ -134,10 +134,15 @@ std::string usage_message(CLI::App& app, const CLI::ParseError& error, int argc,
       }
     }
     const std::vector<std::string> names = all_subcommand_names(*command);
+    std::string path;  // "cache remote"
+    for (const CLI::App* c = command; c != &app; c = c->get_parent()) path = c->get_name() + (path.empty() ? "" : " " + path);
+    const std::string what = command == &app ? "command" : fmt::format("{} command", path);
     if (!word.empty() && std::find(names.begin(), names.end(), word) == names.end()) {
-      const std::string what = command == &app ? "command" : fmt::format("{} command", command->get_name());
       return fmt::format("unknown {} \"{}\"{}; the {}s are {}", what, word, did_you_mean(closest_names(word, names)),
                          what, fmt::join(names, ", "));
+    }
+    if (word.empty() && extras.empty()) {  // "kjit cache": which one
+      return fmt::format("no {} given; the {}s are {}", what, what, fmt::join(names, ", "));
     }
   }
 

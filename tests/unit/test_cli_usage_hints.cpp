@@ -89,6 +89,9 @@ TEST_SUITE("cli usage hints") {
     // The list is still given, and a word nothing is close to gets no guess.
     Run cache = run(dir, "cache sats");
     CHECK(has(cache.err, "the cache commands are stats,"));
+    Run bare = run(dir, "cache");
+    CHECK(bare.code == 2);
+    CHECK(has(bare.err, "kjit: error: no cache command given; the cache commands are stats,"));
     Run stranger = run(dir, "frobnicate");
     CHECK(has(stranger.err, "unknown command \"frobnicate\"; the commands are info,"));
     CHECK_FALSE(has(stranger.err, "did you mean"));
