@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace kjit::cli {
@@ -94,7 +96,7 @@ void add_stats(CLI::App& cache, Context& ctx) {
                    human(s.bytes_read), s.store_failures);
         fmt::print("remote          {} requests: {} hits, {} misses ({} rejected, {} shard down), {} errors ({} "
                    "timeouts), mean {} us\nremote writes   {} sent ({} backfills), {} dropped; {} read, {} written\n"
-                   "remote http    {} hits, {} errors\n",
+                   "remote http     {} hits, {} errors\n",
                    s.remote_requests, s.remote_hits, s.remote_misses, s.remote_rejected, s.remote_shard_down,
                    s.remote_errors, s.remote_timeouts, avg_us, s.remote_writes, s.remote_backfills, s.remote_dropped,
                    human(s.remote_bytes_read), human(s.remote_bytes_written), s.remote_http_hits,
@@ -191,15 +193,33 @@ void print_entries(Context& ctx) {
     for (const auto& e : entries) {
       j.push_back({{"key", e.key},         {"path", json_name(e.path.string())}, {"size", e.size},
                    {"last_use", epoch_seconds(e.last_use)}, {"program", e.program}, {"arch", e.arch},
-                   {"kinds", e.kinds}});
+                   {"kinds", e.kinds}, {"options", e.options}});
     }
     print_json(j, 2);
     return;
   }
+  // One row an entry under a header, the columns aligned; OPTIONS (less the arch, in its own column)
+  // tells entries of one program and arch apart.
+  std::vector<std::array<std::string, 7>> rows{{"KEY", "SIZE", "LAST USE", "PROGRAM", "ARCH", "KINDS", "OPTIONS"}};
   for (const auto& e : entries) {
-    fmt::print("{}  {:>10}  {:%Y-%m-%d %H:%M:%S}  {}  {}  {}\n", e.key, human(e.size),
-               std::chrono::time_point_cast<std::chrono::seconds>(e.last_use), e.program.empty() ? "-" : e.program,
-               e.arch.empty() ? "-" : e.arch, e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")));
+    std::vector<std::string> options;
+    for (const auto& o : e.options) {
+      if (!o.starts_with("--gpu-architecture=")) options.push_back(o);
+    }
+    rows.push_back({e.key, human(e.size),
+                    fmt::format("{:%Y-%m-%d %H:%M:%S}", std::chrono::time_point_cast<std::chrono::seconds>(e.last_use)),
+                    e.program.empty() ? "-" : e.program, e.arch.empty() ? "-" : e.arch,
+                    e.kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(e.kinds, ",")),
+                    options.empty() ? std::string("-") : fmt::format("{}", fmt::join(options, " "))});
+  }
+  std::array<std::size_t, 7> width{};
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    // SIZE right-aligned; the last column not padded.
+    fmt::print("{:<{}}  {:>{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", row[0], width[0], row[1], width[1], row[2],
+               width[2], row[3], width[3], row[4], width[4], row[5], width[5], row[6]);
   }
   fmt::print("{}\n", cli::entries(listed.entries.size()));
 }
@@ -405,7 +425,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                               ? open_cache(ctx).import_bundle(*file, o)
                               : open_cache(ctx).import_bundle(remote_bundle(ctx, *file, *remote_name), o);
     const std::string what = remote_name->empty() ? *file : "bundle " + *remote_name;
-    if (r.earlier && !ctx.quiet) {
+    if (r.earlier && ctx.shows(LogLevel::warn)) {
       fmt::print(stderr, "kjit: warning: an earlier import into this cache did not finish: bundle {} ({}), at least {} "
                          "of {} entries written; {}\n",
                  r.earlier->generation, r.earlier->file, r.earlier->written, r.earlier->entries,
@@ -413,7 +433,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                            : "import that bundle again to finish it");
     }
     for (const auto& w : r.warnings) {
-      if (!ctx.quiet) fmt::print(stderr, "kjit: warning: {}\n", w);
+      if (ctx.shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}\n", w);
     }
     if (ctx.json) {
       nlohmann::json j{{"file", file->empty() ? nlohmann::json(nullptr) : nlohmann::json(json_name(*file))},

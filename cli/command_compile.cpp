@@ -71,7 +71,7 @@ void compile_and_link(Context& ctx, const CompileArgs& args) {
                r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms, of which nvJitLink {:.0f} ms", ms, r.compile_ms)
                                               : "",
                written.empty() ? "" : fmt::format(" -> {}", written));
-    if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+    if (!r.log.empty() && ctx.shows(LogLevel::warn)) fmt::print(stderr, "{}", r.log);
   }
 }
 
@@ -162,6 +162,13 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       if (e != "ptx" && e != "cubin") throw UsageError(fmt::format("--emit {}: expected ptx, cubin or ptx,cubin", e));
     }
     const CompileOptions options = ctx.options(args->arch, args->flags);
+    // A virtual arch makes PTX only: asking -o for a cubin of one would write nothing.
+    const bool cubin_asked = compile->count("--emit") > 0 && std::find(emit.begin(), emit.end(), "cubin") != emit.end();
+    if (cubin_asked && options.arch.is_virtual()) {
+      throw UsageError(fmt::format("--arch {} --emit {}: a virtual arch (compute_XX) makes PTX only; for a cubin name "
+                                   "a real one (--arch sm_{}{}), or --emit ptx",
+                                   args->arch, args->emit, options.arch.number(), options.arch.suffix()));
+    }
     try {
       ctx.runtime();  // a named cache that cannot be used stops every file: said once, exit 3
     } catch (const std::exception& e) {
@@ -182,6 +189,11 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
         std::vector<std::string> written;
         if (!args->out_dir.empty()) {
           std::string stem = std::filesystem::path(file).stem().string();
+          if (cubin_asked && !r.has_cubin()) {  // the virtual arch came in the flags (-arch=compute_90)
+            throw UsageError(fmt::format("--emit {}: {} was compiled for {}, a virtual arch, which makes PTX only; "
+                                         "for a cubin name a real one (--arch sm_{}), or --emit ptx",
+                                         args->emit, file, r.arch.str(), r.arch.number()));
+          }
           for (const auto& e : emit) {
             if (e == "cubin" && !r.has_cubin()) continue;
             auto path = std::filesystem::path(args->out_dir) / (stem + "." + e);
@@ -197,16 +209,17 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
           fmt::print("{}: {} {} ({}){}{}\n", file, to_string(r.outcome), r.key, r.arch.str(),
                      r.outcome == Outcome::compiled ? fmt::format(", {:.0f} ms", r.compile_ms) : "",
                      written.empty() ? "" : fmt::format(" -> {}", fmt::join(written, ", ")));
-          if (!r.log.empty() && !ctx.quiet) fmt::print(stderr, "{}", r.log);
+          if (!r.log.empty() && ctx.shows(LogLevel::warn)) fmt::print(stderr, "{}", r.log);
         }
       } catch (const std::exception& e) {
         ctx.exit_code = std::max(ctx.exit_code, exit_code_for(e));
         if (ctx.json) {
           nlohmann::json j = error_json(e, file);
           j["file"] = json_name(file);
+          j["error"]["message"] = ctx.describe(e);
           results.push_back(std::move(j));
         } else {
-          fmt::print(stderr, "kjit: error: {}: {}\n", file, e.what());
+          fmt::print(stderr, "kjit: error: {}: {}\n", file, ctx.describe(e));
         }
       }
     }
@@ -228,16 +241,10 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
     ctx.input = *ptx_file;
     Program program = ctx.program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
-    const std::string no_kernels = ctx.warn_if_no_kernels(*ptx_file, program, r);
-    const bool named = std::find(ctx.name_expressions.begin(), ctx.name_expressions.end(), *kernel) !=
-                       ctx.name_expressions.end();
-    if (!kernel->empty() && kernel->find('<') != std::string::npos && !named &&
-        r.ptx.find(r.lowered_name(*kernel).value_or(*kernel)) == std::string::npos) {
-      // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
-      throw UsageError(fmt::format("no kernel \"{}\" in {}{}; a template needs --instantiate '{}'", *kernel, *ptx_file,
-                                   no_kernels.empty() ? "" : " (no kernels at all)", *kernel));
-    }
-    std::string text = kernel->empty() ? r.ptx : inspect::function_ptx(r.ptx, r.lowered_name(*kernel).value_or(*kernel));
+    ctx.warn_if_no_kernels(*ptx_file, program, r);
+    std::string text = kernel->empty() ? r.ptx : ctx.kernel_text(*kernel, r, [&](const std::string& name) {
+      return inspect::function_ptx(r.ptx, name);
+    });
     if (ctx.json) {
       print_json(nlohmann::json{{"file", json_name(*ptx_file)}, {"kernel", json_name(*kernel)}, {"key", r.key}, {"ptx", text}});
     } else {

@@ -8,20 +8,6 @@
 #include <nlohmann/json.hpp>
 
 namespace kjit::cli {
-namespace {
-
-// The toolkit's root as NVRTC's include folders show it: the folder holding include/ ("" when
-// NVRTC has only its built-in headers).
-std::string toolkit_root(const ToolkitPaths& paths) {
-  for (auto it = paths.include_dirs.rbegin(); it != paths.include_dirs.rend(); ++it) {
-    const std::filesystem::path dir(*it);
-    if (dir.filename() == "include") return dir.parent_path().string();
-  }
-  return {};
-}
-
-}  // namespace
-
 void add_info_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("info", "Versions, the NVRTC library and toolkit found, the SASS disassembler, "
                                          "devices, supported archs and the cache directory");
@@ -29,7 +15,7 @@ void add_info_command(CLI::App& app, Context& ctx) {
     std::vector<std::string> archs;
     for (int a : supported_archs()) archs.push_back(fmt::format("sm_{}", a));
     const ToolkitPaths paths = toolkit_paths();
-    const std::string root = toolkit_root(paths);
+    const std::string root = paths.root();
     const std::optional<std::filesystem::path> disassembler = inspect::find_disassembler();
     bool driver = driver_available();
     nlohmann::json devices = nlohmann::json::array();

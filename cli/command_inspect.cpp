@@ -157,7 +157,9 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   sass->callback([&ctx, s] {
     ctx.input = s->file;
     const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));
-    const std::string text = inspect::sass(result, result.lowered_name(s->kernel).value_or(s->kernel));
+    const std::string text = s->kernel.empty() ? inspect::sass(result) : ctx.kernel_text(s->kernel, result, [&](const std::string& name) {
+      return inspect::sass(result, name);
+    });
     if (ctx.json) {
       print_json(nlohmann::json{{"file", json_name(s->file)}, {"kernel", json_name(s->kernel)}, {"key", result.key}, {"sass", text}});
     } else {

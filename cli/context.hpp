@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,17 +56,29 @@ struct Context {
   Runtime& runtime();
   // The options for a command: --arch, its own flags, then the flags after "--".
   CompileOptions options(const std::string& arch, const std::vector<std::string>& flags) const;
+  // Whether a line of `level` is shown: the level of KJIT_LOG, -v and -q (runtime_config()), as
+  // the library's own log lines. NVRTC's warnings and kjit's notes on a compile are warnings.
+  bool shows(LogLevel level) const;
   bool stdout_is_terminal() const;
   // The .cu file as a Program, with the --instantiate name expressions.
   Program program(const std::string& file) const;
   // "kjit: warning: FILE: no kernels; ..." on stderr (unless -q) when the result has no kernel:
   // an empty file, or templates no --instantiate named. Returns the hint (for errors too).
   std::string warn_if_no_kernels(const std::string& file, const Program& program, const CompileResult& result) const;
+  // The message a user reads for `e`: e.what(), and for a missing driver where the target was
+  // left native (the default), the option that compiles without a GPU (--arch sm_90).
+  std::string describe(const std::exception& e) const;
+  // What `select` (function_ptx, sass) gives for --kernel `kernel`: by its name expression where
+  // --instantiate named it, else as given; a template's instance that is not there is a
+  // UsageError that names --instantiate.
+  std::string kernel_text(const std::string& kernel, const CompileResult& result,
+                          const std::function<std::string(const std::string&)>& select) const;
   // Adds --instantiate to a subcommand (whose --kernel, if it has one, takes the same expression).
   void add_instantiate_option(CLI::App& command, bool has_kernel_option = false);
 
 private:
   std::unique_ptr<Runtime> m_runtime;
+  mutable bool m_native_arch = false;  // options() was asked for the native arch (no --arch)
 };
 
 }  // namespace kjit::cli

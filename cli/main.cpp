@@ -1,6 +1,7 @@
 // kjit: command-line front end of the kjit library. Parses, dispatches, prints.
 #include "commands.hpp"
 #include "errors.hpp"
+#include "usage_hints.hpp"
 
 #include <kjit/tools/install.hpp>
 
@@ -42,10 +43,23 @@ Runtime& Context::runtime() {
 CompileOptions Context::options(const std::string& arch, const std::vector<std::string>& flags) const {
   CompileOptions o;
   if (!arch.empty()) o.arch = Arch::parse(arch);
+  m_native_arch = m_native_arch || arch.empty();
   o.flags = flags;
   o.flags.insert(o.flags.end(), nvrtc_flags.begin(), nvrtc_flags.end());
   return o;
 }
+
+std::string Context::describe(const std::exception& e) const {
+  std::string message = e.what();
+  if (m_native_arch && dynamic_cast<const DriverNotFoundError*>(&e) != nullptr &&
+      message.find("--arch") == std::string::npos) {
+    message += "; the target defaults to this machine's GPU: to compile without one, name the target, "
+               "--arch sm_90 (or your GPU's sm_XX)";
+  }
+  return message;
+}
+
+bool Context::shows(LogLevel level) const { return level <= runtime_config().log_level; }
 
 bool Context::stdout_is_terminal() const { return isatty(STDOUT_FILENO) == 1; }
 
@@ -76,24 +90,24 @@ std::string Context::warn_if_no_kernels(const std::string& file, const Program& 
   const std::vector<std::string> templates = inspect::template_kernels(program.source());
   std::string hint = "no kernels";
   if (!templates.empty()) hint += fmt::format("; a template needs --instantiate '{}<...>'", templates.front());
-  if (!quiet) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
+  if (shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
   return hint;
 }
 
-namespace {
-
-// The first word on the command line that is not an option or an option's value: the command
-// the user meant ("" when there is none).
-std::string first_command_word(CLI::App& app, int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (!a.starts_with("-")) return std::string(a);
-    if (a.find('=') != std::string_view::npos) continue;
-    const CLI::Option* o = app.get_option_no_throw(std::string(a));
-    if (o != nullptr && o->get_items_expected_min() > 0) ++i;  // skip its value
+std::string Context::kernel_text(const std::string& kernel, const CompileResult& result,
+                                 const std::function<std::string(const std::string&)>& select) const {
+  const std::optional<std::string> lowered = result.lowered_name(kernel);
+  try {
+    return select(lowered.value_or(kernel));
+  } catch (const UsageError& e) {
+    // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
+    if (lowered || kernel.find('<') == std::string::npos) throw;
+    throw UsageError(fmt::format("{}; a template's instance is made only when named: --instantiate '{}'", e.what(),
+                                 kernel));
   }
-  return {};
 }
+
+namespace {
 
 // Each command's and subcommand's --help: its own footer, then the global options (given before
 // or after the command: fallthrough) and, unless it says its own, the exit codes in one line.
@@ -202,22 +216,7 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    const std::vector<CLI::App*> commands = app.get_subcommands();
-    if (commands.size() == 1 && commands[0]->get_name() == "profile" && !app.remaining().empty()) {
-      // "kjit profile /bin/true": the program was meant, and goes after "--".
-      message = fmt::format("{}: the program goes after \"--\": kjit profile [options] -- {}", app.remaining().front(),
-                            fmt::join(app.remaining(), " "));
-    }
-    // "kjit frobnicate": name the unknown command, not "A subcommand is required".
-    if (commands.empty()) {
-      const std::string word = first_command_word(app, parsed, argv);
-      std::vector<std::string> names;
-      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
-      if (!word.empty() && std::find(names.begin(), names.end(), word) == names.end()) {
-        message = fmt::format("unknown command \"{}\"; the commands are {}", word, fmt::join(names, ", "));
-      }
-    }
+    const std::string message = usage_message(app, e, parsed, argv, ctx.nvrtc_flags);
     if (json) {
       print_json(nlohmann::json{{"error", {{"kind", "usage"}, {"message", message}}}});
     } else {
@@ -227,11 +226,13 @@ int main(int argc, char** argv) {
     return k_exit_usage;
   } catch (const std::exception& e) {
     if (json) {
-      print_json(error_json(e, ctx.input));
+      nlohmann::json j = error_json(e, ctx.input);
+      j["error"]["message"] = ctx.describe(e);
+      print_json(j);
     } else if (!ctx.input.empty()) {
-      fmt::print(stderr, "kjit: error: {}: {}\n", ctx.input, e.what());
+      fmt::print(stderr, "kjit: error: {}: {}\n", ctx.input, ctx.describe(e));
     } else {
-      fmt::print(stderr, "kjit: error: {}\n", e.what());
+      fmt::print(stderr, "kjit: error: {}\n", ctx.describe(e));
     }
     return exit_code_for(e);
   }

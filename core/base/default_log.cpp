@@ -10,8 +10,9 @@
 namespace kjit::base {
 
 void print_log(LogLevel level, std::string_view message) {
-  std::fprintf(stderr, "kjit: %s: %.*s\n", std::string(to_string(level)).c_str(), static_cast<int>(message.size()),
-               message.data());
+  // One prefix with the CLI's own lines (and gcc's, nvcc's): "kjit: warning: ...".
+  const std::string name = level == LogLevel::warn ? "warning" : std::string(to_string(level));
+  std::fprintf(stderr, "kjit: %s: %.*s\n", name.c_str(), static_cast<int>(message.size()), message.data());
 }
 
 void default_log(LogLevel level, std::string_view message) {

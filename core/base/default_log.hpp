@@ -1,5 +1,5 @@
 // kjit::base::default_log: the library's default log callback (include/kjit/log.hpp) and the one
-// place in the library that writes to stderr ("kjit: warn: ..."): what a Runtime without
+// place in the library that writes to stderr ("kjit: warning: ...", the CLI's prefix too): what a Runtime without
 // RuntimeConfig::log reports at its level, and what a part without a Runtime (the Profiler
 // without ProfileOptions::log) reports at KJIT_LOG's level (warn when unset or not a level).
 #pragma once

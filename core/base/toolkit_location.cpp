@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
@@ -48,8 +49,12 @@ std::optional<std::string> cuda_home_problem() {
     return std::nullopt;
   }
   std::string instead;
+  std::vector<std::filesystem::path> listed{std::filesystem::weakly_canonical(root, ec)};
   for (const auto& r : toolkit_roots()) {
-    if (r == root) continue;
+    // Each folder once: several variables and the loaded NVRTC often name the same one.
+    const std::filesystem::path key = std::filesystem::weakly_canonical(r, ec);
+    if (std::find(listed.begin(), listed.end(), key) != listed.end()) continue;
+    listed.push_back(key);
     if (!instead.empty()) instead += ", ";
     instead += r.string();
   }

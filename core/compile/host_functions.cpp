@@ -105,19 +105,46 @@ HostFunctionErrors find_host_functions(
   return out;
 }
 
+namespace {
+
+// A file of CCCL's host code: CUB's device-wide algorithms and their dispatch, Thrust's.
+bool is_cccl_host_file(std::string_view file) {
+  return file.find("/cub/device/") != std::string_view::npos || file.find("/thrust/") != std::string_view::npos ||
+         file.starts_with("cub/device/") || file.starts_with("thrust/");
+}
+
+}  // namespace
+
+std::string explain_cccl_host_code(std::string_view log) {
+  constexpr std::string_view refused = "not allowed in JIT mode";
+  for (std::size_t at = log.find(refused); at != std::string_view::npos; at = log.find(refused, at + 1)) {
+    const std::size_t line_start = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
+    const std::string_view line = log.substr(line_start, at - line_start);
+    const std::string_view file = line.substr(0, line.find('('));
+    if (!is_cccl_host_file(file)) continue;
+    return "kjit: CUB's device-wide algorithms (<cub/device/...>: cub::DeviceReduce, ...) and Thrust's launch kernels "
+           "from the host, which NVRTC has not: in a kernel, include the block, warp and thread headers it uses "
+           "(<cub/block/block_reduce.cuh>, <cub/warp/warp_reduce.cuh>, <cub/thread/thread_reduce.cuh>, ...) or "
+           "<cub/cub.cuh>, which kjit serves without its host-side parts; keep host code in "
+           "#ifndef __CUDACC_RTC__ (docs/headers.md)\n";
+  }
+  return {};
+}
+
 std::string explain_host_definitions(const std::vector<HostFunction>& functions) {
   std::string list;
   for (const auto& f : functions) {
-    if (!f.definition || f.is_constexpr) continue;
+    if (!f.definition || f.is_constexpr || is_cccl_host_file(f.file)) continue;  // CCCL's: explain_cccl_host_code
     list += fmt::format("\n  {} ({}:{})", f.name.empty() ? std::string("a function") : f.name, f.file, f.line);
   }
   if (list.empty()) return {};
   return fmt::format(
       "kjit: these functions are defined without __device__, so they are host functions, which nvcc would "
       "compile for the host; NVRTC compiles device code only and refuses them:{}\n"
-      "kjit: annotate each __device__ (or __host__ __device__) to call it from a kernel, move host code out of "
-      "the kernel file, or compile with -default-device (every unannotated function becomes a device "
-      "function).\n",
+      "kjit: keep host code (main, its headers, the CUDA runtime calls) out of NVRTC's sight with "
+      "#ifndef __CUDACC_RTC__ ... #endif around it (NVRTC defines __CUDACC_RTC__, nvcc does not: the file still "
+      "builds with nvcc), annotate a function __device__ (or __host__ __device__) to call it from a kernel, or "
+      "move host code out of the kernel file.\n",
       list);
 }
 

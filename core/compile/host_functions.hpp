@@ -38,6 +38,11 @@ HostFunctionErrors find_host_functions(
 // kjit's note for the log when definitions are refused: which functions, why, the two ways out.
 std::string explain_host_definitions(const std::vector<HostFunction>& functions);
 
+// kjit's note for a log whose errors are CCCL's host code (CUB's device-wide algorithms, Thrust's,
+// "not allowed in JIT mode" in a file under cub/ or thrust/): which headers to include instead.
+// "" for any other log.
+std::string explain_cccl_host_code(std::string_view log);
+
 // kjit's note for the log when declarations were compiled as device declarations.
 std::string explain_host_declarations(const std::vector<HostFunction>& functions);
 

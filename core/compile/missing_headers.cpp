@@ -1,5 +1,7 @@
 #include "core/compile/missing_headers.hpp"
 
+#include "core/compile/host_functions.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -75,11 +77,11 @@ std::string explain_missing_headers(std::string_view log, const std::vector<std:
                                               : fmt::format("{}", fmt::join(folders, ", "));
     const std::string package = header_package(name);
     out += fmt::format("kjit: \"{}\" is in none of the include folders NVRTC was given ({}); {}\n", name, where,
-                       package.empty() ? "if it is a header of your own, pass its folder (-I DIR, include_dirs=[...], "
-                                         "Program::directory)"
+                       package.empty() ? "if it is a header of your own, pass its folder (-I DIR, include_dirs=[...] "
+                                         "or the Program's directory)"
                                        : "it comes with " + package);
   }
-  return out;
+  return out + explain_cccl_host_code(log);  // headers NVRTC cannot take: which to include instead
 }
 
 }  // namespace kjit::compile

@@ -11,8 +11,9 @@
 
 namespace kjit::compile {
 
-// The note for each header the log says is missing (one line each, "kjit: ..."), or "" when none
-// is. `searched`: the include folders NVRTC was given (the toolkit's, then the program's -I).
+// The note for each header the log says is missing (one line each, "kjit: ..."), then for headers
+// NVRTC cannot take (CCCL's host code: explain_cccl_host_code), or "" when there is none.
+// `searched`: the include folders NVRTC was given (the toolkit's, then the program's -I).
 std::string explain_missing_headers(std::string_view log, const std::vector<std::filesystem::path>& searched);
 
 // Who ships header `name` ("cub/cub.cuh"): a short phrase, or "" for a header kjit does not know.

@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 
 #include <nvrtc.h>
+#include <cxxabi.h>
 
 
 #include <algorithm>
@@ -414,7 +415,12 @@ std::string explain_unresolved_externs(std::string_view log, const std::string& 
   const std::size_t at = log.find(marker);
   if (at == std::string_view::npos) return {};
   const std::size_t start = at + marker.size();
-  const std::string_view symbol = log.substr(start, log.find('\'', start) - start);
+  std::string symbol(log.substr(start, log.find('\'', start) - start));
+  int status = 0;  // a C++ function's declaration, with its symbol: "helper(float) (_Z6helperf)"
+  if (std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+      status == 0 && d) {
+    symbol = fmt::format("{} ({})", d.get(), symbol);
+  }
   return fmt::format("kjit: {} is called here but defined in no source of this program: a device function of "
                      "another file comes in by a link of relocatable device code (-rdc=true): kjit compile --link "
                      "{} OTHER.cu, or kjit::Link in C++; else define it here\n",

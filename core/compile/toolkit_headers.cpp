@@ -193,6 +193,8 @@ const std::vector<HeaderGroup>& header_groups() {
       {{{"cudnn.h", "CUDNNWINAPI"}, {"cudnn_version.h", "CUDNNWINAPI"}, {"cudnn_graph.h", "CUDNNWINAPI"},
         {"cudnn_ops.h", "CUDNNWINAPI"}, {"cudnn_adv.h", "CUDNNWINAPI"}, {"cudnn_cnn.h", "CUDNNWINAPI"},
         {"cudnn_backend.h", "CUDNNWINAPI"}}},
+      // No API macro: CUB's umbrella, less its host-side parts (device_side_umbrella).
+      {{{"cub/cub.cuh", ""}}},
   };
   return groups;
 }
@@ -213,13 +215,34 @@ void make_group(const HeaderGroup& group, GroupTexts& out) {
     for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) {
       system::FileContent f = base::read_source_file(dir / h.name);
       if (!f.ok()) continue;
-      out.texts.emplace_back(std::string(h.name), host_api_types(f.bytes, macros));
+      out.texts.emplace_back(std::string(h.name),
+                             h.api_macro.empty() ? device_side_umbrella(f.bytes) : host_api_types(f.bytes, macros));
       break;
     }
   }
 }
 
 }  // namespace
+
+std::string device_side_umbrella(std::string_view header) {
+  std::string out =
+      "// kjit: the toolkit's <cub/cub.cuh> less its host-side parts: the device-wide algorithms\n"
+      "// (<cub/device/...>: cub::DeviceReduce, ... launch kernels from the host, which NVRTC has not)\n"
+      "// and the caching allocator. The block, warp, thread, grid and iterator headers are all here.\n";
+  std::size_t i = 0;
+  while (i < header.size()) {
+    std::size_t end = header.find('\n', i);
+    end = end == std::string_view::npos ? header.size() : end + 1;
+    const std::string_view line = header.substr(i, end - i);
+    const std::size_t first = line.find_first_not_of(" \t");
+    const std::string_view directive = first == std::string_view::npos ? std::string_view() : line.substr(first);
+    const bool host_side = directive.starts_with("#include <cub/device/") ||
+                           directive.starts_with("#include <cub/util_allocator.cuh>");
+    if (!host_side) out.append(line);
+    i = end;
+  }
+  return out;
+}
 
 std::vector<std::pair<std::string_view, std::string_view>> toolkit_headers(const std::set<std::string>& requested) {
   const auto& groups = header_groups();

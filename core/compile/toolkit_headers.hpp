@@ -7,7 +7,8 @@
 // text, less its comments, every function declared with the header's API macro (CUDAAPI,
 // CUBLASWINAPI, CURANDAPI, ...) and its static inline host helpers; so the types are always the
 // toolkit's own, whatever its version. A header is read and filtered only when a program names it
-// (with the headers it includes), once per process. Never throws.
+// (with the headers it includes), once per process. <cub/cub.cuh> is served the same way, less its
+// host-side parts (device_side_umbrella). Never throws.
 #pragma once
 
 #include <set>
@@ -23,6 +24,11 @@ namespace kjit::compile {
 // declared with (CUDAAPI for cuda.h). A function declaration is dropped when the macro appears
 // before its name; ALL_CAPS(...) annotations before it (deprecation macros) are passed over.
 std::string host_api_types(std::string_view header, std::span<const std::string_view> api_macros);
+
+// CUB's umbrella header, <cub/cub.cuh>, as kjit hands it to NVRTC: the toolkit's own text less its
+// #include lines of <cub/device/...> (device-wide algorithms, launched from the host) and
+// <cub/util_allocator.cuh> (a host allocator); everything device code uses stays.
+std::string device_side_umbrella(std::string_view header);
 
 // The filtered toolkit headers for the names in `requested` (#include spellings, "cublas_v2.h"):
 // each requested header's group (the headers it includes: cublas_v2.h brings cublas_api.h) that

@@ -161,7 +161,7 @@ std::shared_ptr<KernelState> kernel_state(const std::shared_ptr<ModuleState>& ow
                                  m.result.program_name, shown.empty() ? "none" : "",
                                  fmt::join(shown, ", "),
                                  symbol.find('<') != std::string::npos
-                                     ? " (a template needs Program::instantiate(\"name<args>\"))" : ""));
+                                     ? " (a template needs its name expression: instantiate(\"name<args>\") on the Program)" : ""));
   }
   check(r, m.library() ? "cuLibraryGetKernel" : "cuModuleGetFunction", "looking up kernel \"{}\" in program {}",
         name, m.result.program_name);
@@ -316,7 +316,7 @@ GlobalHandle Module::global_handle(std::string_view name, std::size_t element_si
                                  "variable; it has {}{}{}", name, result.program_name, shown.empty() ? "none" : "",
                                  fmt::join(shown, ", "),
                                  symbol.find('<') != std::string::npos
-                                     ? " (a variable template needs Program::instantiate(\"&name<args>\"))" : ""));
+                                     ? " (a variable template needs its name expression: instantiate(\"&name<args>\") on the Program)" : ""));
   }
   check(r, m.library() ? "cuLibraryGetGlobal" : "cuModuleGetGlobal", "looking up global \"{}\" in program {}", name, result.program_name);
   if (element_size != 0 && (array ? bytes % element_size != 0 || bytes == 0 : bytes != element_size)) {

@@ -440,7 +440,7 @@ KernelSignature KernelSignature::of(const CompileResult& result, std::string_vie
   throw UsageError(fmt::format("looking up kernel \"{}\" in program {}: no such kernel; it has {}{}{}", name,
                                result.program_name, shown.empty() ? "none" : "", fmt::join(shown, ", "),
                                name.find('<') != std::string_view::npos
-                                   ? " (a template needs Program::instantiate(\"name<args>\"))" : ""));
+                                   ? " (a template needs its name expression: instantiate(\"name<args>\") on the Program)" : ""));
 }
 
 namespace {

@@ -47,6 +47,7 @@ cache::Entry to_entry(const CompileResult& r) {
   e.set(cache::SectionKind::meta,
         nlohmann::json{{"program", r.program_name},
                        {"arch", r.arch.str()},
+                       {"options", r.options},  // what `kjit cache ls` tells one file's entries apart by
                        {"kjit", KJIT_VERSION},
                        {"nvrtc", compile::NvrtcCompiler::version()},
                        {"compile_ms", r.compile_ms},

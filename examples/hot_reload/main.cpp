@@ -4,14 +4,16 @@
 //
 //   hot_reload [--dir DIR] [--iterations N] [--interval-ms MS]
 //
-// DIR (default: a fresh folder under the temp dir) receives wave.cu and wave.cuh unless they
-// exist. Without a GPU it compiles for sm_90 instead of launching and prints the cache key,
+// DIR (default: a fresh folder under the temp dir, removed when the program ends, also by
+// Ctrl-C) receives wave.cu and wave.cuh unless they exist. Without a GPU it compiles for sm_90 instead of launching and prints the cache key,
 // which changes when the file does. Scriptable: e.g. `hot_reload --iterations 20 --interval-ms 200 &`
 // then `sed -i 's/AMPLITUDE 1/AMPLITUDE 2/' DIR/wave.cuh`.
 #include <kjit/kjit.hpp>
 #include <kjit/loader.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +34,19 @@ extern "C" __global__ void wave(float* out, int n) {
 )";
 static const char* k_header = "#define AMPLITUDE 1\n#define OFFSET 0.5f\n";
 
+// Ctrl-C (SIGINT) or SIGTERM: stop after the current iteration, so that the folder is removed.
+static std::atomic<bool> g_stop{false};
+static void request_stop(int) { g_stop = true; }
+
+// The default folder, made by this run: removed (with the files written into it) however main returns.
+struct OwnedFolder {
+  std::filesystem::path path;
+  ~OwnedFolder() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
 static void write_if_missing(const std::filesystem::path& p, const char* text) {
   if (std::filesystem::exists(p)) return;
   std::ofstream(p) << text;
@@ -51,8 +66,14 @@ int main(int argc, char** argv) try {
       return help ? 0 : 2;
     }
   }
-  if (dir.empty()) dir = std::filesystem::temp_directory_path() / ("kjit-hot-reload-" + std::to_string(::getpid()));
+  OwnedFolder owned;
+  if (dir.empty()) {
+    dir = std::filesystem::temp_directory_path() / ("kjit-hot-reload-" + std::to_string(::getpid()));
+    owned.path = dir;
+  }
   std::filesystem::create_directories(dir);
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   write_if_missing(dir / "wave.cu", k_kernel);
   write_if_missing(dir / "wave.cuh", k_header);
   std::printf("edit %s or %s; %d iterations every %d ms\n", (dir / "wave.cu").c_str(), (dir / "wave.cuh").c_str(),
@@ -61,7 +82,7 @@ int main(int argc, char** argv) try {
 
   kjit::KernelLoader loader({.folders = {dir}, .hot_reload = true});
   const bool gpu = kjit::driver_available() && kjit::device_count() > 0;
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < iterations && !g_stop; ++it) {
     try {
       if (gpu) {
         auto wave = loader.kernel<void(float*, int)>("wave.cu", "wave");
@@ -80,7 +101,9 @@ int main(int argc, char** argv) try {
       std::printf("%3d: compile error, keeping the loop alive:\n%s\n", it, e.what());
     }
     std::fflush(stdout);
-    if (it + 1 < iterations) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    // In steps, so that Ctrl-C ends the wait at once.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(it + 1 < iterations ? interval_ms : 0);
+    while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return 0;
 } catch (const std::exception& e) {

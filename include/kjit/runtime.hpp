@@ -100,6 +100,15 @@ KJIT_API std::string_view version();  // kjit's own
 struct ToolkitPaths {
   std::string nvrtc_library;
   std::vector<std::string> include_dirs;
+  // The toolkit's folder: the one holding the last of include_dirs named include/ ("" with NVRTC's
+  // built-in headers only).
+  std::string root() const {
+    for (auto it = include_dirs.rbegin(); it != include_dirs.rend(); ++it) {
+      const std::filesystem::path dir(*it);
+      if (dir.filename() == "include") return dir.parent_path().string();
+    }
+    return {};
+  }
 };
 KJIT_API ToolkitPaths toolkit_paths();
 

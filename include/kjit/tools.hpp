@@ -8,6 +8,7 @@
 
 #include <kjit/tools/cache.hpp>
 #include <kjit/tools/inspect.hpp>
+#include <kjit/tools/closest_names.hpp>
 #include <kjit/tools/install.hpp>
 #include <kjit/tools/profile.hpp>
 #include <kjit/tools/tune_ahead.hpp>

@@ -72,8 +72,17 @@ void bind_compile(py::module_& m) {
         "The device a load without device= goes to (the current context's, else 0): what Runtime::load asks.");
   m.def("toolkit_paths", [] {
     ToolkitPaths t = toolkit_paths();
-    return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs);
-  }, "Where the loaded libnvrtc is, and the include folders NVRTC is given.");
+    return py::dict("nvrtc_library"_a = t.nvrtc_library, "include_dirs"_a = t.include_dirs, "root"_a = t.root());
+  }, "Where the loaded libnvrtc is, the include folders NVRTC is given, and the toolkit's folder.");
+  m.def("devices", [] {
+    py::list out;
+    for (int i = 0; driver_available() && i < device_count(); ++i) {
+      const Device d = Device::get(i);
+      out.append(py::dict("ordinal"_a = i, "name"_a = d.name(), "arch"_a = "sm_" + std::to_string(d.compute_capability()),
+                          "memory_bytes"_a = d.total_memory(), "multiprocessors"_a = d.multiprocessor_count()));
+    }
+    return out;
+  }, "Each device as kjit info lists it (none without a driver).");
 
   py::class_<Program>(m, "Program", "What to compile: a name, CUDA source, headers, name expressions.")
       .def(py::init([](const py::handle& name, const py::handle& source) {

@@ -19,6 +19,13 @@ using namespace pybind11::literals;
 namespace kjit::python {
 
 void bind_tools(py::module_& m) {
+  // What kjit.info() shows beside the CLI's kjit info, and "did you mean" as the CLI says it.
+  m.def("find_disassembler", [] {
+    const auto path = inspect::find_disassembler();
+    return path ? py::object(py::str(path->string())) : py::object(py::none());
+  });
+  m.def("disassembler_unavailable_reason", &inspect::disassembler_unavailable_reason);
+  m.def("closest_names", &closest_names, "word"_a, "candidates"_a);
   py::class_<inspect::DiffResult>(m, "DiffResult")
       .def_property_readonly("equal", &inspect::DiffResult::equal)
       .def("to_text", [](const inspect::DiffResult& d, bool color) {

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -72,7 +74,7 @@ TEST_SUITE("cli cache") {
     REQUIRE(run(dir, "compile " + (dir / "scale_ls.cu").string() + " --arch compute_80").code == 0);
     const Run text = run(dir, "cache ls");
     CHECK(text.code == 0);
-    CHECK(text.out.find("scale_ls.cu  sm_90  cubin,ptx") != std::string::npos);
+    CHECK(text.out.find("scale_ls.cu  sm_90       cubin,ptx") != std::string::npos);  // aligned to compute_80
     CHECK(text.out.find("scale_ls.cu  compute_80  ptx") != std::string::npos);
     const Run js = run(dir, "--json cache ls");
     REQUIRE(js.code == 0);
@@ -237,5 +239,61 @@ TEST_SUITE("cli cache") {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(run(dir, "cache prune --older-than 0s").code == 0);  // the other edge: everything used before now
     CHECK(entries() == 0);
+  }
+
+  // #52 item 20: cache ls had no header row, and three rows of one file and arch did not say how
+  // they differ; cache stats' "remote http" row was one column off.
+  TEST_CASE("cache ls has a header row and tells entries of one file and arch apart by their options") {
+    kjit::test::TempDir dir;
+    const std::string file = (dir / "same.cu").string();
+    std::ofstream(dir / "same.cu") << "extern \"C\" __global__ void k(float* x) { x[0] *= " << (std::random_device{}() % 1000 + 2)
+                                   << ".0f; }\n";
+    for (const std::string flags : {"", "-DWIDTH=4", "--use_fast_math"}) {
+      REQUIRE(run(dir, "compile --arch sm_90 " + file + " -- " + flags).code == 0);
+    }
+    const Run text = run(dir, "cache ls");
+    REQUIRE(text.code == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(text.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == 5);  // header, three entries, the count
+    CHECK(lines[0].starts_with("KEY "));
+    for (const std::string column : {"SIZE", "LAST USE", "PROGRAM", "ARCH", "KINDS", "OPTIONS"}) {
+      CHECK_MESSAGE(lines[0].find(column) != std::string::npos, column);
+    }
+    // Every column starts where its header does.
+    const std::size_t program = lines[0].find("PROGRAM");
+    const std::size_t options = lines[0].find("OPTIONS");
+    std::set<std::string> distinct;
+    for (std::size_t i = 1; i <= 3; ++i) {
+      CAPTURE(lines[i]);
+      CHECK(lines[i].substr(program, file.size()) == file);
+      REQUIRE(lines[i].size() > options);
+      CHECK(lines[i][options - 1] == ' ');
+      const std::string row_options = lines[i].substr(options);
+      CHECK(row_options.find("--gpu-architecture") == std::string::npos);  // the arch has its column
+      distinct.insert(row_options);
+    }
+    CHECK(distinct.size() == 3);
+    CHECK(text.out.find("WIDTH=4") != std::string::npos);
+    CHECK(text.out.find("--use_fast_math") != std::string::npos);
+    CHECK(lines[4] == "3 entries");
+    const auto doc = nlohmann::json::parse(run(dir, "--json cache ls").out);
+    REQUIRE(doc.size() == 3);
+    for (const auto& e : doc) CHECK(e["options"].is_array());
+
+    // The stats rows: every value starts in one column.
+    const Run stats = run(dir, "cache stats");
+    REQUIRE(stats.code == 0);
+    std::istringstream rows(stats.out);
+    std::set<std::size_t> value_columns;
+    for (std::string line; std::getline(rows, line);) {
+      CAPTURE(line);
+      const std::size_t gap = line.find("  ");
+      REQUIRE(gap != std::string::npos);
+      value_columns.insert(line.find_first_not_of(' ', gap));
+    }
+    CHECK(value_columns.size() == 1);
+    CHECK(stats.out.find("remote http     0 hits") != std::string::npos);
   }
 }

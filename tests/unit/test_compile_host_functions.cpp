@@ -113,8 +113,8 @@ extern "C" __global__ void k(float* y, int n) { y[0] = ceil_div(n, 32); }
     } catch (const kjit::CompileError& e) {
       const std::string log = e.log();
       CHECK_MESSAGE(log.find("host_only (defines_host.cu:1)") != std::string::npos, log);
-      CHECK(log.find("annotate each __device__") != std::string::npos);
-      CHECK(log.find("-default-device") != std::string::npos);
+      CHECK(log.find("annotate a function __device__") != std::string::npos);
+      CHECK(log.find("#ifndef __CUDACC_RTC__") != std::string::npos);
     }
     // The second way out works.
     CHECK_NOTHROW(rt.compile(kjit::Program("defines_host.cu", src), {.arch = kjit::Arch::sm(90), .flags = {"-default-device"}}));
@@ -125,5 +125,41 @@ extern "C" __global__ void k(float* y, int n) { y[0] = ceil_div(n, 32); }
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     CHECK_THROWS_AS(compile(rt, "both.cu", "void host_helper(int n);\nextern \"C\" __global__ void k(float* y) { y[0] = missing; }\n"),
                     kjit::CompileError);
+  }
+
+  // #52 item 8: a tutorial's file with its main() gave 16 errors and a hint (-default-device) that
+  // gave the same 16; the guard that works was named nowhere.
+  TEST_CASE("a tutorial file with a host main names the __CUDACC_RTC__ guard and compiles with it") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string kernel = "__global__ void vectorAdd(const float* a, const float* b, float* c, int n) {\n"
+                               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "  if (i < n) c[i] = a[i] + b[i];\n"
+                               "}\n";
+    const std::string host = "int main() {\n"
+                             "  std::vector<float> a(16, 1.0f);\n"
+                             "  float* d;\n"
+                             "  cudaMalloc(&d, 16 * sizeof(float));\n"
+                             "  vectorAdd<<<1, 16>>>(d, d, d, 16);\n"
+                             "  std::cout << a[0] << std::endl;\n"
+                             "  return 0;\n"
+                             "}\n";
+    const std::string includes = "#include <iostream>\n#include <vector>\n";
+    try {
+      compile(rt, "vadd.cu", includes + kernel + host);
+      FAIL("compiled a host main");
+    } catch (const kjit::CompileError& e) {
+      const std::string log = e.log();
+      CAPTURE(log);
+      CHECK(log.find("main (vadd.cu:7)") != std::string::npos);
+      CHECK(log.find("#ifndef __CUDACC_RTC__ ... #endif") != std::string::npos);
+      CHECK(log.find("compile with -default-device") == std::string::npos);  // gives the same errors
+      CHECK(log.find("std::vector (<vector>) is host-only under NVRTC") != std::string::npos);
+    }
+    const std::string guarded = "#ifndef __CUDACC_RTC__\n" + includes + "#endif\n" + kernel + "#ifndef __CUDACC_RTC__\n" +
+                                host + "#endif\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "vadd.cu", guarded));
+    CHECK(r.ptx.find(".entry _Z9vectorAddPKfS0_Pfi(") != std::string::npos);
   }
 }

@@ -39,6 +39,7 @@ struct CorpusFile {
 const std::vector<CorpusFile> k_files = {
     {"gelu_lecture.cu", {"-O3", "-lineinfo"}, {}},
     {"vector_add_host.cu", {"-O2", "-Xcompiler", "-Wall", "--default-stream", "per-thread"}, {}},
+    {"vector_add_tutorial.cu", {"-O3"}, {}},
     {"softmax_llmc.cu", {"--use_fast_math", "-gencode", "arch=compute_90,code=sm_90"}, {}},
     {"scale_cublas_types.cu", {"-Iinclude", "-lcublas"}, {}},
     {"templated_reduce.cu", {"--expt-relaxed-constexpr", "-std=c++17"}, {"block_max<float, 128>", "block_max<int, 256>"}},
@@ -146,5 +147,27 @@ TEST_SUITE("nvcc_corpus") {
         CHECK(sizes->size() == params.size());
       }
     }
+  }
+
+  // #52 item 11: docs/headers.md said nvcc makes FLT_MAX visible without an include; nvcc 13.0
+  // says `identifier "FLT_MAX" is undefined`. kjit adds it, and the page says so.
+  TEST_CASE("what kjit adds beyond nvcc: FLT_MAX without an include as docs/headers.md says") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "__global__ void k(float* x) { x[threadIdx.x] = FLT_MAX - FLT_EPSILON; }\n";
+    CHECK_NOTHROW(rt.compile(kjit::Program("flt.cu", src), {.arch = kjit::Arch::sm(90)}));
+    const std::string doc = read(std::filesystem::path(KJIT_SOURCE_DIR) / "docs/headers.md");
+    const std::size_t row = doc.find("| `FLT_MAX`, `FLT_EPSILON`");
+    REQUIRE(row != std::string::npos);
+    const std::string line = doc.substr(row, doc.find('\n', row) - row);
+    CHECK_MESSAGE(line.find("not visible") != std::string::npos, line);
+    CHECK_MESSAGE(line.find("kjit adds them") != std::string::npos, line);
+    const std::filesystem::path nvcc = kjit::test::toolkit_file("bin/nvcc");
+    if (!std::filesystem::exists(nvcc)) return;
+    kjit::test::write_file(dir / "flt.cu", src);
+    const auto r = kjit::test::run_command(fmt::format("cd '{}' && '{}' -arch=sm_90 -c -o flt.o flt.cu 2>&1",
+                                                       dir.path().string(), nvcc.string()));
+    CHECK(r.code != 0);
+    CHECK_MESSAGE(r.out.find("\"FLT_MAX\" is undefined") != std::string::npos, r.out);
   }
 }

@@ -181,6 +181,66 @@ static inline int host_helper(int x) { return x + 1; }
   }
 }
 
+// #52 item 7: `#include <cub/cub.cuh>`, the standard BlockReduce example, gave 100 NVRTC errors
+// from Thrust's host launch code and no kjit line.
+TEST_SUITE("toolkit_headers cub") {
+  TEST_CASE("the CUB umbrella loses its device-wide algorithms and allocator and keeps the rest") {
+    const std::string umbrella = "#pragma once\n#include <cub/config.cuh>\n#include <cub/block/block_reduce.cuh>\n"
+                                 "#include <cub/device/device_reduce.cuh>\n  #include <cub/device/device_scan.cuh>\n"
+                                 "#include <cub/warp/warp_reduce.cuh>\n#include <cub/util_allocator.cuh>\n"
+                                 "#include <cub/util_type.cuh>\n";
+    const std::string out = kjit::compile::device_side_umbrella(umbrella);
+    CHECK(out.find("#include <cub/device/") == std::string::npos);
+    CHECK(out.find("#include <cub/util_allocator.cuh>") == std::string::npos);
+    for (const std::string kept : {"#include <cub/config.cuh>\n", "#include <cub/block/block_reduce.cuh>\n",
+                                   "#include <cub/warp/warp_reduce.cuh>\n", "#include <cub/util_type.cuh>\n",
+                                   "#pragma once\n"}) {
+      CHECK_MESSAGE(out.find(kept) != std::string::npos, kept);
+    }
+  }
+
+  TEST_CASE("the BlockReduce example with cub/cub.cuh compiles and a cub/device include says what to include") {
+    const auto& dirs = kjit::compile::NvrtcCompiler::toolkit_include_dirs();
+    if (!std::any_of(dirs.begin(), dirs.end(), [](const auto& d) { return std::filesystem::exists(d / "cub/cub.cuh"); })) {
+      MESSAGE("no CUB in this toolkit: nothing to compile");
+      return;
+    }
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string kernel = "__global__ void block_sum(const int* in, int* out) {\n"
+                               "  using BlockReduce = cub::BlockReduce<int, 128>;\n"
+                               "  __shared__ typename BlockReduce::TempStorage temp;\n"
+                               "  int v = in[blockIdx.x * 128 + threadIdx.x];\n"
+                               "  int s = BlockReduce(temp).Sum(v);\n"
+                               "  if (threadIdx.x == 0) out[blockIdx.x] = s;\n"
+                               "}\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = rt.compile(kjit::Program("br.cu", "#include <cub/cub.cuh>\n" + kernel), {.arch = kjit::Arch::sm(90)}));
+    CHECK(r.ptx.find(".entry _Z9block_sumPKiPi(") != std::string::npos);
+    // A header of the user's own named cub/cub.cuh still wins.
+    CHECK_THROWS_AS(rt.compile(kjit::Program("own.cu", "#include <cub/cub.cuh>\n" + kernel)
+                                   .header("cub/cub.cuh", "#pragma once\n// not CUB\n"),
+                               {.arch = kjit::Arch::sm(90)}),
+                    kjit::CompileError);
+    // A device-wide algorithm's header: one kjit line naming the headers a kernel includes instead.
+    try {
+      rt.compile(kjit::Program("dr.cu", "#include <cub/device/device_reduce.cuh>\n#include <cub/block/block_reduce.cuh>\n" +
+                                            kernel),
+                 {.arch = kjit::Arch::sm(90)});
+      FAIL("compiled CUB's host dispatch");
+    } catch (const kjit::CompileError& e) {
+      const std::string log = e.log();
+      const std::string line = "kjit: CUB's device-wide algorithms";
+      REQUIRE_MESSAGE(log.find(line) != std::string::npos, log.substr(log.size() > 3000 ? log.size() - 3000 : 0));
+      CHECK(log.find(line, log.find(line) + 1) == std::string::npos);  // once
+      CHECK(log.find("<cub/block/block_reduce.cuh>") != std::string::npos);
+      CHECK(log.find("<cub/cub.cuh>, which kjit serves without its host-side parts") != std::string::npos);
+      // CCCL's own functions are not listed as the user's host definitions to guard.
+      CHECK(log.find("tuning_scan.cuh:") == std::string::npos);
+    }
+  }
+}
+
 // compile::explain_missing_headers: where NVRTC cannot open an included header, the log says where
 // it looked and which package ships the header (#39: torch's nvidia/cu13 has no CCCL headers).
 #include "core/compile/missing_headers.hpp"

@@ -570,7 +570,7 @@ TEST_SUITE("profile") {
     CHECK(shown.code == 0);
     CHECK(shown.out == "inactive\n");
     const std::string said = kjit::test::read_file(err);
-    CHECK_MESSAGE(said.rfind("kjit: warn: profiler: ", 0) == 0, said);
+    CHECK_MESSAGE(said.rfind("kjit: warning: profiler: ", 0) == 0, said);
     CHECK(said.find("runs unprofiled") != std::string::npos);
   }
 }

@@ -87,6 +87,11 @@ void describe(CacheEntryInfo& info, const cache::Key& key) {
       if (meta.is_object()) {
         info.program = meta.value("program", std::string());
         info.arch = meta.value("arch", std::string());
+        if (const auto o = meta.find("options"); o != meta.end() && o->is_array()) {
+          for (const auto& option : *o) {
+            if (option.is_string()) info.options.push_back(option.get<std::string>());
+          }
+        }
       }
       break;
     }

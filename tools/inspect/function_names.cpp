@@ -19,6 +19,21 @@ std::string plain_of(const std::string& symbol) {
   return is_mangled(symbol) ? driver::plain_name(driver::demangle(symbol)) : symbol;
 }
 
+// A name as a comparison key: no spaces ("scale<float, 256>" and "scale<float,256>" are one).
+std::string without_spaces(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c != ' ') out += c;
+  }
+  return out;
+}
+
+// A plain name without its template arguments ("copy_kernel" for "copy_kernel<float>").
+std::string_view without_template_arguments(std::string_view plain) {
+  const std::size_t open = plain.find('<');
+  return open == std::string_view::npos ? plain : plain.substr(0, open);
+}
+
 }  // namespace
 
 std::vector<std::string> display_names(const std::vector<std::string>& symbols) {
@@ -38,9 +53,28 @@ std::optional<std::string> resolve_function(const std::vector<std::string>& symb
                                             std::string_view what) {
   if (std::find(symbols.begin(), symbols.end(), name) != symbols.end()) return std::string(name);
   std::vector<std::string> found;
-  for (const std::string& s : symbols) {
-    if (is_mangled(s) && plain_of(s) == name && std::find(found.begin(), found.end(), s) == found.end()) {
-      found.push_back(s);
+  auto find = [&](auto&& matches) {
+    for (const std::string& s : symbols) {
+      if (is_mangled(s) && matches(plain_of(s)) && std::find(found.begin(), found.end(), s) == found.end()) {
+        found.push_back(s);
+      }
+    }
+  };
+  find([&](const std::string& plain) { return plain == name; });
+  // A template's instance as kjit lists it, spaced either way ("scale<float,256>").
+  if (found.empty()) {
+    const std::string key = without_spaces(name);
+    find([&](const std::string& plain) { return without_spaces(plain) == key; });
+  }
+  // A template's name alone: its one instance, or which ones there are.
+  if (found.empty() && name.find('<') == std::string_view::npos) {
+    find([&](const std::string& plain) { return plain.find('<') != std::string::npos && without_template_arguments(plain) == name; });
+    if (found.size() > 1) {
+      std::vector<std::string> shown;
+      for (const std::string& s : found) shown.push_back(plain_of(s));
+      throw UsageError(fmt::format("{}: the name \"{}\" is ambiguous: the template has {} instances, {}; name one "
+                                   "(\"{}\")",
+                                   what, name, found.size(), fmt::join(shown, ", "), shown.front()));
     }
   }
   if (found.empty()) return std::nullopt;

@@ -16,9 +16,11 @@ namespace kjit::inspect {
 // another of `symbols` has the same plain name; a name that is not mangled stays as it is.
 std::vector<std::string> display_names(const std::vector<std::string>& symbols);
 
-// The one of `symbols` that `name` names: itself, or the C++ function whose plain name it is.
-// nullopt when none does; throws UsageError (`what` says what was being done) when the plain
-// name is overloaded.
+// The one of `symbols` that `name` names: itself, the C++ function whose plain name it is (a
+// template's instance spaced either way: "scale<float,256>" or "scale<float, 256>"), or a
+// template's one instance by the template's name ("copy_kernel"). nullopt when none does; throws
+// UsageError (`what` says what was being done) when the plain name is overloaded, or a template's
+// name has several instances ("ambiguous", naming them).
 std::optional<std::string> resolve_function(const std::vector<std::string>& symbols, std::string_view name,
                                             std::string_view what);
 

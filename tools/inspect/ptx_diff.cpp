@@ -1,5 +1,6 @@
 // diff(): two builds of a program compared function by function: summary deltas and a
 // unified diff of the normalized (or raw) PTX; DiffResult renders as text and JSON.
+#include "core/driver/symbols.hpp"
 #include "tools/inspect/function_names.hpp"
 #include "tools/inspect/inspect_json.hpp"
 #include "tools/inspect/ptx_parser.hpp"
@@ -72,8 +73,8 @@ DiffResult diff_modules(std::string_view a_ptx, std::string_view b_ptx, const st
     if (!options.raw) {
       fd.unified = unified_diff(fa ? function_lines(*fa) : std::vector<std::string>{},
                                 fb ? function_lines(*fb) : std::vector<std::string>{},
-                                fmt::format("{} ({})", fd.name, options.a_label),
-                                fmt::format("{} ({})", fd.name, options.b_label), options.context);
+                                fmt::format("{} ({})", driver::demangle(fd.name), options.a_label),
+                                fmt::format("{} ({})", driver::demangle(fd.name), options.b_label), options.context);
     }
     result.functions.push_back(std::move(fd));
   };

@@ -180,6 +180,20 @@ std::vector<ResourceUsage> resource_usage(const CompileResult& result) {
                                  result.program_name, result.arch.str()));
   }
   std::vector<ResourceUsage> usage = usage_from_result(result);
+  if (usage.empty() && result.has_cubin()) {
+    // Compiled without ptxas's report (-Xptxas=-v): the cubin alone does not say what spilled.
+    // Functions there are, and none reported, is a result that cannot answer: say how to ask.
+    const PtxModule module = parse_ptx(result.ptx);
+    const bool has_functions = std::any_of(module.functions.begin(), module.functions.end(),
+                                           [](const PtxFunction& f) { return f.is_definition; });
+    if (has_functions) {
+      throw UsageError(fmt::format(
+          "computing resource usage of {}: it was compiled without ptxas's report (-Xptxas=-v), and the cubin "
+          "alone does not say what spills; compile it with the report (C++: inspect::with_resource_report(options); "
+          "kjit resources FILE.cu)",
+          result.program_name));
+    }
+  }
   // With a GPU of the compiled arch, the driver's function attributes complete (and confirm)
   // what ptxas said: max threads per block is known only there.
   if (device_count() > 0 && result.arch.is_real() && result.has_cubin()) {

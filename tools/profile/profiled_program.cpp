@@ -100,20 +100,37 @@ void check_metrics_for_any_chip(const std::vector<std::string>& metrics) {
   const auto reference = std::find(chips.begin(), chips.end(), "GH100");
   if (reference != chips.end()) std::rotate(chips.begin(), reference, reference + 1);
   std::string refused;  // the first chip's message
+  std::string refused_by;
+  std::size_t checked = 0;
   for (const auto& chip : chips) {
     try {
       (void)plan_metrics(metrics, chip);
       return;
     } catch (const UsageError& e) {
-      if (refused.empty()) refused = e.what();
+      ++checked;
+      if (refused.empty()) {
+        refused = e.what();
+        refused_by = chip;
+      }
     } catch (const UnavailableError&) {
       // A chip CUPTI lists but cannot check (Volta has no range profiler): the next one.
     }
   }
   if (refused.empty()) return;  // no chip could check them
-  throw UsageError(fmt::format("{}; no GPU here, so the names were checked for every chip CUPTI {} knows, and none "
-                               "knows them all",
-                               refused, api->library));
+  // There is no GPU to name: "not a metric of GH100" would read as if this machine had one. The
+  // message says which chips were asked, and whose names the closest ones are.
+  const std::string chip_phrase = "is not a metric of " + refused_by;
+  if (const std::size_t at = refused.find(chip_phrase); at != std::string::npos) {
+    refused.replace(at, chip_phrase.size(),
+                    fmt::format("is a metric of none of the {} GPU chips CUPTI {} knows (no GPU here: the names were "
+                                "checked for each)",
+                                checked, api->library));
+  }
+  if (const std::size_t at = refused.find("; closest valid names: "); at != std::string::npos) {
+    refused.replace(at, 23, fmt::format("; closest valid names on {}{}: ", refused_by,
+                                        refused_by == "GH100" ? " (H100, H200)" : ""));
+  }
+  throw UsageError(refused);
 }
 
 }  // namespace

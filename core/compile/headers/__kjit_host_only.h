@@ -11,8 +11,8 @@ template <class...> inline constexpr bool __host_only = false;
 }  // namespace __kjit
 }  // namespace std
 #define __KJIT_HOST_ONLY_MESSAGE(what, header)                                                           \
-  "std::" what " (" header ") is host-only under NVRTC: kjit compiles device code only. Keep it in host " \
-  "code (which kjit does not compile) or use a device facility instead (docs/headers.md)"
+  "std::" what " (" header ") is host-only under NVRTC: kjit compiles device code only. Keep host code " \
+  "inside #ifndef __CUDACC_RTC__ ... #endif, or use a device facility instead (docs/headers.md)"
 // A class template (std::vector<T>, std::map<K, V>): naming it in a prototype compiles; making one
 // in device code fails with the message.
 #define __KJIT_HOST_ONLY_TEMPLATE(name, header)                                                          \

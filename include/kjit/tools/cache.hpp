@@ -49,6 +49,9 @@ struct CacheEntryInfo {
   std::string program;
   std::string arch;
   std::vector<std::string> kinds;
+  // The NVRTC options it was compiled with (canonical, the arch's included): what tells entries of
+  // one program and arch apart. Empty for a decision, a link, and an entry an older kjit wrote.
+  std::vector<std::string> options;
 };
 
 struct CacheListResult {

@@ -126,7 +126,8 @@ KJIT_API CompileOptions with_resource_report(CompileOptions options);
 // What ptxas reported in `result`'s log, completed from its cubin (local and constant memory,
 // max threads per block from the launch bounds and registers), with the driver's max threads per
 // block when a device of the result's arch is present. Throws UsageError for a result of a
-// virtual arch (PTX only: ptxas did not run).
+// virtual arch (PTX only: ptxas did not run), and for one compiled without the report (its
+// functions' spills are unknown: compile with with_resource_report).
 KJIT_API std::vector<ResourceUsage> resource_usage(const CompileResult& result);
 
 // A fixed-width table (function, regs, spills, stack, smem, cmem, lmem, max threads; "-" for what is

@@ -69,13 +69,24 @@ __all__ = [
 
 
 def info():
-    """What kjit runs with: its and NVRTC's versions, where the loaded libnvrtc and the CUDA headers
-    were found (a toolkit, or a pip package such as torch's nvidia/cu13), the driver, the devices
-    and the cache folder (kjit info in Python)."""
+    """What kjit runs with, as `kjit --json info` says it (the same keys): its and NVRTC's versions,
+    where the loaded libnvrtc, the toolkit and its CUDA headers were found (a toolkit, or a pip
+    package such as torch's nvidia/cu13), the SASS disassembler, the supported archs, the driver
+    (True/False, and driver_error why not), the devices and the cache folder. include_dirs is
+    toolkit_include_dirs under its earlier name."""
     paths = _kjit.toolkit_paths()
-    return {"kjit_version": __version__, "nvrtc_version": nvrtc_version(), "nvrtc_library": paths["nvrtc_library"],
-            "include_dirs": paths["include_dirs"], "driver": driver_available() or driver_unavailable_reason(),
-            "devices": device_count(), "cache_dir": str(_runtime().cache_dir)}
+    driver = driver_available()
+    disassembler = _kjit.find_disassembler()
+    out = {"kjit_version": __version__, "nvrtc_version": nvrtc_version(), "nvrtc_library": paths["nvrtc_library"],
+           "toolkit_root": paths["root"], "toolkit_include_dirs": paths["include_dirs"],
+           "include_dirs": paths["include_dirs"], "disassembler": disassembler,
+           "supported_archs": [f"sm_{a}" for a in supported_archs()], "driver": driver,
+           "devices": _kjit.devices() if driver else [], "cache_dir": str(_runtime().cache_dir)}
+    if disassembler is None:
+        out["disassembler_error"] = _kjit.disassembler_unavailable_reason()
+    if not driver:
+        out["driver_error"] = driver_unavailable_reason()
+    return out
 
 
 # CompileOptions' fields as C++'s table describes them (name, kind, range, doc): the keywords.
@@ -103,7 +114,9 @@ def _options(where="kjit.compile", **options):
     ("-lineinfo --use_fast_math"), as the CLI's --a-flags."""
     unknown = sorted(set(options) - set(_OPTION_NAMES))
     if unknown:
-        raise TypeError(f"{where}: unknown option(s) {', '.join(unknown)} (options: {', '.join(_OPTION_NAMES)})")
+        meant = [f"{u}= (did you mean {' or '.join(c + '=' for c in close)}?)" if close else f"{u}="
+                 for u, close in ((u, _kjit.closest_names(u, list(_OPTION_NAMES))) for u in unknown)]
+        raise TypeError(f"{where}: unknown option(s) {', '.join(meant)} (options: {', '.join(_OPTION_NAMES)})")
     o = _kjit.CompileOptions()
     for name, value in options.items():
         field, what = _OPTION_FIELDS[name], f"{where}({name}=)"
@@ -402,6 +415,9 @@ def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra
                          "cuda_sources: kjit.load_inline(name, cuda_sources=src))")
     if "torch/extension.h" in sources:
         raise UsageError(_NO_CPP.format(why=" (the source includes <torch/extension.h>, a host-side header)"))
+    if isinstance(extra_cuda_cflags, str):  # one string, split as a shell would, as flags= is
+        import shlex
+        extra_cuda_cflags = shlex.split(_text(extra_cuda_cflags, "kjit.load_inline(extra_cuda_cflags=)"))
     flags = _texts(_as_list(extra_cuda_cflags), "kjit.load_inline(extra_cuda_cflags=)")
     flags += [f"-I{_os.fspath(d)}" for d in _as_list(extra_include_paths)]
     functions = _texts(_as_list(functions), "kjit.load_inline(functions=)")
@@ -553,7 +569,15 @@ def resources(what, **options):
         what = _runtime()._rt.compile(what, _kjit.with_resource_report(_options("kjit.resources", **options)))
     elif not isinstance(what, CompileResult):
         raise TypeError(f"kjit.resources takes a kjit.Program or a CompileResult; given {type(what).__name__}")
-    return _kjit.resources(what)
+    try:
+        return _kjit.resources(what)
+    except UsageError as e:
+        if "without ptxas's report" not in str(e):
+            raise
+        raise UsageError(f"kjit.resources: {what.program_name} was compiled without ptxas's report (-Xptxas=-v), and "
+                         "its cubin alone does not say what spills: pass the Program, kjit.resources(program, "
+                         f"arch=\"{what.arch}\") (compiled with the report, through the cache), or compile it with "
+                         "flags=[\"-Xptxas=-v\"]") from None
 
 
 def sass(result, function=""):
