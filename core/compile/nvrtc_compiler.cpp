@@ -377,7 +377,9 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
   std::string host_left_out;             // kjit's word when host definitions were left out
   std::size_t arguments_before_host = 0;  // call.arguments before that retry
-  bool host_retried = false;              // left out, and it did not compile: the program as it is
+  // The arguments a compile without the host definitions failed with: with those, the program as it
+  // is (other arguments, such as another front end's, try again).
+  std::optional<std::vector<std::string>> host_retried_with;
   for (;;) {
     const UniqueProgram prog = create_program(program, call);
     const CompileRun run = run_compile(*prog, call);
@@ -415,10 +417,10 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         call.source.reset();
         call.arguments.resize(arguments_before_host);
         note.clear();
-        host_retried = true;
+        host_retried_with = call.arguments;
         continue;
       }
-      if (!host_retried && !declarations_only && note.empty()) {
+      if (host_retried_with != call.arguments && !declarations_only && note.empty()) {
         if (auto without = without_host_definitions(program.source(), name, host.functions)) {
           host_left_out = explain_host_definitions_left_out(host.functions, name);
           arguments_before_host = call.arguments.size();
