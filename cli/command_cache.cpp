@@ -227,7 +227,8 @@ void print_entries(Context& ctx) {
 void add_ls(CLI::App& cache, Context& ctx) {
   auto tuning = std::make_shared<bool>(false);
   auto* ls = cache.add_subcommand(
-      "ls", "List entries, most recently used first: key, size, last use, program, arch and kinds (cubin, ptx, ltoir, tuning)");
+      "ls", "List entries, most recently used first, under a header row: key, size, last use, program, arch, kinds "
+            "(cubin, ptx, ltoir, tuning) and the NVRTC options, which tell entries of one file and arch apart");
   ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: tuner, device, tuning key, candidates and times");
   ls->callback([&ctx, tuning] {
     if (*tuning) print_tuning_decisions(ctx);

@@ -72,10 +72,10 @@ std::string did_you_mean(const std::vector<std::string>& names) {
   return fmt::format(" (did you mean {}?)", fmt::join(names, " or "));
 }
 
-// NVRTC or nvcc knows `flag` (kjit's one list of them decides).
-bool is_compile_flag(const std::string& flag) {
+// NVRTC or nvcc knows `flag` (one word, or a flag and its value; kjit's one list of them decides).
+bool is_compile_flag(std::vector<std::string> flag) {
   CompileOptions o;
-  o.flags = {flag};
+  o.flags = std::move(flag);
   try {
     (void)canonical_flags(o, Arch::sm(90));
     return true;
@@ -146,31 +146,48 @@ std::string usage_message(CLI::App& app, const CLI::ParseError& error, int argc,
     }
   }
 
-  // Options nobody has: what was meant, or for NVRTC's and nvcc's flags, where they go.
-  std::vector<std::string> misplaced;
+  // Options nobody has: what was meant, or for NVRTC's and nvcc's flags, where they go. A flag
+  // whose value is the next word (-I inc, -maxrregcount 32) moves with it.
+  std::vector<int> misplaced;  // places in argv
   std::vector<std::string> unknown;
   const std::vector<std::string> options = option_names(command);
   for (const std::string& extra : extras) {
     if (!extra.starts_with("-") || extra == "-") continue;
-    const std::string name = extra.substr(0, extra.find('='));
-    if (takes_compile_flags(command) && is_compile_flag(extra)) {
-      misplaced.push_back(extra);
-      continue;
+    int at = 0;
+    for (int i = 1; i < argc && at == 0; ++i) {
+      if (argv[i] == extra && std::find(misplaced.begin(), misplaced.end(), i) == misplaced.end()) at = i;
     }
-    unknown.push_back(fmt::format("unknown option {}{}", name, did_you_mean(closest_names(name, options))));
+    const std::string name = extra.substr(0, extra.find('='));
+    if (takes_compile_flags(command) && at > 0) {
+      if (is_compile_flag({extra})) {
+        misplaced.push_back(at);
+        continue;
+      }
+      if (at + 1 < argc && !std::string_view(argv[at + 1]).starts_with("-") && is_compile_flag({extra, argv[at + 1]})) {
+        misplaced.push_back(at);
+        misplaced.push_back(at + 1);
+        continue;
+      }
+    }
+    // A one-letter option is one edit from every other: no guess for those.
+    const std::vector<std::string> close = name.size() > 2 ? closest_names(name, options) : std::vector<std::string>{};
+    unknown.push_back(fmt::format("unknown option {}{}", name, did_you_mean(close)));
   }
   if (!unknown.empty()) {
     return fmt::format("{}", fmt::join(unknown, "; "));
   }
   if (!misplaced.empty()) {
+    std::sort(misplaced.begin(), misplaced.end());
     std::vector<std::string> line{"kjit"};
+    std::vector<std::string> moved;
     for (int i = 1; i < argc; ++i) {
-      if (std::find(misplaced.begin(), misplaced.end(), argv[i]) == misplaced.end()) line.push_back(shell_quoted(argv[i]));
+      const bool move = std::find(misplaced.begin(), misplaced.end(), i) != misplaced.end();
+      (move ? moved : line).push_back(shell_quoted(argv[i]));
     }
     line.emplace_back("--");
-    for (const auto& f : misplaced) line.push_back(shell_quoted(f));
+    line.insert(line.end(), moved.begin(), moved.end());
     for (const auto& f : after_dashes) line.push_back(shell_quoted(f));
-    return fmt::format("{}: flags for NVRTC and nvcc go after \"--\": {}", fmt::join(misplaced, " "),
+    return fmt::format("{}: flags for NVRTC and nvcc go after \"--\": {}", fmt::join(moved, " "),
                        fmt::join(line, " "));
   }
   return error.what();

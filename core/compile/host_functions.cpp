@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <utility>
 
 namespace kjit::compile {
 namespace {
@@ -44,6 +45,70 @@ std::string_view from_line(std::string_view text, int line) {
     if (pos != std::string_view::npos) ++pos;
   }
   return pos == std::string_view::npos ? std::string_view() : text.substr(pos);
+}
+
+// Past a comment, string or character literal starting at `pos` (or `pos` itself when none does).
+std::size_t skip_literal(std::string_view t, std::size_t pos) {
+  if (t.compare(pos, 2, "//") == 0) {
+    const std::size_t end = t.find('\n', pos);
+    return end == std::string_view::npos ? t.size() : end;
+  }
+  if (t.compare(pos, 2, "/*") == 0) {
+    const std::size_t end = t.find("*/", pos + 2);
+    return end == std::string_view::npos ? t.size() : end + 2;
+  }
+  if (t[pos] == '"' || t[pos] == '\'') {
+    const char quote = t[pos];
+    for (std::size_t i = pos + 1; i < t.size(); ++i) {
+      if (t[i] == '\\') ++i;
+      else if (t[i] == quote || t[i] == '\n') return i + 1;
+    }
+    return t.size();
+  }
+  return pos;
+}
+
+// The body of the function named `name` on line `line` of `source`: [open brace, closing brace].
+std::optional<std::pair<std::size_t, std::size_t>> body_of(std::string_view source, int line, std::string_view name) {
+  const std::string_view rest = from_line(source, line);
+  if (rest.empty() || name.empty()) return std::nullopt;
+  const std::size_t line_start = source.size() - rest.size();
+  const std::string_view text = rest.substr(0, rest.find('\n'));
+  std::size_t at = 0;
+  for (at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    const bool starts = at == 0 || !is_identifier_char(text[at - 1]);
+    const bool ends = at + name.size() >= text.size() || !is_identifier_char(text[at + name.size()]);
+    if (starts && ends) break;
+  }
+  if (at == std::string_view::npos) return std::nullopt;
+  // To the first '{' outside parentheses; a ';' first is a declaration.
+  int parens = 0;
+  std::size_t pos = line_start + at + name.size();
+  std::optional<std::size_t> open;
+  while (pos < source.size() && !open) {
+    if (const std::size_t past = skip_literal(source, pos); past != pos) {
+      pos = past;
+      continue;
+    }
+    const char c = source[pos];
+    if (c == '(') ++parens;
+    else if (c == ')') --parens;
+    else if (c == ';' && parens == 0) return std::nullopt;
+    else if (c == '{' && parens == 0) open = pos;
+    ++pos;
+  }
+  if (!open) return std::nullopt;
+  int depth = 0;
+  for (pos = *open; pos < source.size();) {
+    if (const std::size_t past = skip_literal(source, pos); past != pos) {
+      pos = past;
+      continue;
+    }
+    if (source[pos] == '{') ++depth;
+    if (source[pos] == '}' && --depth == 0) return std::make_pair(*open, pos);
+    ++pos;
+  }
+  return std::nullopt;
 }
 
 std::string_view next_line(std::string_view log, std::size_t& pos) {
@@ -129,6 +194,36 @@ std::string explain_cccl_host_code(std::string_view log) {
            "#ifndef __CUDACC_RTC__ (docs/headers.md)\n";
   }
   return {};
+}
+
+std::optional<std::string> without_host_definitions(std::string_view source, std::string_view file,
+                                                    const std::vector<HostFunction>& functions) {
+  std::string out(source);
+  bool changed = false;
+  for (const HostFunction& f : functions) {
+    if (!f.definition || f.is_constexpr || f.file != file) continue;
+    const auto body = body_of(out, f.line, f.name);
+    if (!body) return std::nullopt;  // one that cannot be found: the program as it is
+    out[body->first] = ';';
+    for (std::size_t i = body->first + 1; i <= body->second; ++i) {
+      if (out[i] != '\n') out[i] = ' ';
+    }
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  return out;
+}
+
+std::string explain_host_definitions_left_out(const std::vector<HostFunction>& functions, std::string_view file) {
+  std::string list;
+  for (const auto& f : functions) {
+    if (!f.definition || f.is_constexpr || f.file != file) continue;
+    list += fmt::format("{}{} ({}:{})", list.empty() ? "" : ", ", f.name, f.file, f.line);
+  }
+  return fmt::format("kjit: host code left out: {} defined without __device__, so nvcc compiles {} for the host only; "
+                     "the kernels compiled without {} (a kernel that called one would not compile)\n",
+                     list, list.find(',') == std::string::npos ? "it" : "them",
+                     list.find(',') == std::string::npos ? "it" : "them");
 }
 
 std::string explain_host_definitions(const std::vector<HostFunction>& functions) {

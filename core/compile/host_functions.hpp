@@ -35,6 +35,19 @@ struct HostFunctionErrors {
 HostFunctionErrors find_host_functions(
     std::string_view log, const std::function<std::optional<std::string>(const std::string&)>& source_of);
 
+// `source` (the program `file`) with the bodies of its host function definitions among `functions`
+// (not constexpr ones) replaced by ';': each becomes a declaration, and the lines keep their
+// numbers (every newline of a body stays). nvcc compiles those functions for the host only; NVRTC
+// then sees host declarations, which it compiles as device ones nothing calls. nullopt when
+// there is none to replace. A body is found from the function's name on its line to the
+// matching brace, comments, strings and character literals passed over.
+std::optional<std::string> without_host_definitions(std::string_view source, std::string_view file,
+                                                    const std::vector<HostFunction>& functions);
+
+// kjit's note for the log when host function definitions were left out (the program compiled
+// without them).
+std::string explain_host_definitions_left_out(const std::vector<HostFunction>& functions, std::string_view file);
+
 // kjit's note for the log when definitions are refused: which functions, why, the two ways out.
 std::string explain_host_definitions(const std::vector<HostFunction>& functions);
 

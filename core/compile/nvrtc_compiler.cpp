@@ -195,6 +195,7 @@ void check_no_nul_in(const Program& program, const std::vector<std::string>& arg
 // What NVRTC is given besides the source: the in-memory headers (the program's, then kjit's
 // standard ones) and the whole argument list.
 struct NvrtcCall {
+  std::optional<std::string> source;  // the program's source less its host definitions (compile())
   std::vector<const char*> header_names, header_sources;
   std::vector<std::string> arguments;
   bool pch = false;
@@ -312,7 +313,7 @@ using UniqueProgram = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
 UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
   const std::string& name = program.name();
   auto prog = UniqueProgram(new nvrtcProgram{});
-  check_nvrtc(nvrtcCreateProgram(prog.get(), program.source().c_str(), name.c_str(),
+  check_nvrtc(nvrtcCreateProgram(prog.get(), call.source ? call.source->c_str() : program.source().c_str(), name.c_str(),
                                  static_cast<int>(call.header_sources.size()), call.header_sources.data(),
                                  call.header_names.data()),
               "nvrtcCreateProgram", name);
@@ -462,6 +463,11 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   bool grown = false;
   double spent_ms = 0;  // every attempt's NVRTC time
   std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
+  std::string host_left_out;             // kjit's word when host definitions were left out
+  std::size_t arguments_before_host = 0;  // call.arguments before that retry
+  // The arguments a compile without the host definitions failed with: with those, the program as it
+  // is (other arguments, such as another front end's, try again).
+  std::optional<std::vector<std::string>> host_retried_with;
   for (;;) {
     const UniqueProgram prog = create_program(program, call);
     const CompileRun run = run_compile(*prog, call);
@@ -495,11 +501,36 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     if (call.pch) result.pch = strip_pch_messages(result.log);
     throw_if_option_rejected(run.result, result.log, name);
     if (run.result == NVRTC_ERROR_COMPILATION) {
-      const HostFunctionErrors host = find_host_functions(
-          result.log, [&program](const std::string& file) { return source_named(program, file); });
+      const HostFunctionErrors host = find_host_functions(result.log, [&](const std::string& file) {
+        return file == name && call.source ? std::optional<std::string>(*call.source) : source_named(program, file);
+      });
       const bool declarations_only =
           host.only_these && std::none_of(host.functions.begin(), host.functions.end(),
                                           [](const HostFunction& f) { return f.definition && !f.is_constexpr; });
+      // Host code around the kernels (a tutorial's main() and what it calls): compiled again
+      // without the bodies of the program's host function definitions, as nvcc compiles them for
+      // the host only; they become host declarations, compiled as device ones nothing calls. If
+      // that does not compile either, the program as it is, with its own errors.
+      if (call.source) {
+        if (declarations_only && note.empty()) {
+          note = host_left_out + explain_host_declarations(host.functions);
+          call.arguments.emplace_back("-default-device");
+          continue;
+        }
+        call.source.reset();
+        call.arguments.resize(arguments_before_host);
+        note.clear();
+        host_retried_with = call.arguments;
+        continue;
+      }
+      if (host_retried_with != call.arguments && !declarations_only && note.empty()) {
+        if (auto without = without_host_definitions(program.source(), name, host.functions)) {
+          host_left_out = explain_host_definitions_left_out(host.functions, name);
+          arguments_before_host = call.arguments.size();
+          call.source = std::move(*without);
+          continue;
+        }
+      }
       if (declarations_only && note.empty()) {
         // What nvcc compiles for the host (declarations device code never calls, constexpr functions
         // it may call): compiled again as device functions (once; the flag is not part of the key:

@@ -125,6 +125,13 @@ TEST_SUITE("cli usage hints") {
     // The corrected line works.
     CHECK(run(dir, "compile " + file + " --arch sm_90 -- -O3").code == 0);
     CHECK(run(dir, "ptx --arch sm_90 " + file + " -- --use_fast_math -DSCALE=2").code == 0);
+    // A flag and its value move together; a one-letter option nobody has gets no guess.
+    Run include = run(dir, "compile " + file + " --arch sm_90 -I " + dir.path().string());
+    CHECK(include.code == 2);
+    CHECK(has(include.err, "compile " + file + " --arch sm_90 -- -I " + dir.path().string() + "\n"));
+    Run letter = run(dir, "info -Z");
+    CHECK(letter.code == 2);
+    CHECK(has(letter.err, "unknown option -Z\n"));
     // diff gives the flags after "--" to both builds.
     const std::string b = (dir / "b.cu").string();
     kjit::test::write_file(dir / "b.cu", random_kernel());

@@ -42,6 +42,7 @@ const std::vector<CorpusFile> k_files = {
     {"gelu_lecture.cu", {"-O3", "-lineinfo"}, {}},
     {"vector_add_host.cu", {"-O2", "-Xcompiler", "-Wall", "--default-stream", "per-thread"}, {}},
     {"vector_add_tutorial.cu", {"-O3"}, {}},
+    {"vector_add_main.cu", {"-O2"}, {}},
     {"softmax_llmc.cu", {"--use_fast_math", "-gencode", "arch=compute_90,code=sm_90"}, {}},
     {"scale_cublas_types.cu", {"-Iinclude", "-lcublas"}, {}},
     {"templated_reduce.cu", {"--expt-relaxed-constexpr", "-std=c++17"}, {"block_max<float, 128>", "block_max<int, 256>"}},
