@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect as _inspect
 import keyword as _keyword
 
-from ._kjit import UsageError
+from ._kjit import ArgumentError, UsageError
 
 # Integers are SymInt, as torch.library.custom_op infers for an int: torch.compile may pass a symbolic
 # size (dynamic shapes) where the kernel takes an int; the real call always gets a Python int.
@@ -224,14 +224,16 @@ def _source(plan, dynamic_grid, dynamic_block, shared_mem_fn):
 
 def _host_refusal(kernel, plan, torch):
     """The op's CPU implementation: an ArgumentError naming the first tensor on the host."""
-    signature = kernel.signature
-
     def refuse(*args):
+        signature = getattr(kernel, "signature", kernel)  # a kjit kernel's, read only when an op goes wrong
         for (name, index), value in zip(plan.inputs, args):
             if isinstance(value, torch.Tensor) and value.device.type != "cuda":
-                signature.refuse(index, f"a torch.Tensor on the host ({value.device}) for {name}",
-                                 "kernels take device memory; move it with .cuda()")
-        signature.refuse(plan.inputs[0][1] if plan.inputs else 0, "no CUDA tensor", "the op runs on CUDA tensors")
+                given = f"a torch.Tensor on the host ({value.device}) for {name}"
+                why = "kernels take device memory; move it with .cuda()"
+                if hasattr(signature, "refuse"):
+                    signature.refuse(index, given, why)
+                raise ArgumentError(f"{plan.qualname}: parameter #{index} ({name}): given {given}: {why}")
+        raise ArgumentError(f"{plan.qualname}: no CUDA tensor among the op's arguments: the op runs on CUDA tensors")
     return refuse
 
 
