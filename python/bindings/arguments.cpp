@@ -41,6 +41,27 @@ const Names& names() {
   return *n;
 }
 
+// A framework's dtype objects (torch.float32, numpy's dtype('float32'), ...; each a singleton)
+// and the element types they are, compared by identity: no lookup, no allocation.
+struct DtypeTable {
+  static constexpr int k_size = 16;
+  PyObject* dtypes[k_size] = {};
+  ElementType elements[k_size] = {};
+  int count = 0;
+  void add(PyObject* dtype, ElementType element) {
+    if (count == k_size) return;
+    dtypes[count] = dtype;
+    elements[count++] = element;
+  }
+  // unchecked for a dtype kjit has no element type for (float8, quantized).
+  ElementType element_of(PyObject* dtype) const {
+    for (int k = 0; k < count; ++k) {
+      if (dtypes[k] == dtype) return elements[k];
+    }
+    return ElementType::unchecked;
+  }
+};
+
 struct Torch {
   PyTypeObject* tensor = nullptr;     // torch.Tensor
   PyObject* current_stream = nullptr; // torch._C._cuda_getCurrentRawStream(device) -> int
@@ -52,17 +73,7 @@ struct Torch {
   PyObject* get_device = nullptr;
   PyObject* is_contiguous = nullptr;
   PyObject* dtype = nullptr;  // the getset descriptor of Tensor.dtype
-  // torch's dtype objects (torch.float32, ...) and the element types they are, compared by identity.
-  static constexpr int k_dtypes = 16;
-  PyObject* dtypes[k_dtypes] = {};
-  ElementType elements[k_dtypes] = {};
-  int dtype_count = 0;
-  ElementType element_of(PyObject* dtype) const {
-    for (int k = 0; k < dtype_count; ++k) {
-      if (dtypes[k] == dtype) return elements[k];
-    }
-    return ElementType::unchecked;  // a dtype kjit has no element type for (float8, quantized)
-  }
+  DtypeTable dtypes;          // torch.float32, ...
 };
 // torch's pieces, once torch is in sys.modules (nullptr before).
 const Torch* torch() {
@@ -91,9 +102,7 @@ const Torch* torch() {
       {"uint64", ElementType::uint64}, {"complex32", ElementType::float16x2},
       {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
   for (const auto& [name, element] : k_torch) {
-    if (!py::hasattr(m, name) || t.dtype_count == Torch::k_dtypes) continue;
-    t.dtypes[t.dtype_count] = py::object(m.attr(name)).release().ptr();
-    t.elements[t.dtype_count++] = element;
+    if (py::hasattr(m, name)) t.dtypes.add(py::object(m.attr(name)).release().ptr(), element);
   }
   found = true;
   return &t;
@@ -111,16 +120,7 @@ struct Cupy {
   PyObject* ptr = nullptr;     // MemoryPointer.ptr
   PyObject* device = nullptr;  // MemoryPointer.device
   PyObject* id = nullptr;      // Device.id
-  static constexpr int k_dtypes = 16;
-  PyObject* dtypes[k_dtypes] = {};
-  ElementType elements[k_dtypes] = {};
-  int dtype_count = 0;
-  ElementType element_of(PyObject* dtype) const {
-    for (int k = 0; k < dtype_count; ++k) {
-      if (dtypes[k] == dtype) return elements[k];
-    }
-    return ElementType::unchecked;
-  }
+  DtypeTable dtypes;           // numpy's dtype objects
 };
 
 // A descriptor of `type` by name, borrowed; nullptr unless it is one that reads an attribute.
@@ -167,10 +167,7 @@ const Cupy* cupy() {
         {"uint8", ElementType::uint8}, {"bool", ElementType::boolean}, {"int16", ElementType::int16},
         {"uint16", ElementType::uint16}, {"uint32", ElementType::uint32}, {"uint64", ElementType::uint64},
         {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
-    for (const auto& [name, element] : k_numpy) {
-      c.dtypes[c.dtype_count] = np_dtype(name).release().ptr();  // numpy's builtin dtypes are singletons
-      c.elements[c.dtype_count++] = element;
-    }
+    for (const auto& [name, element] : k_numpy) c.dtypes.add(np_dtype(name).release().ptr(), element);
   } catch (const py::error_already_set&) {
     state = 2;
     return nullptr;
@@ -234,7 +231,7 @@ void check_torch_element(const KernelSignature& s, std::size_t i, PyObject* a, c
   PyObject* dtype = exact && t.dtype != nullptr ? Py_TYPE(t.dtype)->tp_descr_get(t.dtype, a, reinterpret_cast<PyObject*>(t.tensor))
                                                 : PyObject_GetAttr(a, names().dtype);
   if (dtype == nullptr) throw py::error_already_set();
-  const ElementType element = t.element_of(dtype);
+  const ElementType element = t.dtypes.element_of(dtype);
   Py_DECREF(dtype);  // torch's dtype objects live as long as torch
   if (s.fits(i, element)) return;
   py::object o = py::reinterpret_borrow<py::object>(a);
@@ -379,7 +376,7 @@ bool pack_cupy(const KernelSignature& s, std::size_t i, PyObject* a, Placement& 
   place(s, i, where, device, "a cupy array");
   if (checks.element) {
     py::object dtype = read(c->dtype, a);
-    const ElementType element = c->element_of(dtype.ptr());
+    const ElementType element = c->dtypes.element_of(dtype.ptr());
     if (!s.fits(i, element)) {
       py::tuple shape = py::reinterpret_borrow<py::object>(a).attr(names().shape);
       s.check_element(i, element, shape.empty() ? 0 : shape[shape.size() - 1].cast<std::int64_t>(),
