@@ -181,7 +181,13 @@ void launch(KernelState& k, const LaunchConfig& c, void** args) {
 // Declared pointer types against the element types the kernel's PTX and name give.
 void check_elements(const KernelHandle& handle, const KernelState& k, const char* const* type_names, std::size_t count) {
   if (k.result == nullptr || k.result->ptx.empty()) return;  // a linked cubin: no PTX to read types from
-  const KernelSignature& s = handle.signature();
+  const KernelSignature* signature = nullptr;
+  try {
+    signature = &handle.signature();
+  } catch (const UsageError&) {
+    return;  // its PTX does not hold this kernel's entry (a linked image): only the sizes are checked
+  }
+  const KernelSignature& s = *signature;
   for (std::size_t i = 0; i < count && i < s.size(); ++i) {
     const std::string declared = declared_type(type_names[i]);
     const auto star = declared.rfind('*');
