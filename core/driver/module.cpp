@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <mutex>
 
 namespace kjit {
@@ -61,6 +62,7 @@ struct ModuleState {
   bool from_cubin = false;  // the driver loaded result.cubin (not PTX)
   mutable std::mutex mutex;  // guards `kernels` (lookups only; never the launch path)
   mutable std::map<std::string, std::unique_ptr<KernelState>, std::less<>> kernels;
+  mutable std::set<std::string, std::less<>> present;  // names has_kernel found (guarded by `mutex`)
 
   explicit ModuleState(std::shared_ptr<const LoadedCode> c) : code(std::move(c)), result(code->result) {}
   CUlibrary library() const { return code->library.get(); }
@@ -278,11 +280,21 @@ std::vector<std::string> Module::kernel_names() const {
 }
 
 bool Module::has_kernel(std::string_view name) const {
-  try {
-    return m_state->kernel_exists(m_state->symbol_of(name));
-  } catch (const UsageError&) {
-    return true;  // overloaded: there are several
+  const detail::ModuleState& m = *m_state;
+  {  // asked before under this name (load_inline's functions, again): no driver call, no demangling
+    std::lock_guard lock(m.mutex);
+    if (m.present.find(name) != m.present.end() || m.kernels.find(name) != m.kernels.end()) return true;
   }
+  bool found = true;  // overloaded: there are several
+  try {
+    found = m.kernel_exists(m.symbol_of(name));
+  } catch (const UsageError&) {
+  }
+  if (found) {
+    std::lock_guard lock(m.mutex);
+    m.present.emplace(name);
+  }
+  return found;
 }
 
 KernelSignature Module::signature(std::string_view name) const { return KernelSignature::of(m_state->result, name); }
