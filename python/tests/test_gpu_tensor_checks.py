@@ -41,6 +41,19 @@ __global__ void half_double(const __half* x, __half* y, int n) {
 NAMES = ["square_matrix_kernel", "c_square", "strided_square", "conj_scale", "half_double"]
 
 
+class _DLPack:
+    """A producer that offers DLPack and nothing else (as JAX arrays do)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, stream=None):
+        return self._t.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
 @pytest.fixture(scope="module")
 def torch():
     torch = pytest.importorskip("torch")
@@ -113,21 +126,11 @@ def test_wrong_dtypes_from_cupy_and_the_protocols(torch, mod):
         def __init__(self, a):
             self.__cuda_array_interface__ = a.__cuda_array_interface__
 
-    class DLPackOnly:
-        def __init__(self, t):
-            self._t = t
-
-        def __dlpack__(self, stream=None):
-            return self._t.__dlpack__()
-
-        def __dlpack_device__(self):
-            return self._t.__dlpack_device__()
-
     x64 = torch.rand(5, 7, device="cuda", dtype=torch.float64)
     with pytest.raises(kjit.ArgumentError, match=r"typestr '<f8'.*takes float32 elements"):
         k[g, b](ArrayInterfaceOnly(cp.asarray(x64)), y, 7, 5)
     with pytest.raises(kjit.ArgumentError, match=r"DLPack dtype \(code 2, 64 bits.*takes float32 elements"):
-        k[g, b](DLPackOnly(x64), y, 7, 5)
+        k[g, b](_DLPack(x64), y, 7, 5)
     assert bool(cp.isnan(y).all())
 
 
@@ -149,17 +152,6 @@ def test_transposed_and_sliced_are_refused_naming_shape_and_strides(torch, mod):
         k.launch(g, b, (_DLPack(t), y, 6, 8))
     torch.cuda.synchronize()
     assert torch.isnan(y).all()
-
-
-class _DLPack:
-    def __init__(self, t):
-        self._t = t
-
-    def __dlpack__(self, stream=None):
-        return self._t.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._t.__dlpack_device__()
 
 
 def test_a_host_tensor_is_refused(torch, mod):

@@ -14,6 +14,7 @@
 
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
+#include "support/wait_process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -83,22 +84,6 @@ kjit::Program program(const std::string& tag) {
 
 const kjit::CompileOptions k_sm90{.arch = kjit::Arch::sm(90)};
 
-std::optional<int> wait_for(pid_t pid, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) return -1;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return std::nullopt;
-    }
-    std::this_thread::sleep_for(2ms);
-  }
-}
-
 }  // namespace
 
 // pthread_atfork (libc_nonshared.a, linked into each library) calls this with its library's
@@ -158,7 +143,7 @@ TEST_SUITE("libraries") {
       }
       std::exit(code);
     }
-    const auto status = wait_for(pid, 120s);
+    const auto status = kjit::test::wait_for(pid, 120s);
     REQUIRE_MESSAGE(status.has_value(), "the child hung (killed)");
     CHECK_MESSAGE(*status == 0, "the child failed: " << *status
                                     << " (2: no compile, 3: its entry not seen through libkjit_tools, "

@@ -5,6 +5,7 @@
 
 #include "core/cache/entry.hpp"
 #include "core/cache/key.hpp"
+#include "../support/wait_process.hpp"  // beside this file, for the tool programs too
 
 #include <chrono>
 #include <csignal>
@@ -90,24 +91,6 @@ inline pid_t spawn_tool(const std::string& tool, const std::vector<std::string>&
   return pid;
 }
 #endif
-
-// Exit status of `pid` (128 + signal if killed), or nullopt when it is still running after
-// `timeout`, in which case it is killed.
-inline std::optional<int> wait_for(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) return -1;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return std::nullopt;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
 
 // Runs `body` in a forked child (for privilege drops and resource limits that must not touch
 // the test process) and returns what it returned: empty means success, otherwise the failures.
