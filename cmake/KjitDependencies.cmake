@@ -78,7 +78,7 @@ endif()
 
 # The remote cache tier: hiredis (Redis) and libsodium (HMAC-SHA256 of remote values), linked
 # statically into kjit_cache so that libkjit and the CLI carry them (the GPU machines have
-# neither; libkjit.map keeps their symbols private).
+# neither; libkjit.map.in keeps their symbols private).
 find_path(KJIT_HIREDIS_INCLUDE_DIR hiredis/hiredis.h REQUIRED)
 find_library(KJIT_HIREDIS_LIBRARY NAMES libhiredis.a hiredis REQUIRED)
 add_library(kjit_dep_hiredis INTERFACE)

@@ -14,8 +14,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
     string(APPEND body "    {\"${name}\", R\"kjit_h(${content})kjit_h\"},\n")
   endforeach()
-  file(WRITE "${OUT}.tmp" "// Generated from core/compile/headers/ by cmake/KjitEmbedHeaders.cmake: do not edit.\n"
-"#include \"core/compile/standard_headers.hpp\"\n\nnamespace kjit::compile {\n\n"
+  file(WRITE "${OUT}.tmp" "// Generated from core/compile/headers/include/ by cmake/KjitEmbedHeaders.cmake: do not edit.\n"
+"#include \"core/compile/headers/standard_headers.hpp\"\n\nnamespace kjit::compile {\n\n"
 "const std::vector<std::pair<std::string_view, std::string_view>>& standard_header_files() {\n"
 "  static const std::vector<std::pair<std::string_view, std::string_view>> files = {\n${body}  };\n"
 "  return files;\n}\n\n}  // namespace kjit::compile\n")

@@ -10,8 +10,8 @@
 #include "core/system/hash.hpp"
 #include "core/base/default_log.hpp"
 #include "core/base/toolkit_location.hpp"
-#include "core/compile/nvrtc_compiler.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/request/compile_service.hpp"
 #include "core/driver/module_access.hpp"
 #include "core/request/counters.hpp"
@@ -179,8 +179,8 @@ request::EntryStore& RuntimeAccess::entries(Runtime& runtime) { return runtime.m
 void Runtime::report(std::string_view message) const { m_impl->deliver(LogLevel::info, message); }
 void Runtime::log(LogLevel level, std::string_view message) const { m_impl->log(level, message); }
 
-std::string nvrtc_version() { return compile::NvrtcCompiler::version(); }
-std::vector<int> supported_archs() { return compile::NvrtcCompiler::supported_archs(); }
+std::string nvrtc_version() { return compile::NvrtcInfo::version(); }
+std::vector<int> supported_archs() { return compile::NvrtcInfo::supported_archs(); }
 std::string_view version() { return KJIT_VERSION; }
 
 }  // namespace kjit

@@ -2,7 +2,7 @@
 #include <kjit/runtime.hpp>
 
 #include "core/base/nvrtc_library.hpp"
-#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 
 namespace kjit {
@@ -10,7 +10,7 @@ namespace kjit {
 ToolkitPaths toolkit_paths() {
   ToolkitPaths out;
   out.nvrtc_library = base::nvrtc_library_file();  // NVRTC is opened at run time (core/base/nvrtc_library)
-  for (const auto& dir : compile::NvrtcCompiler::toolkit_include_dirs()) out.include_dirs.push_back(dir.string());
+  for (const auto& dir : compile::NvrtcInfo::toolkit_include_dirs()) out.include_dirs.push_back(dir.string());
   return out;
 }
 

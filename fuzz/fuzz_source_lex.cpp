@@ -3,7 +3,7 @@
 // break; a token's spelling is never longer than its bytes; KernelDeclarations and the #include scan
 // finish on anything.
 // Run: fuzz_source_lex -max_total_time=300 -max_len=65536 CORPUS_DIR (seed it with .cu files)
-#include "core/compile/include_scanner.hpp"
+#include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/source/kernel_declarations.hpp"
 #include "core/compile/source/lexer.hpp"
 

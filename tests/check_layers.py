@@ -16,7 +16,9 @@ public header, and core/CMakeLists.txt and tools/CMakeLists.txt link each room's
 exactly the rooms layers.json lists. Where the tree has an ARCHITECTURE.md that shows the rooms
 (between "<!-- rooms: layers.json -->" and "<!-- /rooms -->"), what it shows is layers.json's
 (--render prints it), and every name core/ exports for libkjit_tools (KJIT_TOOLS_API) is listed in
-its "Exports".
+its "Exports". A room of tools/ (libkjit_tools) includes no internal header of the core but those of
+core/spi/, the door between the libraries (what it calls there is exported under KJIT_PRIVATE_<release>:
+core/libkjit.map.in, tests/check_exports.py).
 
 An include in angle brackets of the tree's own folders (<core/...>, <tools/...>) is read like a
 quoted one. The list itself must point down: every "uses" entry is a room below its own.
@@ -53,6 +55,7 @@ ROOMS_FILE = "layers.json"
 SHOWN_BEGIN, SHOWN_END = "<!-- rooms: layers.json -->", "<!-- /rooms -->"
 PUBLIC_ONLY = "include/kjit"
 LIBRARIES = ("core/", "tools/")  # the two libraries' folders: each folder in them is a room
+DOOR = "core/spi/"  # the only core headers libkjit_tools includes (besides the public API)
 FLOORS = ("core/system/", "core/cache/")  # no CUDA, no public header: they store bytes
 
 # Arrows up the table that today's code has, found by --objects, each with why it is there:
@@ -274,6 +277,11 @@ def main():
                     continue  # generated or NVRTC-side (__kjit_std.h)
             dst_room = room_of(target.resolve())
             if src_room is None or dst_room == src_room:
+                continue
+            if src_room.startswith("tools/") and dst_room is not None and dst_room.startswith("core/") \
+                    and dst_room != DOOR:
+                problems.append(f"{where}: {src_room} includes the core's internal {spelled}: libkjit_tools "
+                                f"reaches the core's internals only through {DOOR} (the door)")
                 continue
             if PUBLIC_ONLY in rooms[src_room]["uses"]:
                 problems.append(f"{where}: {src_room} includes the internal {spelled}; it uses include/kjit/ only")

@@ -1,5 +1,5 @@
 // kjit::closest_names: "did you mean" candidates by edit distance.
-#include "core/base/edit_distance.hpp"
+#include "core/spi/base.hpp"
 
 #include <kjit/tools/closest_names.hpp>
 

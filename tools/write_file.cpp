@@ -2,7 +2,7 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/write_file.hpp>
 
-#include "core/system/file_io.hpp"
+#include "core/spi/system.hpp"
 
 namespace kjit {
 

@@ -5,6 +5,7 @@
 // CPU only; links cache/ alone. Usage: bench_cache_store [--dir DIR] [--entry-bytes N] [--quick]
 // (DIR: an existing folder, default the temporary folder; the bench works in a new folder inside it.)
 #include "core/cache/store.hpp"
+#include "core/cache/store_maintenance.hpp"
 
 #include "bench_util.hpp"
 
@@ -140,21 +141,22 @@ int main(int argc, char** argv) {
   std::vector<double> scan_only, remove_half, remove_all;
   for (int round = 0; round < rounds; ++round) {
     if (round > 0) fill(store, 0, big, cubin_bytes);
-    const Usage before = store.usage();
+    StoreMaintenance maintenance(store.folder());
+    const Usage before = maintenance.usage();
     PruneResult r;
-    scan_only.push_back(micros([&] { r = store.prune(before.bytes + 1); }) / 1000);
+    scan_only.push_back(micros([&] { r = maintenance.prune(before.bytes + 1); }) / 1000);
     if (r.removed_entries != 0 || r.kept_entries != big) {
       fmt::print(stderr, "scan-only prune removed {} kept {}\n", r.removed_entries, r.kept_entries);
       return 3;
     }
     // Down to half the bytes: the least recently used half goes.
-    remove_half.push_back(micros([&] { r = store.prune(before.bytes / 2); }) / 1000);
+    remove_half.push_back(micros([&] { r = maintenance.prune(before.bytes / 2); }) / 1000);
     const auto half_removed = r.removed_entries;
     if (half_removed == 0 || r.kept_entries == 0) {
       fmt::print(stderr, "half prune removed {} kept {}\n", r.removed_entries, r.kept_entries);
       return 3;
     }
-    remove_all.push_back(micros([&] { r = store.prune(1); }) / 1000);
+    remove_all.push_back(micros([&] { r = maintenance.prune(1); }) / 1000);
     if (r.removed_entries + half_removed != static_cast<std::uint64_t>(big) || r.kept_entries != 0) {
       fmt::print(stderr, "full prune removed {} of {}\n", r.removed_entries + half_removed, big);
       return 3;
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
     {
       // Refill and remove everything in one prune, for the worst case.
       fill(store, 0, big, cubin_bytes);
-      remove_all.back() = micros([&] { r = store.prune(1); }) / 1000;
+      remove_all.back() = micros([&] { r = maintenance.prune(1); }) / 1000;
       if (r.removed_entries != static_cast<std::uint64_t>(big)) {
         fmt::print(stderr, "full prune removed {} of {}\n", r.removed_entries, big);
         return 3;

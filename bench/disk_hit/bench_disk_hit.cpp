@@ -13,6 +13,7 @@
 #include "core/request/cache_key.hpp"
 #include "core/driver/driver_api.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -115,7 +116,7 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double a = now_us();
     kjit::Device dev = kjit::Device::current();
     double b = now_us();
-    auto archs = kjit::compile::NvrtcCompiler::supported_archs();
+    auto archs = kjit::compile::NvrtcInfo::supported_archs();
     double c = now_us();
     kjit::cache::Store store(kjit::cache::StoreConfig{cache_dir, 2ull << 30});  // a string: no std::filesystem
     double e = now_us();

@@ -9,7 +9,7 @@
 
 #include "bench_util.hpp"
 #include "core/driver/driver_api.hpp"
-#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 #include <nvrtc.h>
 
@@ -53,8 +53,8 @@ double raw_cold_load_us(const std::string& src, int cc) {
   std::string arch = "--gpu-architecture=sm_" + std::to_string(cc);
   // --no-cache: the same work as kjit's compile, which turns NVRTC's own cache (12.9+) off.
   std::vector<std::string> args = {arch, "--std=c++17"};
-  if (kjit::compile::NvrtcCompiler::has_own_cache()) args.push_back("--no-cache");
-  for (const auto& d : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) args.push_back("--include-path=" + d.string());
+  if (kjit::compile::NvrtcInfo::has_own_cache()) args.push_back("--no-cache");
+  for (const auto& d : kjit::compile::NvrtcInfo::toolkit_include_dirs()) args.push_back("--include-path=" + d.string());
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
   check_nvrtc(nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data()));

@@ -8,6 +8,7 @@
 // request path itself spends, apart from waiting on a loaded machine's disk or scheduler).
 #include "core/system/background.hpp"
 #include "core/cache/store.hpp"
+#include "core/cache/store_stats.hpp"
 
 #include "bench_util.hpp"
 
@@ -76,8 +77,9 @@ int main(int argc, char** argv) {
   g_cpu = argc > 3 && std::string(argv[3]) == "cpu";
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("kjit-bench-worker-{}", ::getpid());
   Store store({dir.string()});
-  if (!store.trusted()) {
-    std::fprintf(stderr, "bench_worker: %s\n", store.trusted().error().message.c_str());
+  StoreStats stats(store.folder());
+  if (!store.folder()->trusted()) {
+    std::fprintf(stderr, "bench_worker: %s\n", store.folder()->trusted().error().message.c_str());
     return 2;
   }
   Background bg;
@@ -127,11 +129,11 @@ int main(int argc, char** argv) {
     // The stats flush after a compile.
     store.stats().compiles.fetch_add(1);
     t0 = now_us();
-    store.flush_stats();
+    stats.flush();
     flush_old.push_back(now_us() - t0);
     store.stats().compiles.fetch_add(1);
     t0 = now_us();
-    bg.post({[&store] { store.flush_stats(); }});
+    bg.post({[&stats] { stats.flush(); }});
     flush_new.push_back(now_us() - t0);
     bg.drain();
     // A remote hit's backfill: written before the hit returns, or handed over with its bytes.

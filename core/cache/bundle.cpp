@@ -3,6 +3,7 @@
 #include "core/cache/bundle.hpp"
 
 #include "core/system/atomic_file.hpp"
+#include "core/cache/store_notes.hpp"
 #include "core/system/unique_fd.hpp"
 #include "core/system/little_endian.hpp"
 
@@ -359,7 +360,7 @@ namespace {
 // The export itself, its bytes handed to `write` in pieces of about k_write_buffer.
 system::Result<BundleExportResult> export_to(Store& store, const std::function<system::Result<void>(std::string_view)>& write,
                                              const BundleExportOptions& options) {
-  if (auto ok = store.trusted(); !ok) return ok.error();
+  if (auto ok = store.folder()->trusted(); !ok) return ok.error();
   init_sodium_once();
   BundleExportResult result;
   BundleManifest& m = result.manifest;
@@ -390,7 +391,7 @@ system::Result<BundleExportResult> export_to(Store& store, const std::function<s
   header += generation;
   emit(header);
 
-  ListResult listed = store.list_with_skipped();
+  ListResult listed = StoreMaintenance(store.folder()).list_with_skipped();
   result.skipped = std::move(listed.skipped);
   std::uint64_t at = k_bundle_header_size;
   for (const EntryInfo& info : listed.entries) {
@@ -441,7 +442,7 @@ system::Result<BundleExportResult> export_to(Store& store, const std::function<s
 }  // namespace
 
 system::Result<BundleExportResult> export_bundle(Store& store, const std::string& file, const BundleExportOptions& options) {
-  if (auto ok = store.trusted(); !ok) return ok.error();
+  if (auto ok = store.folder()->trusted(); !ok) return ok.error();
   auto out = system::AtomicFile::create(file);
   if (!out) return system::Failure{fmt::format("writing the bundle {}: {}", file, out.error().message)};
   auto r = export_to(store, [&](std::string_view bytes) { return out->write(bytes); }, options);
@@ -461,7 +462,7 @@ system::Result<BundleExportResult> export_bundle_bytes(Store& store, std::string
 }
 
 std::optional<ImportJournal> read_import_journal(const Store& store) {
-  auto note = store.read_note(std::string(k_journal));
+  auto note = StoreNotes(store.folder()).read(std::string(k_journal));
   if (!note || !note->has_value()) return std::nullopt;
   auto j = parse_journal(**note);
   if (!j) return ImportJournal{std::string(32, '0'), "(an unreadable journal)", 0, 0};
@@ -472,7 +473,7 @@ namespace {
 
 system::Result<BundleImportResult> import_from(Store& store, const Source& in, const std::string& source,
                                                const BundleImportOptions& options) {
-  if (auto ok = store.trusted(); !ok) return ok.error();
+  if (auto ok = store.folder()->trusted(); !ok) return ok.error();
 
   // One import at a time into a store: the journal is one.
   std::optional<system::FileLock> lock;
@@ -481,8 +482,8 @@ system::Result<BundleImportResult> import_from(Store& store, const Source& in, c
     if (!l) {
       return system::Failure{l.error().timed_out()
                          ? fmt::format("another kjit cache import is running into {}; wait for it, then import again",
-                                       store.config().dir)
-                         : fmt::format("locking {} for an import: {}", store.config().dir, l.error().message)};
+                                       store.folder()->config().dir)
+                         : fmt::format("locking {} for an import: {}", store.folder()->config().dir, l.error().message)};
     }
     lock.emplace(std::move(*l));
   }
@@ -496,9 +497,10 @@ system::Result<BundleImportResult> import_from(Store& store, const Source& in, c
   result.resumed = result.earlier && result.earlier->generation == result.manifest.generation;
   if (options.check_only) return result;
 
+  StoreNotes notes(store.folder());
   ImportJournal journal{result.manifest.generation, source, result.manifest.entries, 0};
-  if (auto w = store.write_note(std::string(k_journal), journal_text(journal)); !w) {
-    return system::Failure{fmt::format("writing the import journal in {}: {}", store.config().dir, w.error().message)};
+  if (auto w = notes.write(std::string(k_journal), journal_text(journal)); !w) {
+    return system::Failure{fmt::format("writing the import journal in {}: {}", store.folder()->config().dir, w.error().message)};
   }
   if (options.checked) options.checked(result.manifest);
   // Each entry is published at once and counted in the usage total in batches, one lock each: a
@@ -538,11 +540,11 @@ system::Result<BundleImportResult> import_from(Store& store, const Source& in, c
     if (done % k_journal_every == 0 && done < result.manifest.entries) {
       count();
       journal.written = done;
-      (void)store.write_note(std::string(k_journal), journal_text(journal));  // progress only: best effort
+      (void)notes.write(std::string(k_journal), journal_text(journal));  // progress only: best effort
     }
   }
   count();
-  if (auto rm = store.remove_note(std::string(k_journal)); !rm) {
+  if (auto rm = notes.remove(std::string(k_journal)); !rm) {
     return system::Failure{fmt::format("the bundle {} was imported, but its journal stays: {}", source, rm.error().message)};
   }
   return result;

@@ -30,6 +30,7 @@
 #include "core/cache/key.hpp"
 #include "core/system/result.hpp"
 #include "core/cache/store.hpp"
+#include "core/cache/store_maintenance.hpp"
 
 #include <cstdint>
 #include <functional>

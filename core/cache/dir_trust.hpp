@@ -1,7 +1,7 @@
 // Whether a cache directory may be trusted: its entries are executable code, so a folder that
 // someone else owns or can write into is a way to plant a kernel. This file is the one place
-// where that is decided; every path that opens a cache does so through cache::Store, whose
-// constructor calls open_trusted_dir, and the store then reaches everything inside through
+// where that is decided; every path that opens a cache does so through cache::StoreFolder, whose
+// constructor calls open_trusted_dir, and the store's parts then reach everything inside through
 // the checked descriptor (openat, O_NOFOLLOW) and checks what it finds with TrustedDir::check.
 //
 // A private cache (the default) is created 0700; an existing one is used only when this user (or

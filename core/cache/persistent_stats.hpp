@@ -2,7 +2,7 @@
 // directory, for `kjit cache stats`. One small text file ("hits 12" per line), read and replaced
 // whole (write_file_atomically) under a flock of the file itself, so a reader takes no lock and a
 // writer killed at any point leaves the old totals or the new ones; each process adds only what it
-// has not added before (Store does the bookkeeping in flush_stats). A damaged stats file counts as
+// has not added before (StoreStats does the bookkeeping in flush). A damaged stats file counts as
 // zero rather than failing anything; so does anything but a regular file there (a FIFO is never
 // opened blocking: read with O_NONBLOCK, locked through FileLock, which refuses it). Never throws.
 #pragma once
@@ -22,7 +22,7 @@ public:
   // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
   explicit PersistentStats(std::filesystem::path file, system::FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
   // The file `name` inside the folder held open as `dir_fd` (named `dir` in messages; it must
-  // outlive this object): locked, read and replaced through that descriptor only (cache::Store's).
+  // outlive this object): locked, read and replaced through that descriptor only (cache::StoreFolder's).
   PersistentStats(int dir_fd, const std::string& dir, std::string name, system::FileMode mode = {});
 
   // Adds `delta` to the totals in the file (created if missing). A Failure when the file

@@ -1,7 +1,7 @@
 // kjit::cache::Stats: counters of cache activity. Atomic, so concurrent users of one Store may
 // count without a lock. A Runtime keeps one (request::Counters, with registry_hits): its Store,
 // its RemoteTier and its compile service count into it, each event once by its one owner. PersistentStats (persistent_stats.hpp) accumulates them across processes
-// in the cache directory for `kjit cache stats`; Store::flush_stats feeds it. Each counter is
+// in the cache directory for `kjit cache stats`; StoreStats::flush feeds it. Each counter is
 // listed once, in KJIT_CACHE_COUNTERS: Stats, StatsSnapshot, the persistent stats file and the
 // copy into the public kjit::CacheStats (same field names) all expand it.
 #pragma once

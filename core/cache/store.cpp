@@ -1,13 +1,11 @@
-// cache::Store's request path: opening the checked folder, reading an entry (a hit, a miss or
-// damage), publishing one, the per-key locks and the persistent stats. Maintenance (accounting,
-// eviction, list, verify, prune, clear) is in cache/store_maintenance.cpp.
-#include "core/system/units.hpp"
+// cache::Store, the request path: reading an entry (a hit, a miss or damage), publishing one and
+// counting it (the eviction it may start, over one scan of the folder: cache/store_scan), the
+// per-key locks. The folder itself is cache/store_folder's.
 #include "core/cache/store.hpp"
 
 #include "core/system/atomic_file.hpp"
 #include "core/cache/config.hpp"
 #include "core/system/file_io.hpp"
-#include "core/cache/persistent_stats.hpp"
 #include "core/cache/store_scan.hpp"
 #include "core/system/unique_fd.hpp"
 
@@ -18,7 +16,6 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <new>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,89 +27,7 @@ using namespace std::chrono_literals;
 
 constexpr auto k_damage_lock_timeout = 1s;  // best effort: the next recount fixes the total
 
-// Whether `dir` is absent and a write will surely make it: its parent is a folder with a write
-// bit, which this user may write and search (root passes any access check, so the bit counts:
-// /proc has none). Anything else is opened at once, so that a folder kjit cannot use is said when
-// the Store is made. The write still checks everything open_trusted_dir checks.
-bool makeable_later(const std::string& dir) {
-  struct stat st{};
-  if (::lstat(dir.c_str(), &st) == 0 || errno != ENOENT) return false;
-  std::string_view parent(dir);
-  while (parent.size() > 1 && parent.back() == '/') parent.remove_suffix(1);
-  const auto slash = parent.rfind('/');
-  const std::string p = slash == std::string_view::npos ? std::string(".")
-                        : slash == 0                    ? std::string("/")
-                                                        : std::string(parent.substr(0, slash));
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0222) != 0 &&
-         ::faccessat(AT_FDCWD, p.c_str(), W_OK | X_OK, AT_EACCESS) == 0;
-}
-
 }  // namespace
-
-Store::Store(StoreConfig config)
-    : m_config(std::move(config)), m_stats(m_config.stats != nullptr ? *m_config.stats : m_own_stats) {
-  if (!m_config.create_when_writing || !makeable_later(m_config.dir)) (void)open_folder_now();
-  // The locks in the order a flush takes them (the flush's, then the folder's).
-  m_fork = system::AtFork::add({[this] {
-                                  m_flush_mutex.lock();
-                                  m_open_mutex.lock();
-                                },
-                                [this] {
-                                  m_open_mutex.unlock();
-                                  m_flush_mutex.unlock();
-                                },
-                                [this] {
-                                  new (&m_flush_mutex) std::mutex();
-                                  new (&m_open_mutex) std::mutex();
-                                  m_flushed = m_stats.snapshot();
-                                }});
-}
-
-system::Result<const TrustedDir*> Store::open_folder_now() {
-  auto trusted = open_trusted_dir(m_config.dir, m_config.sharing, true);
-  if (!trusted) {
-    m_refused = trusted.error();
-    return trusted.error();
-  }
-  m_dir_owner = std::move(*trusted);
-  m_usage = std::make_unique<UsageCounter>(m_dir_owner->fd(), m_config.dir, "usage", m_dir_owner->file_mode());
-  m_dir.store(m_dir_owner.get(), std::memory_order_release);
-  return m_dir_owner.get();
-}
-
-system::Result<const TrustedDir*> Store::writable_dir() {
-  if (const TrustedDir* d = dir()) return d;
-  std::lock_guard lock(m_open_mutex);
-  if (const TrustedDir* d = dir()) return d;
-  if (m_refused) return *m_refused;
-  return open_folder_now();  // deferred until now (create_when_writing)
-}
-
-std::optional<system::Failure> Store::refusal() const {
-  std::lock_guard lock(m_open_mutex);
-  return m_refused;
-}
-
-system::Result<void> Store::trusted() const {
-  if (auto refused = refusal()) return *refused;
-  return {};
-}
-
-std::string Store::sub(std::string_view name) const { return system::join_path(m_config.dir, name); }
-
-std::string Store::entry_file(const Key& key) const {
-  // <dir>/<2 hex>/<30 hex>.kjit, built in one string.
-  const std::string hex = key.hex();
-  std::string out = sub(std::string_view(hex).substr(0, 2));
-  out.push_back('/');
-  out.append(hex, 2, std::string::npos);
-  out += k_entry_suffix;
-  return out;
-}
-
-std::filesystem::path Store::entry_path(const Key& key) const { return entry_file(key); }
-
-std::filesystem::path Store::lock_path(const Key& key) const { return sub("locks/" + key.hex() + ".lock"); }
 
 GetResult Store::get(const Key& key) { return read_entry(key, false); }
 GetResult Store::get_in_place(const Key& key) { return read_entry(key, true); }
@@ -129,7 +44,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     result.message = std::move(message);
     return result;
   };
-  const TrustedDir* const top = dir();
+  const TrustedDir* const top = m_folder->dir();
   if (top == nullptr) return fail(GetResult::Outcome::miss, {});  // refused, or not made yet
   const std::string hex = key.hex();
   const char shard_name[3] = {hex[0], hex[1], '\0'};
@@ -138,7 +53,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
   if (shard.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return fail(GetResult::Outcome::miss, {});
-    const std::string folder = sub(shard_name);
+    const std::string folder = m_folder->path(shard_name);
     if (err == ELOOP || err == ENOTDIR) {
       return fail(GetResult::Outcome::error,
                   fmt::format("cache folder {} is not a directory (a symbolic link?); not followed", folder));
@@ -147,9 +62,9 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
   }
   struct stat st{};
   if (::fstat(shard.get(), &st) != 0) {
-    return fail(GetResult::Outcome::error, fmt::format("checking cache folder {}: {}", sub(shard_name), std::strerror(errno)));
+    return fail(GetResult::Outcome::error, fmt::format("checking cache folder {}: {}", m_folder->path(shard_name), std::strerror(errno)));
   }
-  if (auto ok = top->check(shard.get(), st, sub(shard_name)); !ok) {
+  if (auto ok = top->check(shard.get(), st, m_folder->path(shard_name)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const system::UniqueFd file(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -159,24 +74,24 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     if (err == ELOOP) {
       return fail(GetResult::Outcome::error,
                   fmt::format("cache entry {} is a symbolic link; kjit does not follow links inside its cache",
-                              entry_file(key)));
+                              m_folder->entry_file(key)));
     }
-    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(err)));
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", m_folder->entry_file(key), std::strerror(err)));
   }
   std::string bytes;
   if (::fstat(file.get(), &st) != 0) {
-    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(errno)));
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", m_folder->entry_file(key), std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     return fail(GetResult::Outcome::error,
-                fmt::format("cache entry {} is not a regular file (a FIFO, device or folder); not read", entry_file(key)));
+                fmt::format("cache entry {} is not a regular file (a FIFO, device or folder); not read", m_folder->entry_file(key)));
   }
-  if (auto ok = top->check(file.get(), st, entry_file(key)); !ok) {
+  if (auto ok = top->check(file.get(), st, m_folder->entry_file(key)); !ok) {
     return fail(GetResult::Outcome::error, fmt::format("{}; not used", ok.error().message));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (const int err = system::read_fd(file.get(), bytes, size, size); err != 0) {
-    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", entry_file(key), std::strerror(err)));
+    return fail(GetResult::Outcome::error, fmt::format("reading cache entry {}: {}", m_folder->entry_file(key), std::strerror(err)));
   }
   InPlaceParse parsed = parse_in_place(bytes);
   if (parsed.error.empty() && parsed.key != key) {
@@ -184,12 +99,12 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
                                "under another name)", parsed.key.hex());
   }
   if (!parsed.error.empty()) {
-    m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
+    m_folder->stats().damaged.fetch_add(1, std::memory_order_relaxed);
     const int err = remove_damaged(shard.get(), name, static_cast<std::uint64_t>(st.st_size), st.st_dev, st.st_ino);
     return fail(GetResult::Outcome::damaged,
-                fmt::format("cache entry {} is damaged ({}); {}", entry_file(key), parsed.error,
+                fmt::format("cache entry {} is damaged ({}); {}", m_folder->entry_file(key), parsed.error,
                             err == 0 ? std::string("removed it")
-                                     : fmt::format("could not remove {} ({})", entry_file(key), std::strerror(err))));
+                                     : fmt::format("could not remove {} ({})", m_folder->entry_file(key), std::strerror(err))));
   }
   // Last use for LRU eviction: mtime through the open descriptor, one syscall, atime untouched,
   // skipped while the recorded one is recent. Fails harmlessly on a read-only cache.
@@ -199,7 +114,7 @@ GetResult Store::read_entry(const Key& key, bool in_place, bool touch) {
     const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
     ::futimens(file.get(), times);
   }
-  m_stats.bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
+  m_folder->stats().bytes_read.fetch_add(bytes.size(), std::memory_order_relaxed);
   result.outcome = GetResult::Outcome::hit;
   if (in_place) {
     result.sections = std::move(parsed.sections);
@@ -222,7 +137,7 @@ int Store::remove_damaged(int shard_fd, const std::string& name, std::uint64_t s
     return 0;  // gone, or replaced: not ours to remove
   }
   if (::unlinkat(shard_fd, name.c_str(), 0) != 0) return errno == ENOENT ? 0 : errno;
-  if (auto counter = m_usage->lock(k_damage_lock_timeout)) {
+  if (auto counter = m_folder->usage_counter()->lock(k_damage_lock_timeout)) {
     if (auto usage = counter->read()) {
       usage->entries -= std::min<std::uint64_t>(usage->entries, 1);
       usage->bytes -= std::min(usage->bytes, size);
@@ -234,20 +149,20 @@ int Store::remove_damaged(int shard_fd, const std::string& name, std::uint64_t s
 
 void Store::ensure_cachedir_tag(const TrustedDir& dir) {
   if (m_tag_checked.exchange(true, std::memory_order_relaxed)) return;
-  write_cachedir_tag_at(dir.fd(), m_config.dir, dir.file_mode());  // best effort: a missing tag harms no one
+  write_cachedir_tag_at(dir.fd(), m_folder->config().dir, dir.file_mode());  // best effort: a missing tag harms no one
 }
 
 PutResult Store::put(const Key& key, const Entry& entry) { return put_bytes(key, serialize(key, entry)); }
 
 PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting accounting) {
   PutResult result;
-  const std::string path = entry_file(key);
+  const std::string path = m_folder->entry_file(key);
   auto fail = [&](const std::string& why) {
-    m_stats.store_failures.fetch_add(1, std::memory_order_relaxed);
+    m_folder->stats().store_failures.fetch_add(1, std::memory_order_relaxed);
     result.message = fmt::format("storing cache entry {}: {}", path, why);
     return result;
   };
-  const auto folder = writable_dir();
+  const auto folder = m_folder->writable_dir();
   if (!folder) return fail(folder.error().message);
   const TrustedDir& trusted_dir = **folder;
 
@@ -257,7 +172,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   auto opened = trusted_dir.open_folder(trusted_dir.fd(), shard_name, true);
   if (!opened) return fail(opened.error().message);
   const system::UniqueFd shard(*opened);
-  auto file = system::AtomicFile::create_at(shard.get(), sub(shard_name), name, trusted_dir.file_mode());
+  auto file = system::AtomicFile::create_at(shard.get(), m_folder->path(shard_name), name, trusted_dir.file_mode());
   if (!file) return fail(file.error().message);
   ensure_cachedir_tag(trusted_dir);
   if (auto written = file->write(bytes); !written) return fail(written.error().message);
@@ -270,7 +185,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
     const bool replaced = ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode);
     if (auto committed = file->commit(system::AtomicFile::Sync::no); !committed) return fail(committed.error().message);
     result.stored = true;
-    m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+    m_folder->stats().bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
     result.change = UsageChange{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()};
     return result;
   }
@@ -278,12 +193,12 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
   // Publish and count under the usage lock, so that replacing an entry is counted exactly.
   // Without the lock (held too long by someone) the entry is still published; the total
   // drifts until the next recount.
-  auto counter = m_usage->lock(k_usage_lock_timeout);
+  auto counter = m_folder->usage_counter()->lock(StoreFolder::k_usage_lock_timeout);
   struct stat old{};
   const bool replaced = ::fstatat(shard.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode);
   if (auto committed = file->commit(system::AtomicFile::Sync::no); !committed) return fail(committed.error().message);
   result.stored = true;
-  m_stats.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+  m_folder->stats().bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (!counter) return result;
   const UsageChange change{path, replaced, replaced ? static_cast<std::uint64_t>(old.st_size) : 0, bytes.size()};
   result.evicted_entries = count_put(*counter, std::span(&change, 1));
@@ -293,7 +208,7 @@ PutResult Store::put_bytes(const Key& key, std::string_view bytes, Accounting ac
 system::Result<system::FileLock> Store::lock(const Key& key, std::chrono::milliseconds timeout,
                              const std::function<void(std::chrono::milliseconds)>& progress,
                              std::chrono::milliseconds progress_every, std::chrono::milliseconds stale_after) {
-  const auto top = writable_dir();
+  const auto top = m_folder->writable_dir();
   if (!top) return top.error();
   // The locks folder is made (2770 in a team cache) and checked like a shard; never a link. The
   // lock file is reached from its descriptor alone: a folder swapped for a link meanwhile is
@@ -301,37 +216,53 @@ system::Result<system::FileLock> Store::lock(const Key& key, std::chrono::millis
   auto folder = (*top)->open_folder((*top)->fd(), "locks", true);
   if (!folder) return folder.error();
   const system::UniqueFd locks(*folder);
-  return system::FileLock::acquire_at(locks.get(), sub("locks"), key.hex() + ".lock", timeout, progress, progress_every,
+  return system::FileLock::acquire_at(locks.get(), m_folder->path("locks"), key.hex() + ".lock", timeout, progress, progress_every,
                               system::FileLock::OnRelease::remove_file, stale_after, (*top)->file_mode());
 }
 
-system::Result<void> Store::flush_stats(std::chrono::milliseconds timeout) {
-  std::lock_guard lock(m_flush_mutex);
-  const StatsSnapshot now = m_stats.snapshot();
-  StatsSnapshot delta = now;
-  delta -= m_flushed;
-  if (delta == StatsSnapshot{}) return {};
-  const auto top = writable_dir();
-  if (!top) return top.error();
-  const PersistentStats stats((*top)->fd(), m_config.dir, "stats", (*top)->file_mode());
-  if (auto added = stats.add(delta, timeout); !added) return added;
-  m_flushed = now;
-  return {};
+std::uint64_t Store::account(const UsageChange& change) {
+  UsageCounter* usage = m_folder->usage_counter();
+  if (usage == nullptr || change.entry.empty()) return 0;
+  auto counter = usage->lock(StoreFolder::k_background_lock_wait);
+  if (!counter) return 0;
+  return count_put(*counter, std::span(&change, 1));
 }
 
-StatsSnapshot Store::read_persistent_stats() const {
-  const TrustedDir* top = dir();
-  if (top == nullptr) return {};
-  return PersistentStats(top->fd(), m_config.dir, "stats").read();
+std::uint64_t Store::account(std::span<const UsageChange> changes) {
+  UsageCounter* usage = m_folder->usage_counter();
+  if (usage == nullptr || changes.empty()) return 0;
+  auto counter = usage->lock(StoreFolder::k_usage_lock_timeout);
+  if (!counter) return 0;
+  return count_put(*counter, changes);
 }
 
-system::Result<void> Store::reset_persistent_stats() {
-  const TrustedDir* top = dir();
-  if (top == nullptr) {
-    if (auto refused = refusal()) return *refused;
-    return {};  // not made yet: no totals to reset
+std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes) {
+  std::uint64_t evicted = 0;
+  std::optional<Usage> usage = counter.read();
+  if (!usage) {
+    const Scan scan = scan_dir(m_folder->dir(), false);
+    usage = Usage{scan.entries.size(), scan.bytes};
+  } else {
+    for (const UsageChange& change : changes) {
+      if (change.entry.empty()) continue;
+      if (change.replaced) usage->bytes -= std::min(usage->bytes, change.old_size);
+      else usage->entries += 1;
+      usage->bytes += change.new_size;
+    }
   }
-  return PersistentStats(top->fd(), m_config.dir, "stats", top->file_mode()).reset();
+  if (m_folder->config().max_size != 0 && usage->bytes > m_folder->config().max_size) {
+    // Over the limit: evict least recently used down to 90%, in this process, under the lock.
+    const std::uint64_t target =
+        m_folder->config().max_size / 100 * k_evict_to_percent + m_folder->config().max_size % 100 * k_evict_to_percent / 100;
+    Scan scan = scan_dir(m_folder->dir(), false);
+    const Eviction ev = evict_oldest(m_folder->dir()->fd(), scan, changes.back().entry,
+                                     [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
+    evicted = ev.removed_entries;
+    usage = Usage{ev.kept_entries, ev.kept_bytes};
+    m_folder->stats().evictions.fetch_add(evicted, std::memory_order_relaxed);
+  }
+  counter.write(*usage);
+  return evicted;
 }
 
 }  // namespace kjit::cache

@@ -1,11 +1,8 @@
-// cache::Store's maintenance: the usage accounting of a put and the eviction it may start, the
-// listing, verify, prune and clear, and the usage recount, over one scan of the folder each
-// (cache/store_scan). The request path's reads and writes are in cache/store.cpp.
+// cache::StoreMaintenance: the listing, verify, prune and clear, and the usage recount, over one
+// scan of the folder each (cache/store_scan).
+#include "core/cache/store_maintenance.hpp"
+
 #include "core/system/units.hpp"
-#include "core/cache/store.hpp"
-
-#include "core/cache/config.hpp"
-
 #include "core/cache/entry.hpp"
 #include "core/system/file_io.hpp"
 #include "core/cache/store_scan.hpp"
@@ -30,53 +27,10 @@ std::int64_t to_ns(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-std::uint64_t Store::account(const UsageChange& change) {
-  if (dir() == nullptr || change.entry.empty()) return 0;
-  auto counter = m_usage->lock(k_background_lock_wait);
-  if (!counter) return 0;
-  return count_put(*counter, std::span(&change, 1));
-}
+std::vector<EntryInfo> StoreMaintenance::list() const { return list_with_skipped().entries; }
 
-std::uint64_t Store::account(std::span<const UsageChange> changes) {
-  if (dir() == nullptr || changes.empty()) return 0;
-  auto counter = m_usage->lock(k_usage_lock_timeout);
-  if (!counter) return 0;
-  return count_put(*counter, changes);
-}
-
-std::uint64_t Store::count_put(UsageCounter::Locked& counter, std::span<const UsageChange> changes) {
-  std::uint64_t evicted = 0;
-  std::optional<Usage> usage = counter.read();
-  if (!usage) {
-    const Scan scan = scan_dir(dir(), false);
-    usage = Usage{scan.entries.size(), scan.bytes};
-  } else {
-    for (const UsageChange& change : changes) {
-      if (change.entry.empty()) continue;
-      if (change.replaced) usage->bytes -= std::min(usage->bytes, change.old_size);
-      else usage->entries += 1;
-      usage->bytes += change.new_size;
-    }
-  }
-  if (m_config.max_size != 0 && usage->bytes > m_config.max_size) {
-    // Over the limit: evict least recently used down to 90%, in this process, under the lock.
-    const std::uint64_t target =
-        m_config.max_size / 100 * k_evict_to_percent + m_config.max_size % 100 * k_evict_to_percent / 100;
-    Scan scan = scan_dir(dir(), false);
-    const Eviction ev = evict_oldest(dir()->fd(), scan, changes.back().entry,
-                                     [&](const ScannedEntry&, std::uint64_t total) { return total > target; });
-    evicted = ev.removed_entries;
-    usage = Usage{ev.kept_entries, ev.kept_bytes};
-    m_stats.evictions.fetch_add(evicted, std::memory_order_relaxed);
-  }
-  counter.write(*usage);
-  return evicted;
-}
-
-std::vector<EntryInfo> Store::list() const { return list_with_skipped().entries; }
-
-ListResult Store::list_with_skipped() const {
-  const Scan scan = scan_dir(dir(), false);
+ListResult StoreMaintenance::list_with_skipped() const {
+  const Scan scan = scan_dir(m_folder->dir(), false);
   ListResult result;
   result.skipped = scan.skipped;
   std::vector<EntryInfo>& out = result.entries;
@@ -96,11 +50,11 @@ ListResult Store::list_with_skipped() const {
   return result;
 }
 
-VerifyResult Store::verify() {
+VerifyResult StoreMaintenance::verify() {
   // Reading every entry may take a while: no lock meanwhile (puts go on); the usage total is
   // recounted afterwards under the lock, from a second scan that only stats.
   VerifyResult result;
-  const TrustedDir* top = dir();
+  const TrustedDir* top = m_folder->dir();
   if (top == nullptr) return result;
   const Scan scan = scan_dir(top, false);
   result.skipped = scan.skipped;
@@ -131,7 +85,7 @@ VerifyResult Store::verify() {
       continue;
     }
     result.damaged.emplace_back(e.path, parsed.error);
-    m_stats.damaged.fetch_add(1, std::memory_order_relaxed);
+    m_folder->stats().damaged.fetch_add(1, std::memory_order_relaxed);
     // Only the file we read: a writer may have published a good entry at the path meanwhile.
     struct stat now{};
     if (::fstatat(dir_fd, name_of(e), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
@@ -139,24 +93,24 @@ VerifyResult Store::verify() {
       result.not_removed.push_back({e.path, std::strerror(errno)});
     }
   }
-  if (auto counter = m_usage->lock(k_usage_lock_timeout)) {
+  if (auto counter = m_folder->usage_counter()->lock(StoreFolder::k_usage_lock_timeout)) {
     const Scan after = scan_dir(top, false);
     counter->write(Usage{after.entries.size(), after.bytes});
   }
   return result;
 }
 
-PruneResult Store::prune(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than) {
+PruneResult StoreMaintenance::prune(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than) {
   return shrink(max_size, older_than, Scope::prune);
 }
 
-PruneResult Store::clear() { return shrink(0, std::nullopt, Scope::clear); }
+PruneResult StoreMaintenance::clear() { return shrink(0, std::nullopt, Scope::clear); }
 
-PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope) {
+PruneResult StoreMaintenance::shrink(std::uint64_t max_size, std::optional<std::chrono::seconds> older_than, Scope scope) {
   PruneResult result;
-  const TrustedDir* top = dir();
+  const TrustedDir* top = m_folder->dir();
   if (top == nullptr) return result;
-  auto counter = m_usage->lock(k_usage_lock_timeout);
+  auto counter = m_folder->usage_counter()->lock(StoreFolder::k_usage_lock_timeout);
   Scan scan = scan_dir(top, true);
   result.skipped = scan.skipped;
   const std::int64_t now_ns = to_ns(std::chrono::system_clock::now());
@@ -178,7 +132,7 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   result.kept_entries = count;
   result.kept_bytes = total;
   result.not_removed = std::move(ev.not_removed);
-  m_stats.evictions.fetch_add(result.removed_entries, std::memory_order_relaxed);
+  m_folder->stats().evictions.fetch_add(result.removed_entries, std::memory_order_relaxed);
 
   const std::int64_t stale_ns =
       scope == Scope::clear ? std::numeric_limits<std::int64_t>::max()
@@ -192,13 +146,13 @@ PruneResult Store::shrink(std::uint64_t max_size, std::optional<std::chrono::sec
   return result;
 }
 
-Usage Store::usage() {
-  const TrustedDir* top = dir();
+Usage StoreMaintenance::usage() {
+  const TrustedDir* top = m_folder->dir();
   if (top == nullptr) return {};
-  auto counter = m_usage->lock(k_usage_lock_timeout);
+  auto counter = m_folder->usage_counter()->lock(StoreFolder::k_usage_lock_timeout);
   if (counter) {
     if (auto usage = counter->read()) return *usage;
-  } else if (auto usage = m_usage->peek()) {
+  } else if (auto usage = m_folder->usage_counter()->peek()) {
     return *usage;
   }
   const Scan scan = scan_dir(top, false);

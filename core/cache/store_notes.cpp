@@ -1,7 +1,6 @@
-// cache::Store's notes: small files of kjit's own at the top of the cache folder (a bundle
-// import's journal), reached from the checked folder's descriptor like everything else in it.
+// cache::StoreNotes: a note reached from the checked folder's descriptor like everything else in it.
 // A note is no entry: the scans of list, verify, prune and clear never look at it.
-#include "core/cache/store.hpp"
+#include "core/cache/store_notes.hpp"
 
 #include "core/system/atomic_file.hpp"
 #include "core/system/file_io.hpp"
@@ -31,14 +30,14 @@ system::Result<void> check_name(const std::string& name) {
 
 }  // namespace
 
-system::Result<std::optional<std::string>> Store::read_note(const std::string& name) const {
-  const TrustedDir* top = dir();
+system::Result<std::optional<std::string>> StoreNotes::read(const std::string& name) const {
+  const TrustedDir* top = m_folder->dir();
   if (top == nullptr) {
-    if (auto refused = refusal()) return *refused;
+    if (auto refused = m_folder->refusal()) return *refused;
     return std::optional<std::string>();  // the folder is not made yet: no note
   }
   if (auto ok = check_name(name); !ok) return ok.error();
-  const std::string path = sub(name);
+  const std::string path = m_folder->path(name);
   const system::UniqueFd fd(::openat(top->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
@@ -59,25 +58,25 @@ system::Result<std::optional<std::string>> Store::read_note(const std::string& n
   return std::optional<std::string>(std::move(bytes));
 }
 
-system::Result<void> Store::write_note(const std::string& name, std::string_view bytes) {
+system::Result<void> StoreNotes::write(const std::string& name, std::string_view bytes) {
   if (auto ok = check_name(name); !ok) return ok;
-  const auto top = writable_dir();
+  const auto top = m_folder->writable_dir();
   if (!top) return top.error();
-  auto file = system::AtomicFile::create_at((*top)->fd(), m_config.dir, name, (*top)->file_mode());
+  auto file = system::AtomicFile::create_at((*top)->fd(), m_folder->config().dir, name, (*top)->file_mode());
   if (!file) return file.error();
   if (auto written = file->write(bytes); !written) return written;
   return file->commit(system::AtomicFile::Sync::no);
 }
 
-system::Result<void> Store::remove_note(const std::string& name) {
-  const TrustedDir* top = dir();
+system::Result<void> StoreNotes::remove(const std::string& name) {
+  const TrustedDir* top = m_folder->dir();
   if (top == nullptr) {
-    if (auto refused = refusal()) return *refused;
+    if (auto refused = m_folder->refusal()) return *refused;
     return {};  // the folder is not made yet: nothing to remove
   }
   if (auto ok = check_name(name); !ok) return ok;
   if (::unlinkat(top->fd(), name.c_str(), 0) != 0 && errno != ENOENT) {
-    return system::Failure{fmt::format("removing {}: {}", sub(name), std::strerror(errno))};
+    return system::Failure{fmt::format("removing {}: {}", m_folder->path(name), std::strerror(errno))};
   }
   return {};
 }

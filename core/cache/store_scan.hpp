@@ -1,11 +1,12 @@
-// The scan of a cache::Store's folder, for its maintenance and eviction (cache/store_maintenance.cpp):
+// The scan of a store folder, for its maintenance and eviction (cache/store_maintenance.cpp, store.cpp):
 // the names of its files, one pass that lists entries and temporaries without following a link,
 // unlinking relative to shard folders opened with O_NOFOLLOW, the removal of lock files no one
 // holds, and the one LRU policy. Internal to the store; never throws.
 #pragma once
 
 #include "core/cache/key.hpp"
-#include "core/cache/store.hpp"
+#include "core/cache/store_folder.hpp"
+#include "core/cache/store_maintenance.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,10 +17,6 @@
 #include <vector>
 
 namespace kjit::cache {
-
-// An entry's file name: <30 hex>.kjit (in the shard folder of its first 2 hex).
-inline constexpr std::string_view k_entry_suffix = ".kjit";
-inline constexpr std::size_t k_entry_name_size = 30 + k_entry_suffix.size();
 
 // The "shard" of a temporary in the cache folder itself (the stats file's, CACHEDIR.TAG's).
 inline constexpr unsigned k_top_folder = 256;

@@ -27,7 +27,7 @@ public:
   // `mode`: how the file is created when missing (a team cache's: 0660 exactly).
   explicit UsageCounter(std::string file, system::FileMode mode = {}) : m_file(std::move(file)), m_mode(mode) {}
   // The file `name` inside the folder held open as `dir_fd` (named `dir` in messages; it must
-  // outlive this object): reached through that descriptor only, never a path (cache::Store's).
+  // outlive this object): reached through that descriptor only, never a path (cache::StoreFolder's).
   UsageCounter(int dir_fd, const std::string& dir, std::string name, system::FileMode mode = {});
 
   // The counter file locked for a read-modify-write; the lock goes when this goes.
@@ -54,7 +54,7 @@ public:
   const std::string& file() const { return m_file; }
 
 private:
-  std::string m_file;  // a string: a Store is built on the hit path, which touches no std::filesystem
+  std::string m_file;  // a string: a StoreFolder is built on the hit path, which touches no std::filesystem
   system::FileMode m_mode;
   int m_dir_fd = -1;   // with m_dir and m_name: the at-form; -1: m_file is a path
   std::string m_dir;

@@ -2,15 +2,15 @@
 
 #include "core/base/source_file.hpp"
 #include "core/compile/host_functions.hpp"
-#include "core/compile/minimal_front_end.hpp"
+#include "core/compile/scan/minimal_front_end.hpp"
 #include "core/compile/missing_headers.hpp"
-#include "core/compile/nvcc_environment.hpp"
-#include "core/compile/include_scanner.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
+#include "core/compile/scan/nvcc_environment.hpp"
+#include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/kernel_types.hpp"
-#include "core/compile/standard_headers.hpp"
-#include "core/compile/template_kernels.hpp"
-#include "core/compile/toolkit_headers.hpp"
-#include "core/base/toolkit_location.hpp"
+#include "core/compile/headers/standard_headers.hpp"
+#include "core/compile/scan/template_kernels.hpp"
+#include "core/compile/scan/toolkit_headers.hpp"
 
 #include <kjit/error.hpp>
 
@@ -47,49 +47,7 @@ struct ProgramDeleter {
   }
 };
 
-std::vector<std::filesystem::path> find_toolkit_include_dirs() {
-  std::error_code ec;
-  for (const auto& root : base::toolkit_roots()) {
-    const std::filesystem::path dir = root / "include";
-    if (std::filesystem::exists(dir / "cuda_runtime.h", ec) || std::filesystem::exists(dir / "cuda_fp16.h", ec)) {
-      std::vector<std::filesystem::path> dirs;
-      if (std::filesystem::exists(dir / "cccl", ec)) dirs.push_back(dir / "cccl");
-      dirs.push_back(dir);
-      return dirs;
-    }
-  }
-  return {};  // NVRTC's built-in headers still work
-}
-
 }  // namespace
-
-const std::vector<std::filesystem::path>& NvrtcCompiler::toolkit_include_dirs() {
-  static const std::vector<std::filesystem::path> dirs = find_toolkit_include_dirs();
-  return dirs;
-}
-
-std::string NvrtcCompiler::version() {
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
-}
-
-bool NvrtcCompiler::has_own_cache() {
-  static const bool own = [] {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return major > 12 || (major == 12 && minor >= 9);
-  }();
-  return own;
-}
-
-std::vector<int> NvrtcCompiler::supported_archs() {
-  int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
-  std::vector<int> archs(static_cast<std::size_t>(n));
-  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
-  return archs;
-}
 
 namespace {
 
@@ -157,7 +115,7 @@ Reach add_standard_headers(const Program& program, const std::vector<std::string
   std::vector<std::filesystem::path> dirs;
   auto add_user_dir = [&dirs](std::string_view dir) {
     std::error_code ec;
-    for (const auto& toolkit : NvrtcCompiler::toolkit_include_dirs()) {
+    for (const auto& toolkit : NvrtcInfo::toolkit_include_dirs()) {
       if (std::filesystem::equivalent(dir, toolkit, ec)) return;
     }
     dirs.emplace_back(dir);
@@ -299,12 +257,12 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
   const Reach reach = add_standard_headers(program, all, call.header_names, call.header_sources);
-  for (const auto& dir : NvrtcCompiler::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
+  for (const auto& dir : NvrtcInfo::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
   // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
   // (registers, spills, -Xptxas=-v) is missing from the log, compile times are not compile
   // times, and every compile takes room in the driver's JIT cache besides.
-  if (NvrtcCompiler::has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) {
+  if (NvrtcInfo::has_own_cache() && std::find(all.begin(), all.end(), "--no-cache") == all.end()) {
     all.push_back("--no-cache");
   }
   call.pch = !pch_dir.empty();

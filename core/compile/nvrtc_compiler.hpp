@@ -45,20 +45,11 @@ std::string describe(const NvrtcOutput& out);
 
 class NvrtcCompiler {
 public:
-  // `arguments` is the canonical list; the toolkit include dirs are appended here.
+  // `arguments` is the canonical list; the toolkit include dirs (NvrtcInfo) are appended here.
   // directory() and include_path() are appended as include paths, then the toolkit's.
   static NvrtcOutput compile(const Program& program, const std::vector<std::string>& arguments,
                              const Arch& resolved, const std::filesystem::path& pch_dir = {},
                              FastPath fast = FastPath::on);
-  // "13.0"
-  static std::string version();
-  // Whether this NVRTC (12.9+) has a compile cache of its own; compile() turns it off
-  // (--no-cache), so that every compile runs ptxas and its log says so.
-  static bool has_own_cache();
-  // Real archs NVRTC can compile to (75, 80, ..., 120).
-  static std::vector<int> supported_archs();
-  // The toolkit's include dirs (CUDA headers and CCCL), found once.
-  static const std::vector<std::filesystem::path>& toolkit_include_dirs();
 };
 
 // Numbered source lines around each line of `source` that `log` names as

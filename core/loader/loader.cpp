@@ -7,9 +7,9 @@
 #include "core/base/source_file.hpp"
 #include "core/system/hash.hpp"
 #include "core/base/environment.hpp"
-#include "core/compile/include_scanner.hpp"
+#include "core/compile/scan/include_scanner.hpp"
 #include "core/loader/kernel_request.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

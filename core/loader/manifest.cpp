@@ -2,7 +2,7 @@
 #include <kjit/manifest.hpp>
 
 #include "core/base/source_file.hpp"
-#include "core/compile/option_fields.hpp"
+#include "core/compile/options/option_fields.hpp"
 #include "core/tune/spec.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,8 @@
 #include "core/request/cache_key.hpp"
 
-#include "core/compile/include_scanner.hpp"
+#include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 namespace kjit::request {
 namespace {
@@ -45,14 +46,14 @@ std::string_view CacheKey::file_name(std::string_view program_name) {
 }
 
 using compile::IncludeScanner;
-using compile::NvrtcCompiler;
+using compile::NvrtcInfo;
 using compile::ScannedHeader;
 
 CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
                            const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
                            const std::filesystem::path& source_dir, compile::FastPath fast,
                            cache::Hasher::Fields fields) {
-  static const std::string nvrtc = NvrtcCompiler::version();
+  static const std::string nvrtc = NvrtcInfo::version();
   cache::Hasher h(k_key_format_version, fields);
   h.field("kjit-version", KJIT_VERSION);
   h.field("nvrtc-version", nvrtc);

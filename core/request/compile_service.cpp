@@ -5,11 +5,12 @@
 #include <kjit/error.hpp>
 
 #include "core/cache/config.hpp"
-#include "core/compile/arch_resolution.hpp"
+#include "core/compile/options/arch_resolution.hpp"
 #include "core/base/environment.hpp"
 #include "core/base/toolkit_location.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/trace/nvtx.hpp"
 #include "core/request/entry_codec.hpp"
 
@@ -268,7 +269,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
     std::string excerpt = compile::source_excerpt(program.name(), program.source(), out.result.log);
     throw CompileError(program.name(), flags, out.result.log, excerpt,
                        fmt::format("compiling program {} with NVRTC {} ({}) failed:\n{}{}{}", program.name(),
-                                   compile::NvrtcCompiler::version(), fmt::join(flags, " "), out.result.log,
+                                   compile::NvrtcInfo::version(), fmt::join(flags, " "), out.result.log,
                                    excerpt.empty() ? "" : "\nsource:\n", excerpt));
   }
   return std::move(out.result);

@@ -24,7 +24,7 @@
 #include "core/system/at_fork.hpp"
 #include "core/system/background.hpp"
 #include "core/cache/key.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/compile/pch_directories.hpp"
 #include "core/request/cache_key.hpp"
 #include "core/request/counters.hpp"
@@ -92,14 +92,10 @@ public:
   // The Runtime's log (already filtered by level).
   void log(LogLevel level, std::string_view message) const { m_log(level, message); }
   const std::string& cache_dir() const { return m_storage.cache_dir(); }
-  cache::Store* store() { return m_storage.store(); }
-  const cache::Store* store() const { return m_storage.store(); }
-  cache::RemoteTier* remote() { return m_storage.remote(); }
   // Writes the store's counters into the cache directory's persistent stats (on this thread).
   void flush() { m_storage.flush(); }
   // Waits until the background work queued so far is done (backfills, usage, flushes, remote writes).
   void drain() { m_background.drain(); }
-  system::Background& background() { return m_background; }
 
 private:
   // KJIT_REQUIRE_HIT: throws CacheMissError naming why each tier missed this request's key.

@@ -2,11 +2,11 @@
 // (cache/stats.hpp) plus registry_hits. Each event is counted once, by its one owner:
 //   registry_hits                                         ModuleRegistry
 //   hits, misses, compiles, waits (a request's outcome)   CompileService and its Storage
-//   damaged, evictions, bytes_read, bytes_written,        cache::Store (the compile service adds
-//   store_failures                                        one where no store could be opened)
+//   damaged, evictions, bytes_read, bytes_written,        cache::Store, StoreMaintenance (the compile
+//   store_failures                                        service adds one where no store could be opened)
 //   remote_*                                              cache::RemoteTier
 // The store and the tier count into `cache` (StoreConfig::stats, RemoteTier::open), so the
-// store's flush into the cache folder (`kjit cache stats`) and RuntimeStats read the same table.
+// stats' flush into the cache folder (StoreStats) (`kjit cache stats`) and RuntimeStats read the same table.
 #pragma once
 
 #include <kjit/runtime_config.hpp>

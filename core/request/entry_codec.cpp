@@ -1,6 +1,6 @@
 #include "core/request/entry_codec.hpp"
 
-#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +50,7 @@ cache::Entry to_entry(const CompileResult& r) {
                        {"arch", r.arch.str()},
                        {"options", r.options},  // what `kjit cache ls` tells one file's entries apart by
                        {"kjit", KJIT_VERSION},
-                       {"nvrtc", compile::NvrtcCompiler::version()},
+                       {"nvrtc", compile::NvrtcInfo::version()},
                        {"compile_ms", r.compile_ms},
                        {"created", std::chrono::duration_cast<std::chrono::seconds>(
                                        std::chrono::system_clock::now().time_since_epoch())

@@ -4,10 +4,11 @@
 
 #include "core/system/at_fork.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 #include "core/link/nvjitlink_linker.hpp"
 #include "core/trace/nvtx.hpp"
 #include "core/trace/phase.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,7 +54,7 @@ PreparedLink PreparedLink::make(const Link& link, const compile::NormalizedOptio
   // nvJitLink's version is taken to be the toolkit's (NVRTC's): asking libnvJitLink means loading
   // it, which costs milliseconds, more than a whole disk hit. A link made by an nvJitLink of
   // another version is not cached (link() checks).
-  out.request.key = CacheKey::compute_link(link, out.options, arch, keys, compile::NvrtcCompiler::version(), fields);
+  out.request.key = CacheKey::compute_link(link, out.options, arch, keys, compile::NvrtcInfo::version(), fields);
   out.description = Program(link.name(), fmt::format("// nvJitLink link of:\n// {}\n", fmt::join(part_names(link), "\n// ")));
   return out;
 }
@@ -94,11 +95,11 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
                                   arch.str(), link::NvJitLinker::version(), fmt::join(prepared.options, " "),
                                   out.error_log, fmt::join(names, ", ")));
     }
-    if (const std::string v = link::NvJitLinker::version(); v != compile::NvrtcCompiler::version()) {
+    if (const std::string v = link::NvJitLinker::version(); v != compile::NvrtcInfo::version()) {
       keep = false;
       service.log(LogLevel::info, fmt::format("linked {} with nvJitLink {}, NVRTC is {}: the result is not cached (its "
                                               "key names the toolkit's version)", link.name(), v,
-                                              compile::NvrtcCompiler::version()));
+                                              compile::NvrtcInfo::version()));
     }
     CompileResult result;
     result.program_name = link.name();

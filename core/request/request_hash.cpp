@@ -1,6 +1,6 @@
 #include "core/request/request_hash.hpp"
 
-#include "core/compile/option_fields.hpp"
+#include "core/compile/options/option_fields.hpp"
 
 #include <type_traits>
 

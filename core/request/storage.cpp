@@ -17,11 +17,12 @@ Storage::Storage(const RuntimeConfig& config, Counters& counters, Log log, syste
   // Entries are executable code: a folder someone else may write into is not read (the store
   // checks it when it opens it: cache/dir_trust).
   // A folder not made yet is made by the first write (the worker's, for a remote hit).
-  auto store = std::make_unique<cache::Store>(cache::StoreConfig{
+  auto folder = std::make_shared<cache::StoreFolder>(cache::StoreConfig{
       m_cache_dir, config.cache_max_size,
       config.cache_shared ? cache::DirSharing::group : cache::DirSharing::private_to_user, &m_counters.cache, true});
-  if (auto trusted = store->trusted()) {
-    m_store = std::move(store);
+  if (auto trusted = folder->trusted()) {
+    m_store = std::make_unique<cache::Store>(folder);
+    m_stats = std::make_unique<cache::StoreStats>(folder);
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
     // A folder the user named and kjit cannot use is an error where the config asks for it: the
@@ -157,7 +158,7 @@ void Storage::schedule_flush() {
   system::Background::Job job;
   job.run = [this] {
     m_flush_queued = false;
-    m_store->flush_stats(cache::Store::k_background_lock_wait);  // the destructor's flush catches up
+    m_stats->flush(cache::StoreFolder::k_background_lock_wait);  // the destructor's flush catches up
   };
   job.drop = [this] { m_flush_queued = false; };  // the destructor flushes what is left
   m_background.post(std::move(job));
@@ -290,7 +291,7 @@ void Storage::store_entry(const cache::Key& key, const std::string& bytes) {
 }
 
 void Storage::flush() {
-  if (m_store) m_store->flush_stats();
+  if (m_stats) m_stats->flush();
 }
 
 }  // namespace kjit::request

@@ -21,7 +21,8 @@
 #include "core/cache/key.hpp"
 #include "core/cache/remote/remote_tier.hpp"
 #include "core/cache/store.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/cache/store_stats.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/request/cache_key.hpp"
 #include "core/request/counters.hpp"
 #include "core/system/background.hpp"
@@ -77,9 +78,6 @@ public:
   const std::string& cache_dir() const { return m_cache_dir; }
   // Where an entry lives, for the -v line: its file, or "not kept (no cache)".
   std::string entry_place(const cache::Key& key) const;
-  cache::Store* store() { return m_store.get(); }
-  const cache::Store* store() const { return m_store.get(); }
-  cache::RemoteTier* remote() { return m_remote.get(); }
 
   // Writes the store's counters into the cache directory's persistent stats (on this thread).
   void flush();
@@ -105,7 +103,8 @@ private:
   system::Background& m_background;
   std::atomic<bool> m_flush_queued{false};
   std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
-  std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
+  std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled (or its folder refused)
+  std::unique_ptr<cache::StoreStats> m_stats;  // its folder's persistent stats: null with m_store
   std::atomic<bool> m_warned_store{false};
   std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
 };

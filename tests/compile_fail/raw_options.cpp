@@ -2,7 +2,7 @@
 // where it takes them normalized once (compile::NormalizedOptions, which only normalize() makes),
 // which must not compile: no part below the facade can normalize a request a second time, or
 // be given one that was never normalized.
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/request/compile_service.hpp"
 
 kjit::request::PreparedRequest prepare(const kjit::Program& program, const kjit::CompileOptions& raw) {

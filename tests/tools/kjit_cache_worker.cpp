@@ -11,10 +11,11 @@
 //       get random keys until STOP_FILE exists (60 s at most); exit 1 on anything but a correct
 //       hit or a miss.
 //   kjit_cache_worker stats DIR GETS
-//       GETS gets of absent keys and one put, then flush_stats.
+//       GETS gets of absent keys and one put, then StoreStats::flush.
 //   kjit_cache_worker hold DIR KEY_INDEX
 //       takes the key's lock, prints "locked", and sleeps until killed.
 #include "core/cache/store.hpp"
+#include "core/cache/store_stats.hpp"
 #include "tests/unit/test_cache_support.hpp"
 
 #include <fmt/format.h>
@@ -142,11 +143,12 @@ int stats(int argc, char** argv) {
   if (!store.put(key, test::test_entry(key, 100)).stored) return 1;
   if (store.get(key).outcome != cache::GetResult::Outcome::hit) return 1;
   ++store.stats().hits;
-  if (auto flushed = store.flush_stats(); !flushed) {
+  cache::StoreStats persistent(store.folder());
+  if (auto flushed = persistent.flush(); !flushed) {
     std::fprintf(stderr, "%s\n", flushed.error().message.c_str());
     return 1;
   }
-  return store.flush_stats() ? 0 : 1;  // a second flush adds nothing
+  return persistent.flush() ? 0 : 1;  // a second flush adds nothing
 }
 
 int hold(int argc, char** argv) {

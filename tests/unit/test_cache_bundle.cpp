@@ -8,6 +8,7 @@
 #include "core/cache/store.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -121,9 +122,9 @@ TEST_SUITE("Bundle") {
       REQUIRE(g.outcome == GetResult::Outcome::hit);
       CHECK(test::entry_matches(*g.entry, k));
     }
-    CHECK(b.verify().damaged.empty());
-    CHECK(b.usage().entries == keys.size());
-    CHECK_FALSE(b.read_note("import").value().has_value());  // no journal left
+    CHECK(kjit::test::maintenance_of(b).verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(b).usage().entries == keys.size());
+    CHECK_FALSE(kjit::test::notes_of(b).read("import").value().has_value());  // no journal left
 
     auto again = import_bundle(b, file, {});
     REQUIRE(again);
@@ -168,7 +169,7 @@ TEST_SUITE("Bundle") {
       auto r = import_bundle_bytes(c, bad, {.verify = verify_with(ci), .source = "m in http://x"});
       REQUIRE_FALSE(r);
       CHECK(r.error().message.find("the bundle m in http://x is refused") == 0);
-      CHECK(c.list().empty());
+      CHECK(kjit::test::maintenance_of(c).list().empty());
     }
   }
 
@@ -177,7 +178,7 @@ TEST_SUITE("Bundle") {
     Fixture f;
     Store a = f.store("a");
     const auto keys = f.fill(a, 20);
-    const auto before = a.list();
+    const auto before = kjit::test::maintenance_of(a).list();
     BundleExportOptions o;
     std::set<std::string> picked;
     o.pick = [&](const EntryInfo& e) { return e.key.bytes[0] % 2 == 0; };
@@ -193,7 +194,7 @@ TEST_SUITE("Bundle") {
     for (const Key& k : keys) even += k.bytes[0] % 2 == 0;
     CHECK(r->manifest.entries == even);
     CHECK(picked.size() == even);
-    const auto after = a.list();
+    const auto after = kjit::test::maintenance_of(a).list();
     REQUIRE(after.size() == before.size());
     for (std::size_t i = 0; i < after.size(); ++i) CHECK(after[i].last_use == before[i].last_use);
   }
@@ -310,7 +311,7 @@ TEST_SUITE("Bundle") {
     REQUIRE(journal);
     CHECK(journal->entries == keys.size());
     CHECK(journal->source == file);
-    CHECK(b.verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(b).verify().damaged.empty());
 
     // Another bundle's import reports it, and leaves it unfinished (not resumed).
     Store c = f.store("c");
@@ -363,8 +364,8 @@ TEST_SUITE("Bundle") {
     auto changed = import_bundle(c, file, {.checked = [&](const BundleManifest&) { flip_byte(file, last_byte); }});
     REQUIRE_FALSE(changed);
     CHECK(changed.error().message.find("changed while it was imported") != std::string::npos);
-    CHECK(c.verify().damaged.empty());
-    CHECK(c.list().size() == keys.size() - 1);
+    CHECK(kjit::test::maintenance_of(c).verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(c).list().size() == keys.size() - 1);
     CHECK(read_import_journal(c));  // unfinished: the next import says so
   }
 }

@@ -10,6 +10,7 @@
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -143,7 +144,7 @@ TEST_SUITE("dir_trust") {
     CHECK_FALSE(prepare_trusted_dir(fallback, DirSharing::group));
     {
       Store store({.dir = fallback, .sharing = DirSharing::group});
-      CHECK_FALSE(store.trusted());
+      CHECK_FALSE(store.folder()->trusted());
       CHECK_FALSE(store.put(test::test_key(1), test::test_entry(test::test_key(1), 100)).stored);
     }
     CHECK(std::filesystem::is_empty(tmp / "docs"));
@@ -162,16 +163,16 @@ TEST_SUITE("dir_trust") {
     const mode_t old = ::umask(022);
     {
       Store store({.dir = dir.string(), .sharing = DirSharing::group});
-      REQUIRE(store.trusted());
+      REQUIRE(store.folder()->trusted());
       const auto key = test::test_key(3);
       REQUIRE(store.put(key, test::test_entry(key, 500)).stored);
       auto lock = store.lock(key, std::chrono::seconds(1), {}, std::chrono::seconds(1));
       REQUIRE(lock);
       CHECK(mode_of(dir / "locks") == 02770);
-      CHECK(mode_of(store.lock_path(key)) == 0660);
+      CHECK(mode_of(store.folder()->lock_path(key)) == 0660);
       lock->release();
       store.get(key);
-      REQUIRE(store.flush_stats());
+      REQUIRE(kjit::test::stats_of(store).flush());
       CHECK(mode_of(dir) == 02770);
       CHECK(mode_of(store.entry_path(key).parent_path()) == 02770);
       CHECK(mode_of(store.entry_path(key)) == 0660);

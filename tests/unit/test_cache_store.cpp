@@ -6,6 +6,7 @@
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
 #include "tests/unit/test_cache_support.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -181,7 +182,7 @@ TEST_SUITE("Store") {
     const auto before = mtime_ns(path);
     REQUIRE(store.get(key).outcome == Outcome::hit);
     CHECK(mtime_ns(path) > before + 23ll * 3600 * 1'000'000'000);
-    const auto info = store.list();
+    const auto info = kjit::test::maintenance_of(store).list();
     REQUIRE(info.size() == 1);
     CHECK(info[0].last_use > std::chrono::system_clock::now() - 1h);
   }
@@ -244,7 +245,7 @@ TEST_SUITE("Store") {
     CHECK(g.message.find("records key " + planted.hex()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(store.entry_path(mine)));  // removed: the next request compiles
     std::filesystem::copy_file(store.entry_path(planted), store.entry_path(mine));
-    const VerifyResult v = store.verify();
+    const VerifyResult v = kjit::test::maintenance_of(store).verify();
     CHECK(v.ok == 1);
     REQUIRE(v.damaged.size() == 1);
     CHECK(v.damaged[0].second.find("not the key of its file name") != std::string::npos);
@@ -276,19 +277,19 @@ TEST_SUITE("Store") {
   TEST_CASE("list, usage and replacing an entry") {
     TempDir tmp;
     Store store({.dir = tmp / "cache", .max_size = 0});
-    CHECK(store.usage() == Usage{0, 0});
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{0, 0});
     std::uint64_t total = 0;
     for (int i = 0; i < 20; ++i) {
       REQUIRE(store.put(test_key(i), test_entry(test_key(i), 100 + i)).stored);
       total += std::filesystem::file_size(store.entry_path(test_key(i)));
     }
-    CHECK(store.usage() == Usage{20, total});
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{20, total});
     // Replacing counts the new size, not a second entry.
     const auto old_size = std::filesystem::file_size(store.entry_path(test_key(0)));
     REQUIRE(store.put(test_key(0), test_entry(test_key(0), 5000)).stored);
     total = total - old_size + std::filesystem::file_size(store.entry_path(test_key(0)));
-    CHECK(store.usage() == Usage{20, total});
-    const auto entries = store.list();
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{20, total});
+    const auto entries = kjit::test::maintenance_of(store).list();
     CHECK(entries.size() == 20);
     std::uint64_t listed = 0;
     for (const auto& e : entries) {
@@ -298,7 +299,7 @@ TEST_SUITE("Store") {
     CHECK(listed == total);
     // A deleted counter is recounted.
     std::filesystem::remove(tmp / "cache" / "usage");
-    CHECK(store.usage() == Usage{20, total});
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{20, total});
   }
 
   TEST_CASE("over the limit, a put evicts least recently used entries down to 90%") {
@@ -315,7 +316,7 @@ TEST_SUITE("Store") {
       REQUIRE(store.put(k, test_entry(k, 10000)).stored);
       set_mtime(store.entry_path(k), now - std::chrono::hours(100 - i));
     }
-    CHECK(store.usage().entries == 10);
+    CHECK(kjit::test::maintenance_of(store).usage().entries == 10);
     REQUIRE(store.get(a).outcome == Outcome::hit);
     const PutResult put = store.put(test_key(50), test_entry(test_key(50), 10000));
     REQUIRE(put.stored);
@@ -325,8 +326,8 @@ TEST_SUITE("Store") {
     CHECK(store.get(test_key(2)).outcome == Outcome::miss);
     CHECK(store.get(a).outcome == Outcome::hit);
     CHECK(store.get(test_key(50)).outcome == Outcome::hit);
-    CHECK(store.usage() == Usage{9, 9 * entry_size});
-    CHECK(store.list().size() == 9);
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{9, 9 * entry_size});
+    CHECK(kjit::test::maintenance_of(store).list().size() == 9);
     CHECK(store.stats().snapshot().evictions == 2);
   }
 
@@ -350,15 +351,15 @@ TEST_SUITE("Store") {
       set_mtime(store.entry_path(test_key(i)), now - std::chrono::hours(24 * (10 - i)));  // key 9 newest
     }
     const auto size = std::filesystem::file_size(store.entry_path(test_key(0)));
-    PruneResult r = store.prune(0, std::chrono::hours(24 * 3 + 1));  // older than ~3 days
+    PruneResult r = kjit::test::maintenance_of(store).prune(0, std::chrono::hours(24 * 3 + 1));  // older than ~3 days
     CHECK(r.removed_entries == 7);
     CHECK(r.kept_entries == 3);
     CHECK(store.get(test_key(6)).outcome == Outcome::miss);
     CHECK(store.get(test_key(7)).outcome == Outcome::hit);
-    r = store.prune(size * 2);
+    r = kjit::test::maintenance_of(store).prune(size * 2);
     CHECK(r.removed_entries == 1);
     CHECK(r.kept_bytes == size * 2);
-    CHECK(store.usage() == Usage{2, size * 2});
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{2, size * 2});
     // Key 7 was hit a moment ago, so it survives; key 8 (untouched) does not.
     CHECK(store.get(test_key(8)).outcome == Outcome::miss);
     CHECK(store.get(test_key(7)).outcome == Outcome::hit);
@@ -381,15 +382,15 @@ TEST_SUITE("Store") {
     kjit::test::write_file(tmp / "cache" / "locks" / "stale.lock", "");
     auto held = store.lock(test_key(2), 1s);
     REQUIRE(held);
-    store.prune(0);
+    kjit::test::maintenance_of(store).prune(0);
     CHECK_FALSE(std::filesystem::exists(shard / ".tmp.old.kjit.abcdefgh"));
     CHECK(std::filesystem::exists(shard / ".tmp.new.kjit.abcdefgh"));
     CHECK_FALSE(std::filesystem::exists(tmp / "cache" / ".tmp.stats.abcdefgh"));
     CHECK(std::filesystem::exists(tmp / "cache" / ".tmp.stats.ijklmnop"));
     CHECK_FALSE(std::filesystem::exists(tmp / "cache" / "locks" / "stale.lock"));
-    CHECK(std::filesystem::exists(store.lock_path(test_key(2))));
+    CHECK(std::filesystem::exists(store.folder()->lock_path(test_key(2))));
     CHECK_FALSE(store.lock(test_key(2), 0ms));  // still held, still excludes
-    CHECK(store.list().size() == 1);
+    CHECK(kjit::test::maintenance_of(store).list().size() == 1);
   }
 
   TEST_CASE("clear removes every entry and temporary, keeps stats") {
@@ -397,17 +398,17 @@ TEST_SUITE("Store") {
     Store store({.dir = tmp / "cache", .max_size = 0});
     for (int i = 0; i < 30; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 100)).stored);
     store.stats().hits.fetch_add(1);  // as the compile service counts a request's hit
-    REQUIRE(store.flush_stats());
+    REQUIRE(kjit::test::stats_of(store).flush());
     kjit::test::write_file(store.entry_path(test_key(0)).parent_path() / ".tmp.x.kjit.12345678", "x");
     kjit::test::write_file(tmp / "cache" / ".tmp.stats.12345678", "x");
     kjit::test::write_file(store.entry_path(test_key(5)), "");  // a zero-length (damaged) entry goes too
-    const PruneResult r = store.clear();
+    const PruneResult r = kjit::test::maintenance_of(store).clear();
     CHECK(r.removed_entries == 30);
     CHECK(r.kept_entries == 0);
-    CHECK(store.list().empty());
+    CHECK(kjit::test::maintenance_of(store).list().empty());
     CHECK_FALSE(any_temp(tmp / "cache"));
-    CHECK(store.usage() == Usage{0, 0});
-    CHECK(store.read_persistent_stats().hits == 1);
+    CHECK(kjit::test::maintenance_of(store).usage() == Usage{0, 0});
+    CHECK(kjit::test::stats_of(store).read().hits == 1);
     CHECK(store.get(test_key(1)).outcome == Outcome::miss);
     REQUIRE(store.put(test_key(1), test_entry(test_key(1), 100)).stored);  // shard folders come back
     CHECK(store.get(test_key(1)).outcome == Outcome::hit);
@@ -422,15 +423,15 @@ TEST_SUITE("Store") {
     bytes[40] ^= 1;
     kjit::test::write_file(bad1, bytes);
     kjit::test::write_file(bad2, "");
-    const VerifyResult v = store.verify();
+    const VerifyResult v = kjit::test::maintenance_of(store).verify();
     CHECK(v.ok == 8);
     REQUIRE(v.damaged.size() == 2);
     std::set<std::filesystem::path> damaged{v.damaged[0].first, v.damaged[1].first};
     CHECK(damaged == std::set<std::filesystem::path>{bad1, bad2});
     CHECK_FALSE(std::filesystem::exists(bad1));
     CHECK_FALSE(std::filesystem::exists(bad2));
-    CHECK(store.usage().entries == 8);
-    CHECK(store.verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(store).usage().entries == 8);
+    CHECK(kjit::test::maintenance_of(store).verify().damaged.empty());
   }
 
   TEST_CASE("lock: per key, bounded, with progress") {
@@ -443,16 +444,17 @@ TEST_SUITE("Store") {
     const auto timed_out = store.lock(test_key(1), 300ms, [&](std::chrono::milliseconds) { ++calls; }, 20ms);
     REQUIRE_FALSE(timed_out);
     CHECK(calls >= 2);
-    CHECK(timed_out.error().message.find(store.lock_path(test_key(1)).string()) != std::string::npos);
+    CHECK(timed_out.error().message.find(store.folder()->lock_path(test_key(1)).string()) != std::string::npos);
     CHECK(timed_out.error().timed_out());
     a->release();
-    CHECK_FALSE(std::filesystem::exists(store.lock_path(test_key(1))));  // no lock files pile up
+    CHECK_FALSE(std::filesystem::exists(store.folder()->lock_path(test_key(1))));  // no lock files pile up
     CHECK(store.lock(test_key(1), 0ms));
   }
 
   TEST_CASE("threads sharing one Store: every get is a correct hit or a miss") {
     TempDir tmp;
     Store store({.dir = tmp / "cache", .max_size = 200'000});
+    StoreStats flushed(store.folder());
     std::atomic<int> bad{0};
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
@@ -467,14 +469,14 @@ TEST_SUITE("Store") {
           } else if (auto lock = store.lock(key, 5s); !store.put(key, test_entry(key, 8000)).stored) {
             ++bad;
           }
-          if (i % 50 == 0) store.flush_stats();
+          if (i % 50 == 0) (void)flushed.flush();
         }
       });
     }
     for (auto& t : threads) t.join();
     CHECK(bad == 0);
-    CHECK(store.verify().damaged.empty());
-    CHECK(store.usage().bytes <= 200'000);
+    CHECK(kjit::test::maintenance_of(store).verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(store).usage().bytes <= 200'000);
   }
 
   // #42 item 6: a fresh process whose first request the remote tier answers made the folder
@@ -483,20 +485,20 @@ TEST_SUITE("Store") {
     TempDir tmp;
     const auto dir = tmp / "cache";
     Store store({.dir = dir.string(), .create_when_writing = true});
-    CHECK(store.trusted());
+    CHECK(store.folder()->trusted());
     CHECK_FALSE(std::filesystem::exists(dir));
     const Key key = test_key(11);
     CHECK(store.get(key).outcome == Outcome::miss);
     CHECK(store.get_in_place(key).outcome == Outcome::miss);
-    CHECK(store.list().empty());
-    CHECK(store.usage().entries == 0);
-    CHECK(store.verify().ok == 0);
-    CHECK(store.read_persistent_stats() == StatsSnapshot{});
-    auto note = store.read_note("import");
+    CHECK(kjit::test::maintenance_of(store).list().empty());
+    CHECK(kjit::test::maintenance_of(store).usage().entries == 0);
+    CHECK(kjit::test::maintenance_of(store).verify().ok == 0);
+    CHECK(kjit::test::stats_of(store).read() == StatsSnapshot{});
+    auto note = kjit::test::notes_of(store).read("import");
     REQUIRE(note);
     CHECK_FALSE(note->has_value());
-    CHECK(store.remove_note("import"));
-    CHECK(store.prune(0).removed_entries == 0);
+    CHECK(kjit::test::notes_of(store).remove("import"));
+    CHECK(kjit::test::maintenance_of(store).prune(0).removed_entries == 0);
     CHECK_FALSE(std::filesystem::exists(dir));  // reading and maintenance made nothing
 
     const mode_t old = ::umask(0);
@@ -510,14 +512,14 @@ TEST_SUITE("Store") {
     const GetResult hit = store.get(key);
     REQUIRE(hit.outcome == Outcome::hit);
     CHECK(entry_matches(*hit.entry, key));
-    CHECK(store.usage().entries == 1);
+    CHECK(kjit::test::maintenance_of(store).usage().entries == 1);
   }
 
   TEST_CASE("create_when_writing: a folder that exists, or whose parent does not, is made and checked at once") {
     TempDir tmp;
     {
       Store store({.dir = (tmp / "a/b/cache").string(), .create_when_writing = true});  // parents missing
-      CHECK(store.trusted());
+      CHECK(store.folder()->trusted());
       CHECK(std::filesystem::is_directory(tmp / "a/b/cache"));
     }
     // A parent without a write bit (as /proc): made now (root) or refused now, never deferred.
@@ -525,20 +527,20 @@ TEST_SUITE("Store") {
     ::chmod((tmp / "closed").c_str(), 0555);
     {
       Store store({.dir = (tmp / "closed/cache").string(), .create_when_writing = true});
-      CHECK((std::filesystem::is_directory(tmp / "closed/cache") || !store.trusted()));
+      CHECK((std::filesystem::is_directory(tmp / "closed/cache") || !store.folder()->trusted()));
     }
     std::filesystem::create_directory(tmp / "open");
     ::chmod((tmp / "open").c_str(), 0777);  // writable by everyone: refused when the Store is made
     Store refused({.dir = (tmp / "open").string(), .create_when_writing = true});
-    REQUIRE_FALSE(refused.trusted());
-    CHECK(refused.trusted().error().message.find("writable by every user") != std::string::npos);
+    REQUIRE_FALSE(refused.folder()->trusted());
+    CHECK(refused.folder()->trusted().error().message.find("writable by every user") != std::string::npos);
   }
 
   TEST_CASE("create_when_writing: a folder planted before the first write is checked by that write and refused") {
     TempDir tmp;
     const auto dir = tmp / "cache";
     Store store({.dir = dir.string(), .create_when_writing = true});
-    REQUIRE(store.trusted());
+    REQUIRE(store.folder()->trusted());
     std::filesystem::create_directory(dir);
     ::chmod(dir.c_str(), 0777);
     const Key key = test_key(12);
@@ -546,9 +548,9 @@ TEST_SUITE("Store") {
     CHECK_FALSE(put.stored);
     CHECK(put.message.find("writable by every user") != std::string::npos);
     CHECK(files_under(dir).empty());
-    REQUIRE_FALSE(store.trusted());  // refused from now on, as if refused when made
+    REQUIRE_FALSE(store.folder()->trusted());  // refused from now on, as if refused when made
     CHECK_FALSE(store.lock(key, 1s));
-    CHECK_FALSE(store.flush_stats());
+    CHECK_FALSE(kjit::test::stats_of(store).flush());
     CHECK(store.get(key).outcome == Outcome::miss);
   }
 
@@ -572,8 +574,8 @@ TEST_SUITE("Store") {
       REQUIRE(r.outcome == Outcome::hit);
       CHECK(entry_matches(*r.entry, key));
     }
-    CHECK(store.usage().entries == 8);
-    CHECK(store.verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(store).usage().entries == 8);
+    CHECK(kjit::test::maintenance_of(store).verify().damaged.empty());
   }
 
   TEST_CASE("read-only cache directory: hits still served, put fails clearly and leaves nothing") {
@@ -640,7 +642,7 @@ TEST_SUITE("Store") {
     CHECK_FALSE(any_temp(dir));
     Store store({.dir = dir});
     CHECK_FALSE(std::filesystem::exists(store.entry_path(test_key(1))));
-    CHECK(store.verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(store).verify().damaged.empty());
   }
 }
 
@@ -665,7 +667,7 @@ TEST_SUITE("Store") {
       if (std::filesystem::exists(store.entry_path(test_key(1)))) out += "a partial entry was published; ";
       if (!store.put(test_key(2), test_entry(test_key(2), 1000)).stored) out += "a small put after ENOSPC failed; ";
       if (store.get(test_key(2)).outcome != Outcome::hit) out += "the small entry did not hit; ";
-      if (!store.verify().damaged.empty()) out += "verify found damage; ";
+      if (!kjit::test::maintenance_of(store).verify().damaged.empty()) out += "verify found damage; ";
       return out;
     });
     if (failures.starts_with("skip:")) {
@@ -674,23 +676,24 @@ TEST_SUITE("Store") {
     CHECK_MESSAGE(failures.empty(), failures);
   }
 
-  TEST_CASE("flush_stats adds only what was not flushed yet") {
+  TEST_CASE("StoreStats::flush adds only what was not flushed yet") {
     TempDir tmp;
     Store store({.dir = tmp / "cache"});
+    StoreStats stats(store.folder());
     // Misses as the compile service counts them (a lookup counts none).
     store.stats().misses += 2;
-    REQUIRE(store.flush_stats());
-    REQUIRE(store.flush_stats());
-    CHECK(store.read_persistent_stats().misses == 2);
+    REQUIRE(stats.flush());
+    REQUIRE(stats.flush());
+    CHECK(stats.read().misses == 2);
     ++store.stats().misses;
-    REQUIRE(store.flush_stats());
-    CHECK(store.read_persistent_stats().misses == 3);
+    REQUIRE(stats.flush());
+    CHECK(stats.read().misses == 3);
     Store other({.dir = tmp / "cache"});
     ++other.stats().misses;
-    REQUIRE(other.flush_stats());
-    CHECK(store.read_persistent_stats().misses == 4);
-    REQUIRE(store.reset_persistent_stats());
-    CHECK(store.read_persistent_stats() == StatsSnapshot{});
+    REQUIRE(kjit::test::stats_of(other).flush());
+    CHECK(kjit::test::stats_of(store).read().misses == 4);
+    REQUIRE(kjit::test::stats_of(store).reset());
+    CHECK(kjit::test::stats_of(store).read() == StatsSnapshot{});
   }
 
   // #30 item 7: a read-only cache used to be reported as cleaned ("removed it", "damaged (removed)").
@@ -724,13 +727,13 @@ TEST_SUITE("Store") {
       if (g.message.find("could not remove " + damaged_path + " (Permission denied)") == std::string::npos) {
         out += "get does not say what it could not remove: " + g.message + "; ";
       }
-      const VerifyResult v = store.verify();
+      const VerifyResult v = kjit::test::maintenance_of(store).verify();
       if (v.ok != 1 || v.damaged.size() != 1) out += "verify did not find one good and one damaged entry; ";
       if (v.not_removed.size() != 1 || v.not_removed[0].path != damaged_path ||
           v.not_removed[0].why != "Permission denied") {
         out += "verify does not list the damaged entry it could not remove; ";
       }
-      const PruneResult c = store.clear();
+      const PruneResult c = kjit::test::maintenance_of(store).clear();
       if (c.removed_entries != 0) out += "clear counts removals it did not make; ";
       if (c.not_removed.size() != 2 || c.kept_entries != 2) out += "clear does not list the two entries it kept; ";
       return out;

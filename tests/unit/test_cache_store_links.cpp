@@ -5,6 +5,7 @@
 
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -81,28 +82,28 @@ TEST_SUITE("Store") {
     const fs::path shard = dir / "cache" / "ff";
     fs::remove_all(shard);
     fs::create_directory_symlink(victim, shard);
-    const auto listed = store.list_with_skipped();
+    const auto listed = kjit::test::maintenance_of(store).list_with_skipped();
     for (const auto& e : listed.entries) CHECK(e.path.string().find("/ff/") == std::string::npos);
     CHECK(mentions(listed.skipped, shard));
     CHECK(mentions(listed.skipped, shard, 1));  // once, not once per file behind it
-    CHECK(listed.entries.size() == store.list().size());
-    auto v = store.verify();
+    CHECK(listed.entries.size() == kjit::test::maintenance_of(store).list().size());
+    auto v = kjit::test::maintenance_of(store).verify();
     CHECK(v.damaged.empty());
     CHECK(v.ok == listed.entries.size());
     CHECK(mentions(v.skipped, shard));
-    CHECK(store.usage().entries == listed.entries.size());  // the recount counts nothing behind the link
-    auto p0 = store.prune(0, std::chrono::seconds(0));  // no size bound, every entry old enough
+    CHECK(kjit::test::maintenance_of(store).usage().entries == listed.entries.size());  // the recount counts nothing behind the link
+    auto p0 = kjit::test::maintenance_of(store).prune(0, std::chrono::seconds(0));  // no size bound, every entry old enough
     CHECK(mentions(p0.skipped, shard));
     CHECK(p0.removed_entries == listed.entries.size());
     for (std::uint64_t i = 200; i < 204; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 4000)).stored);
-    auto p = store.prune(1);
+    auto p = kjit::test::maintenance_of(store).prune(1);
     CHECK(mentions(p.skipped, shard));
     CHECK(p.kept_entries == 0);
     for (std::uint64_t i = 300; i < 304; ++i) REQUIRE(store.put(test_key(i), test_entry(test_key(i), 4000)).stored);
-    auto c = store.clear();
+    auto c = kjit::test::maintenance_of(store).clear();
     CHECK(mentions(c.skipped, shard));
     CHECK(c.removed_entries > 0);
-    CHECK(store.list().empty());
+    CHECK(kjit::test::maintenance_of(store).list().empty());
     CHECK(listed.entries.size() > 0);
     CHECK(snapshot(victim) == before);  // byte for byte
     CHECK(fs::is_symlink(shard));       // left alone
@@ -128,24 +129,24 @@ TEST_SUITE("Store") {
     const fs::path lock_link2 = dir / "cache" / "locks" / (test_key(100).hex() + ".lock");
     fs::create_symlink(victim / (test_key(100).hex() + ".lock"), lock_link2);
     const auto before = snapshot(victim);
-    auto l = store.list_with_skipped();
+    auto l = kjit::test::maintenance_of(store).list_with_skipped();
     CHECK(mentions(l.skipped, link));
     for (const auto& e : l.entries) CHECK(e.path != link);
-    auto v = store.verify();
+    auto v = kjit::test::maintenance_of(store).verify();
     CHECK(v.damaged.empty());  // the damaged file outside is not read through the link
     CHECK(mentions(v.skipped, link));
-    auto p = store.prune(0, std::chrono::seconds(0));
+    auto p = kjit::test::maintenance_of(store).prune(0, std::chrono::seconds(0));
     CHECK(mentions(p.skipped, link));
     CHECK(mentions(p.skipped, temp_link));
     CHECK(mentions(p.skipped, lock_link));
     CHECK(mentions(p.skipped, lock_link2));
     CHECK(p.removed_entries > 0);  // the real entries went
-    auto c = store.clear();
+    auto c = kjit::test::maintenance_of(store).clear();
     CHECK(mentions(c.skipped, link));
     CHECK(mentions(c.skipped, temp_link));
     CHECK(mentions(c.skipped, lock_link));
     CHECK(mentions(c.skipped, lock_link2));
-    CHECK(store.list().empty());
+    CHECK(kjit::test::maintenance_of(store).list().empty());
     CHECK(fs::is_symlink(link));
     CHECK(fs::is_symlink(temp_link));
     CHECK(fs::is_symlink(lock_link));
@@ -161,10 +162,10 @@ TEST_SUITE("Store") {
     fs::remove_all(locks);
     fs::create_directory_symlink(victim, locks);
     const auto before = snapshot(victim);
-    auto p = store.prune(0, std::chrono::seconds(0));
+    auto p = kjit::test::maintenance_of(store).prune(0, std::chrono::seconds(0));
     CHECK(mentions(p.skipped, locks));
     CHECK(p.removed_entries == 3);
-    auto c = store.clear();
+    auto c = kjit::test::maintenance_of(store).clear();
     CHECK(mentions(c.skipped, locks));
     CHECK(fs::is_symlink(locks));
     CHECK(snapshot(victim) == before);

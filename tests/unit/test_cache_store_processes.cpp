@@ -4,6 +4,7 @@
 
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -59,7 +60,7 @@ TEST_SUITE("Store") {
     CHECK(compiles.size() == k_keys);
     for (int k = 0; k < k_keys; ++k) CHECK_MESSAGE(compiles[test_key(k).hex()] == 1, "key ", k);
     Store store({.dir = dir});
-    const VerifyResult v = store.verify();
+    const VerifyResult v = kjit::test::maintenance_of(store).verify();
     CHECK(v.ok == k_keys);
     CHECK(v.damaged.empty());
     for (int k = 0; k < k_keys; ++k) {
@@ -67,7 +68,7 @@ TEST_SUITE("Store") {
       REQUIRE(r.outcome == GetResult::Outcome::hit);
       CHECK(kjit::test::entry_matches(*r.entry, test_key(k)));
     }
-    CHECK(store.usage().entries == k_keys);
+    CHECK(kjit::test::maintenance_of(store).usage().entries == k_keys);
     const bool lock_files_left = std::filesystem::exists(dir / "locks") && !std::filesystem::is_empty(dir / "locks");
     CHECK_FALSE(lock_files_left);
   }
@@ -102,21 +103,21 @@ TEST_SUITE("Store") {
     }
     CHECK(damaged_runs == 0);  // rename publishes atomically: a kill never leaves a torn entry
     Store store({.dir = dir});
-    const VerifyResult v = store.verify();
+    const VerifyResult v = kjit::test::maintenance_of(store).verify();
     CHECK(v.damaged.empty());
     CHECK(v.ok == k_keys);
     // Killed writers may leave temporaries: they are not entries, and prune removes them once stale.
-    CHECK(store.list().size() == k_keys);
+    CHECK(kjit::test::maintenance_of(store).list().size() == k_keys);
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
       if (e.path().filename().string().starts_with(".tmp.")) {
         std::filesystem::last_write_time(e.path(), std::filesystem::file_time_type::clock::now() - 1h);
       }
     }
-    store.prune(0);
+    kjit::test::maintenance_of(store).prune(0);
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
       CHECK_FALSE(e.path().filename().string().starts_with(".tmp."));
     }
-    CHECK(store.list().size() == k_keys);
+    CHECK(kjit::test::maintenance_of(store).list().size() == k_keys);
   }
 
   TEST_CASE("a lock held by a live, stuck process: waiters give up at the bound and compile themselves") {
@@ -177,9 +178,9 @@ TEST_SUITE("Store") {
     }
     CHECK(evicted >= k_keys - 40);  // 160 new keys went in, and the store never holds more than 40
     CHECK(hits > 0);
-    CHECK(store.verify().damaged.empty());
-    CHECK(store.usage().bytes <= entry_size * 40);
-    CHECK(store.list().size() <= 40);
+    CHECK(kjit::test::maintenance_of(store).verify().damaged.empty());
+    CHECK(kjit::test::maintenance_of(store).usage().bytes <= entry_size * 40);
+    CHECK(kjit::test::maintenance_of(store).list().size() <= 40);
   }
 
   TEST_CASE("persistent stats accumulate across processes") {
@@ -190,7 +191,7 @@ TEST_SUITE("Store") {
       REQUIRE_MESSAGE(wait_for(pid, 30s) == 0, output_of(tmp / "out"));
     }
     Store store({.dir = dir});
-    const StatsSnapshot s = store.read_persistent_stats();
+    const StatsSnapshot s = kjit::test::stats_of(store).read();
     CHECK(s.misses == 10);
     CHECK(s.hits == 2);
     CHECK(s.bytes_written > 200);

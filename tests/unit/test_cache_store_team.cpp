@@ -8,6 +8,7 @@
 #include "tests/unit/test_cache_support.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -116,7 +117,7 @@ TEST_SUITE("Store") {
     // team's group as the team rules allow.
     auto made = as_user(k_member, [&]() -> std::string {
       Store store(team_config(dir));
-      if (!store.trusted()) return "the team cache is refused: " + store.trusted().error().message;
+      if (!store.folder()->trusted()) return "the team cache is refused: " + store.folder()->trusted().error().message;
       if (!store.put(test::test_key(9), test::test_entry(test::test_key(9), 64)).stored) return "first put failed";
       if (!store.lock(test::test_key(9), 1s)) return "first lock failed";
       if (!store.put(fifo_entry_key, test::test_entry(fifo_entry_key, 64)).stored) return "second put failed";
@@ -145,7 +146,7 @@ TEST_SUITE("Store") {
     // `kjit cache stats` reads. Each returns (a failure is fine: nothing is waited on).
     auto member = as_user(k_member, [&]() -> std::string {
       Store store(team_config(dir));
-      if (!store.trusted()) return "the team cache is refused: " + store.trusted().error().message;
+      if (!store.folder()->trusted()) return "the team cache is refused: " + store.folder()->trusted().error().message;
       std::string problems;
       if (store.get(fifo_entry_key).outcome == GetResult::Outcome::hit) problems += "a FIFO entry was a hit; ";
       auto lock = store.lock(fifo_lock_key, 2s);
@@ -156,13 +157,13 @@ TEST_SUITE("Store") {
       store.stats().hits.fetch_add(3);
       if (!store.put(put_key, test::test_entry(put_key, 128)).stored) problems += "put failed; ";
       if (store.get(put_key).outcome != GetResult::Outcome::hit) problems += "no hit after the put; ";
-      auto flushed = store.flush_stats(2s);
+      auto flushed = kjit::test::stats_of(store).flush(2s);
       if (flushed) problems += "the stats were flushed into a FIFO; ";
       else if (flushed.error().message.find("not a regular file") == std::string::npos) {
         problems += "flush: " + flushed.error().message + "; ";
       }
-      (void)store.read_persistent_stats();
-      (void)store.usage();
+      (void)kjit::test::stats_of(store).read();
+      (void)kjit::test::maintenance_of(store).usage();
       return problems;
     }, 60s);
     REQUIRE_MESSAGE(member.status.has_value(), "the member's process hung on a FIFO (killed after 60 s)");
@@ -242,7 +243,7 @@ TEST_SUITE("Store") {
     // The member compiles: every lock, held a moment as a compile holds it, then released.
     auto member = as_user(k_member, [&]() -> std::string {
       Store store(team_config(dir));
-      if (!store.trusted()) return "the team cache is refused: " + store.trusted().error().message;
+      if (!store.folder()->trusted()) return "the team cache is refused: " + store.folder()->trusted().error().message;
       // Compiles for about 3 s (the race needs both on a CPU at once; no time is asserted).
       const auto until = std::chrono::steady_clock::now() + 3s;
       for (std::uint64_t i = 0; std::chrono::steady_clock::now() < until; ++i) {

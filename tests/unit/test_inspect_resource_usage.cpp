@@ -4,7 +4,7 @@
 
 #include "support/helpers.hpp"
 
-#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 #include <doctest/doctest.h>
 
@@ -103,7 +103,7 @@ ptxas info    : Function properties for _Z1hf
     }
     int major = 0, minor = 0;
     REQUIRE(std::sscanf(kjit::nvrtc_version().c_str(), "%d.%d", &major, &minor) == 2);
-    CHECK(kjit::compile::NvrtcCompiler::has_own_cache() == (major > 12 || (major == 12 && minor >= 9)));
+    CHECK(kjit::compile::NvrtcInfo::has_own_cache() == (major > 12 || (major == 12 && minor >= 9)));
   }
 
   TEST_CASE("inspect::ResourceUsage: a virtual arch is refused: ptxas does not run") {

@@ -9,6 +9,7 @@
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -53,11 +54,11 @@ TEST_SUITE("CompileService") {
       CHECK(r.has_cubin());
       key = r.key;
       service.drain();  // the worker ran: the entry is on b's disk
-      REQUIRE(service.store() != nullptr);
       const auto parsed = kjit::cache::Key::from_hex(key);
       REQUIRE(parsed);
-      CHECK(service.store()->get_in_place(*parsed).outcome == kjit::cache::GetResult::Outcome::hit);
-      CHECK(service.store()->usage().entries == 1);  // and counted
+      kjit::cache::Store disk({(dir / "b").string()});  // another look at b's folder
+      CHECK(disk.get_in_place(*parsed).outcome == kjit::cache::GetResult::Outcome::hit);
+      CHECK(kjit::test::maintenance_of(disk).usage().entries == 1);  // and counted
       struct stat st{};
       REQUIRE(::stat((dir / "b").c_str(), &st) == 0);
       CHECK((st.st_mode & 07777) == 0700);
@@ -79,13 +80,15 @@ TEST_SUITE("CompileService") {
     REQUIRE(r.outcome == kjit::Outcome::compiled);
     const auto key = kjit::cache::Key::from_hex(r.key);
     REQUIRE(key);
-    // The one thing the request path does itself: the next process needs this entry.
-    CHECK(service.store()->get_in_place(*key).outcome == kjit::cache::GetResult::Outcome::hit);
+    // The one thing the request path does itself: the next process needs this entry. The usage
+    // file is the worker's: not written before it ran.
+    kjit::cache::Store disk({(dir / "cache").string()});
+    CHECK(disk.get_in_place(*key).outcome == kjit::cache::GetResult::Outcome::hit);
     service.drain();
-    const kjit::cache::Usage usage = service.store()->usage();
+    CHECK(std::filesystem::exists(dir / "cache" / "usage"));
+    const kjit::cache::Usage usage = kjit::test::maintenance_of(disk).usage();
     CHECK(usage.entries == 1);
     CHECK(usage.bytes > r.cubin.size());
-    CHECK(service.background().counts().started);
   }
 
   TEST_CASE("the counters are flushed at Runtime destruction hits included") {
@@ -100,7 +103,7 @@ TEST_SUITE("CompileService") {
       for (int i = 0; i < 3; ++i) CHECK(rt.compile(p, k_sm90).outcome == kjit::Outcome::hit);
     }  // hits queue no flush: the destruction writes them
     kjit::cache::Store store({(dir / "cache").string()});
-    const kjit::cache::StatsSnapshot s = store.read_persistent_stats();
+    const kjit::cache::StatsSnapshot s = kjit::test::stats_of(store).read();
     CHECK(s.compiles == 1);
     CHECK(s.hits == 3);
     CHECK(s.misses == 1);

@@ -3,7 +3,7 @@
 // returns, always_compile asks no tier, and entries of kjit's own go through the same tiers.
 #include <kjit/kjit.hpp>
 
-#include "core/compile/option_marshalling.hpp"
+#include "core/compile/options/option_marshalling.hpp"
 #include "core/request/storage.hpp"
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"

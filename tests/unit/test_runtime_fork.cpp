@@ -8,6 +8,7 @@
 #include "core/cache/store.hpp"
 #include "support/temp_dir.hpp"
 #include "tests/unit/test_cache_support.hpp"
+#include "support/store_parts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -67,7 +68,7 @@ pid_t fork_compiler(kjit::Runtime& rt, const std::string& tag) {
 // The store's persistent count of compiles in `cache`.
 std::uint64_t persistent_compiles(const std::filesystem::path& cache) {
   kjit::cache::Store store({cache.string()});
-  return store.read_persistent_stats().compiles;
+  return kjit::test::stats_of(store).read().compiles;
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 // lines, every name the fast path's scan reports, the template kernels, the text without comments
 // and each kernel's parameter names. Where they differ, the difference must be one this file
 // explains (a construct only the lexer reads right); any other fails, naming file and reader.
-#include "core/compile/include_scanner.hpp"
+#include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/source/kernel_declarations.hpp"
 #include "core/compile/source/lexer.hpp"
-#include "core/compile/source_scan.hpp"
-#include "core/compile/template_kernels.hpp"
+#include "core/compile/scan/source_scan.hpp"
+#include "core/compile/scan/template_kernels.hpp"
 #include "support/old_source_readers.hpp"
 
 #include <doctest/doctest.h>

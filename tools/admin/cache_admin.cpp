@@ -1,18 +1,13 @@
-// kjit::Cache over cache::Store.
+// kjit::Cache over a cache folder's parts (cache::StoreFolder: its maintenance and persistent stats).
 #include <kjit/tools/cache.hpp>
 #include <kjit/error.hpp>
 
 #include "tools/admin/cache_impl.hpp"
 
-#include "core/system/units.hpp"
-#include "core/cache/remote/remote_store.hpp"
-#include "core/cache/remote_list.hpp"
-#include "core/cache/config.hpp"
-#include "core/base/environment.hpp"
-#include "core/cache/store.hpp"
-#include "core/cache/entry.hpp"
-#include "core/system/file_io.hpp"
-#include "core/tune/decision.hpp"
+#include "core/spi/base.hpp"
+#include "core/spi/cache.hpp"
+#include "core/spi/system.hpp"
+#include "core/spi/tune.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -29,17 +24,17 @@ Cache::~Cache() = default;
 Cache::Cache(Cache&&) noexcept = default;
 Cache& Cache::operator=(Cache&&) noexcept = default;
 
-std::filesystem::path Cache::dir() const { return m_impl->store.config().dir; }
+std::filesystem::path Cache::dir() const { return m_impl->folder->config().dir; }
 
 CacheStats Cache::stats() {
-  auto& store = m_impl->trusted();
-  cache::StatsSnapshot s = store.read_persistent_stats();
-  cache::Usage u = store.usage();
+  auto& folder = m_impl->trusted();
+  cache::StatsSnapshot s = folder.stats.read();
+  cache::Usage u = folder.maintenance.usage();
   CacheStats out;
   out.dir = dir();
   out.entries = u.entries;
   out.bytes = u.bytes;
-  out.max_size = store.config().max_size;
+  out.max_size = folder.folder->config().max_size;
 #define KJIT_COPY_COUNTER(name) out.name = s.name;
   KJIT_CACHE_COUNTERS(KJIT_COPY_COUNTER)
 #undef KJIT_COPY_COUNTER
@@ -105,7 +100,7 @@ void describe(CacheEntryInfo& info, const cache::Key& key) {
 }  // namespace
 
 CacheListResult Cache::list_with_skipped() const {
-  auto l = m_impl->trusted().list_with_skipped();
+  auto l = m_impl->trusted().maintenance.list_with_skipped();
   CacheListResult out;
   for (const auto& e : l.entries) {
     CacheEntryInfo info{e.key.hex(), e.path, e.size, e.last_use, {}, {}, {}};
@@ -118,7 +113,7 @@ CacheListResult Cache::list_with_skipped() const {
 
 std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
   std::vector<CacheTuningInfo> out;
-  for (const auto& e : m_impl->trusted().list_with_skipped().entries) {
+  for (const auto& e : m_impl->trusted().maintenance.list_with_skipped().entries) {
     const system::FileContent f = system::read_file(e.path);
     if (!f.ok()) continue;  // removed meanwhile
     auto d = tune::decode_decision(e.key, f.bytes);
@@ -131,20 +126,20 @@ std::vector<CacheTuningInfo> Cache::tuning_decisions() const {
 }
 
 CacheVerifyResult Cache::verify() {
-  auto v = m_impl->trusted().verify();
-  m_impl->store.flush_stats();
+  auto v = m_impl->trusted().maintenance.verify();
+  m_impl->stats.flush();
   return {v.ok, v.damaged, skipped_of(v.skipped), not_removed_of(v.not_removed)};
 }
 
 CachePruneResult Cache::prune(std::optional<std::uint64_t> max_size, std::optional<std::chrono::seconds> older_than) {
-  auto p = m_impl->trusted().prune(max_size.value_or(m_impl->store.config().max_size), older_than);
-  m_impl->store.flush_stats();
+  auto p = m_impl->trusted().maintenance.prune(max_size.value_or(m_impl->folder->config().max_size), older_than);
+  m_impl->stats.flush();
   return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped),
           not_removed_of(p.not_removed)};
 }
 
 CachePruneResult Cache::clear() {
-  auto p = m_impl->trusted().clear();
+  auto p = m_impl->trusted().maintenance.clear();
   return {p.removed_entries, p.removed_bytes, p.kept_entries, p.kept_bytes, skipped_of(p.skipped),
           not_removed_of(p.not_removed)};
 }

@@ -6,11 +6,8 @@
 
 #include <kjit/runtime.hpp>
 
-#include "core/cache/bundle.hpp"
-#include "core/system/file_io.hpp"
-#include "core/cache/remote_list.hpp"
-#include "core/cache/remote/remote_store.hpp"
-#include "core/cache/remote/signer.hpp"
+#include "core/spi/cache.hpp"
+#include "core/spi/system.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -177,7 +174,7 @@ CacheImportResult import_result(const cache::BundleImportResult& r, const cache:
   if (r.evicted > 0) {
     out.warnings.push_back(fmt::format("the cache's budget ({} bytes) evicted {} entries during the import: raise "
                                        "KJIT_CACHE_MAX_SIZE to keep the whole bundle",
-                                       store.config().max_size, r.evicted));
+                                       store.folder()->config().max_size, r.evicted));
   }
   return out;
 }
@@ -227,10 +224,10 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
 }  // namespace
 
 CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const CacheExportOptions& options) {
-  cache::Store& store = m_impl->trusted();
+  cache::Store& store = m_impl->trusted().store;
   const std::optional<cache::Signer> signer = signer_of(options.keys);
   auto r = cache::export_bundle(store, file.string(), export_options(options, signer));
-  store.flush_stats();
+  m_impl->stats.flush();
   if (!r) throw IoError(r.error().message);
   CacheExportResult out = export_result(*r);
   out.file = file;
@@ -238,12 +235,12 @@ CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const 
 }
 
 CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExportOptions& options) {
-  cache::Store& store = m_impl->trusted();
+  cache::Store& store = m_impl->trusted().store;
   const std::optional<cache::Signer> signer = signer_of(options.keys);
   OpenedRemote remote = open_remote_bundle(to);
   std::string bytes;
   auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
-  store.flush_stats();
+  m_impl->stats.flush();
   if (!r) throw IoError(r.error().message);
   if (auto put = remote.store->put(remote.value_name, bytes, std::chrono::milliseconds(0)); !put) {
     throw IoError(fmt::format("writing {}: {}", remote.shown, put.error().message));
@@ -254,16 +251,16 @@ CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExport
 }
 
 CacheImportResult Cache::import_bundle(const std::filesystem::path& file, const CacheImportOptions& options) {
-  cache::Store& store = m_impl->trusted();
+  cache::Store& store = m_impl->trusted().store;
   const std::optional<cache::Signer> signer = signer_of(options.keys);
   auto r = cache::import_bundle(store, file.string(), import_options(options, signer));
-  store.flush_stats();
+  m_impl->stats.flush();
   if (!r) throw IoError(r.error().message);
   return import_result(*r, store);
 }
 
 CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImportOptions& options) {
-  cache::Store& store = m_impl->trusted();
+  cache::Store& store = m_impl->trusted().store;
   const std::optional<cache::Signer> signer = signer_of(options.keys);
   OpenedRemote remote = open_remote_bundle(from);
   auto got = remote.store->get(remote.value_name, k_max_remote_bundle);
@@ -272,7 +269,7 @@ CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImpo
   cache::BundleImportOptions o = import_options(options, signer);
   o.source = remote.source;
   auto r = cache::import_bundle_bytes(store, **got, o);
-  store.flush_stats();
+  m_impl->stats.flush();
   if (!r) throw IoError(r.error().message);
   return import_result(*r, store);
 }

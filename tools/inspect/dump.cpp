@@ -1,5 +1,5 @@
 // write_dump: everything one compile produced, in one folder per program and key.
-#include "core/system/file_io.hpp"
+#include "core/spi/system.hpp"
 #include "tools/inspect/dump_hook.hpp"
 #include "tools/inspect/inspect_json.hpp"
 

@@ -1,6 +1,6 @@
 #include "tools/inspect/function_names.hpp"
 
-#include "core/driver/symbols.hpp"
+#include "core/spi/driver.hpp"
 
 #include <kjit/error.hpp>
 

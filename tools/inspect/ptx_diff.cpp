@@ -1,6 +1,6 @@
 // diff(): two builds of a program compared function by function: summary deltas and a
 // unified diff of the normalized (or raw) PTX; DiffResult renders as text and JSON.
-#include "core/driver/symbols.hpp"
+#include "core/spi/driver.hpp"
 #include "tools/inspect/function_names.hpp"
 #include "tools/inspect/inspect_json.hpp"
 #include "tools/inspect/ptx_parser.hpp"

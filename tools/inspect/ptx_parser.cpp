@@ -1,6 +1,6 @@
 // parse_ptx and PtxModule's lookups: PTX text -> module-level statements and functions.
 #include "tools/inspect/ptx_parser.hpp"
-#include "core/compile/kernel_types.hpp"
+#include "core/spi/compile.hpp"
 
 #include "tools/inspect/ptx_text.hpp"
 

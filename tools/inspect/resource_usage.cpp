@@ -6,9 +6,8 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/inspect.hpp>
 
-#include "core/driver/cubin_info.hpp"
-#include "core/driver/module_access.hpp"
-#include "core/compile/option_marshalling.hpp"
+#include "core/spi/compile.hpp"
+#include "core/spi/driver.hpp"
 #include <kjit/module.hpp>
 #include <kjit/device.hpp>
 

@@ -1,6 +1,6 @@
 // SASS through the CUDA toolkit's disassemblers (nvdisasm, else cuobjdump -sass), run on the
 // cubin written to a temporary file.
-#include "core/base/toolkit_location.hpp"
+#include "core/spi/base.hpp"
 #include "tools/inspect/command.hpp"
 #include "tools/inspect/function_names.hpp"
 #include "tools/inspect/ptx_text.hpp"

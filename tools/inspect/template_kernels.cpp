@@ -1,5 +1,5 @@
 // kjit::inspect::template_kernels: compile/'s scan of a source for its template kernels.
-#include "core/compile/template_kernels.hpp"
+#include "core/spi/compile.hpp"
 
 #include <kjit/tools/inspect.hpp>
 

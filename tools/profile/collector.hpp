@@ -10,7 +10,7 @@
 #include <kjit/tools/profile.hpp>
 
 #include "tools/profile/recording.hpp"
-#include "core/trace/phase.hpp"
+#include "core/spi/trace.hpp"
 
 #include <atomic>
 #include <cstdint>

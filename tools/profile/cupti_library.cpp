@@ -1,8 +1,6 @@
 #include "tools/profile/cupti_library.hpp"
 
-#include "core/base/dynamic_library.hpp"
-#include "core/base/environment.hpp"
-#include "core/base/toolkit_location.hpp"
+#include "core/spi/base.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "tools/profile/metric_config.hpp"
 
-#include "core/base/edit_distance.hpp"
+#include "core/spi/base.hpp"
 
 #include <kjit/error.hpp>
 

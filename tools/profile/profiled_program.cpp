@@ -6,8 +6,8 @@
 #include <kjit/device.hpp>
 #include <kjit/tools/profile.hpp>
 
-#include "core/system/file_io.hpp"
-#include "core/base/environment.hpp"
+#include "core/spi/base.hpp"
+#include "core/spi/system.hpp"
 #include "tools/profile/cupti_library.hpp"
 #include "tools/profile/metric_names.hpp"
 #include "tools/profile/metric_session.hpp"

@@ -4,9 +4,9 @@
 #include <kjit/error.hpp>
 #include <kjit/tools/profile.hpp>
 
-#include "core/system/file_io.hpp"
-#include "core/base/default_log.hpp"
-#include "core/trace/nvtx.hpp"
+#include "core/spi/base.hpp"
+#include "core/spi/system.hpp"
+#include "core/spi/trace.hpp"
 #include "tools/profile/chrome_trace.hpp"
 #include "tools/profile/collector.hpp"
 #include "tools/profile/summary.hpp"

@@ -4,7 +4,7 @@
 // one by hand.
 #pragma once
 
-#include "core/trace/phase.hpp"
+#include "core/spi/trace.hpp"
 
 #include <cstdint>
 #include <string>

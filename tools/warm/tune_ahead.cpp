@@ -6,10 +6,9 @@
 #include <kjit/manifest.hpp>
 #include <kjit/tools/tune_ahead.hpp>
 
-#include "core/base/source_file.hpp"
-#include "core/loader/kernel_request.hpp"
-#include "core/tune/report.hpp"
-#include "core/tune/synthetic_arguments.hpp"
+#include "core/spi/base.hpp"
+#include "core/spi/loader.hpp"
+#include "core/spi/tune.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,8 +5,8 @@
 #include <kjit/manifest.hpp>
 #include <kjit/tools/warm.hpp>
 
-#include "core/base/source_file.hpp"
-#include "core/loader/kernel_request.hpp"
+#include "core/spi/base.hpp"
+#include "core/spi/loader.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

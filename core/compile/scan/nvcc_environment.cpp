@@ -1,0 +1,58 @@
+#include "core/compile/scan/nvcc_environment.hpp"
+
+#include "core/compile/scan/include_scanner.hpp"
+#include "core/compile/scan/source_scan.hpp"
+#include "core/compile/headers/standard_headers.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <unordered_set>
+#include <vector>
+
+namespace kjit::compile {
+namespace {
+
+// Words of the environment's headers that declare nothing: the language's and the
+// preprocessor's, and the execution spaces.
+constexpr std::array<std::string_view, 31> k_not_declared = {
+    "bool",     "char",   "class",    "const",   "constexpr", "define",    "defined",  "double",
+    "else",     "endif",  "float",    "if",      "ifdef",     "ifndef",    "inline",   "int",
+    "long",     "namespace", "noexcept", "once", "pragma",    "return",    "short",    "static",
+    "struct",   "template", "typedef", "unsigned", "using", "__host__", "__device__"};
+
+// Every other identifier of __kjit_nvcc.h and the kjit headers it includes.
+std::unordered_set<std::string> environment_names() {
+  std::unordered_set<std::string> names;
+  const auto& files = standard_header_files();
+  std::vector<std::string_view> work{k_nvcc_environment_header};
+  std::set<std::string_view> seen;
+  while (!work.empty()) {
+    const std::string_view name = work.back();
+    work.pop_back();
+    if (!seen.insert(name).second) continue;
+    const auto it = std::find_if(files.begin(), files.end(), [name](const auto& f) { return f.first == name; });
+    if (it == files.end()) continue;
+    const std::string content(it->second);
+    first_name(content, [&names](std::string_view id) {
+      if (std::find(k_not_declared.begin(), k_not_declared.end(), id) == k_not_declared.end()) names.emplace(id);
+      return false;
+    });
+    for (const auto& [spelling, quoted] : IncludeScanner::include_lines(content)) {
+      const auto inc = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == spelling; });
+      if (inc != files.end()) work.push_back(inc->first);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string NvccEnvironment::name_used(std::string_view text) {
+  static const std::unordered_set<std::string> names = environment_names();
+  return std::string(first_name(text, [](std::string_view id) {
+    return id == k_macro_include || names.count(std::string(id)) != 0;
+  }));
+}
+
+}  // namespace kjit::compile

@@ -1,0 +1,4 @@
+// A fixture: a core internal.
+#pragma once
+
+int low();
