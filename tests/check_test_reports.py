@@ -112,7 +112,7 @@ def labels(args, tests):
 # (kernels_src/ and kernels::Kernels<T>); and the facade's own tests (core/runtime.cpp's Runtime),
 # by name: a test of another room through the Runtime is named after that room.
 NOT_FOLDER_PREFIXES = {"bench", "kernels"}
-FACADE_TESTS = {"test_runtime.cpp", "test_runtime_fork.cpp"}
+FACADE_TESTS = {"test_runtime.cpp", "test_runtime_fork.cpp", "test_runtime_prepare.cpp"}
 CASE_BODY_RETURN = re.compile(r"^    if \((.*)\) return;")
 
 

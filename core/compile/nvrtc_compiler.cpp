@@ -21,6 +21,7 @@
 
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -453,8 +454,15 @@ std::optional<std::string> source_named(const Program& program, const std::strin
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_started{false};  // compile() called in this process
+}  // namespace
+
+bool NvrtcCompiler::started() noexcept { return g_started.load(std::memory_order_relaxed); }
+
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir, FastPath fast) {
+  g_started.store(true, std::memory_order_relaxed);
   const std::string& name = program.name();
   check_no_nul_in(program, arguments);
   NvrtcCall call = prepare_call(program, arguments, pch_dir, fast);

@@ -57,6 +57,9 @@ public:
   static bool has_own_cache();
   // Real archs NVRTC can compile to (75, 80, ..., 120).
   static std::vector<int> supported_archs();
+  // Whether compile() has been called in this process (NvrtcPreparation skips its own compile
+  // once a real one has begun: that one does NVRTC's first-compile set-up itself).
+  static bool started() noexcept;
   // The toolkit's include dirs (CUDA headers and CCCL), found once.
   static const std::vector<std::filesystem::path>& toolkit_include_dirs();
 };

@@ -26,12 +26,15 @@ except ImportError as _e:  # a libkjit that links NVRTC, and none on the loader'
         raise
     from . import _kjit  # noqa: E402
 
-try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
-    _kjit.nvrtc_version()
-except _kjit.UnavailableError:  # none: pip's CUDA packages; else the first compile says where it looked
-    from . import _nvrtc
-    if _nvrtc.load_from_pip():
-        _kjit.nvrtc_version()
+# libkjit opens NVRTC on a thread of its own, now (kjit.prepare; KJIT_PREPARE=off: at the first compile): the
+# toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's, then pip's CUDA packages.
+from . import _nvrtc  # noqa: E402
+for _library in _nvrtc.candidates():
+    _kjit.add_nvrtc_fallback(_library)
+try:
+    _kjit.prepare_as_configured()
+except _kjit.UsageError:  # a KJIT_* value libkjit cannot read: the Runtime that reads it says which
+    pass
 
 from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,
@@ -64,8 +67,14 @@ __all__ = [
     "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
     "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
     "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program", "info", "raw",
+    "supported_archs", "synchronize", "read_program", "info", "raw", "prepare",
 ]
+
+
+def prepare(wait=False):
+    """Makes NVRTC ready on a thread of libkjit's (kjit::prepare): `import kjit` does it already unless
+    KJIT_PREPARE=off; wait=True returns when it is done. No output changes."""
+    _kjit.prepare(bool(wait))
 
 
 def info():
