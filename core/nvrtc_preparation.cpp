@@ -9,6 +9,8 @@
 #include <kjit/compile_options.hpp>
 #include <kjit/program.hpp>
 
+#include <unistd.h>
+
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -27,22 +29,50 @@ struct Shared {
   std::mutex mutex;
   std::condition_variable changed;
   State state = State::idle;
-  bool in_step = false;  // the thread is inside a step (NVRTC's code, or the loader's)
-  bool exiting = false;  // exit() began: no step begins
+  bool in_step = false;       // the thread is inside a step (NVRTC's code, or the loader's)
+  bool exiting = false;       // exit() began: no step begins
+  bool main_guarded = false;  // the main thread holds a MainThreadExit: the compile step may run
 };
 Shared& shared() {
   static Shared* s = new Shared();
   return *s;
 }
 
-// exit(): no step begins, and the one in flight ends first. Registered before the thread starts and
-// again once libnvrtc is open, so that one registration runs before NVRTC's own static destructors
-// (exit handlers run newest first).
+// exit(): no step begins, and the one in flight ends first.
 void at_exit() noexcept {
   Shared& s = shared();
   std::unique_lock lock(s.mutex);
   s.exiting = true;
   s.changed.wait(lock, [&s] { return !s.in_step; });
+}
+
+// The process's end, seen first. exit() runs the exiting thread's thread_local destructors before
+// any exit handler (glibc's __run_exit_handlers), and an exit handler is too late for a compile in
+// flight: NVRTC registers static objects of its own while it compiles, and those (newer than any
+// handler of kjit's) are destroyed first. So the main thread (a return from main, exit(), Python's
+// end) holds one of these, made by prepare() there, and the empty kernel is compiled only when it
+// does (a program that prepares from another thread gets the other steps). exit() from another
+// thread is met by the exit handlers alone, which stop the steps not begun.
+thread_local bool t_guarded = false;  // this thread holds a MainThreadExit
+
+struct MainThreadExit {
+  MainThreadExit() {
+    Shared& s = shared();
+    std::lock_guard lock(s.mutex);
+    s.main_guarded = true;
+    t_guarded = true;
+  }
+  ~MainThreadExit() {
+    if (::gettid() == ::getpid()) at_exit();
+  }
+  MainThreadExit(const MainThreadExit&) = delete;
+  MainThreadExit& operator=(const MainThreadExit&) = delete;
+};
+
+bool main_guarded() {
+  Shared& s = shared();
+  std::lock_guard lock(s.mutex);
+  return s.main_guarded;
 }
 
 // Runs `f` as one step unless exit() began; false then. What `f` throws is dropped: the first
@@ -84,10 +114,10 @@ void run() noexcept {
   bool opened = false;
   step([&opened] { opened = !base::nvrtc_library_file().empty(); });
   if (opened) {
-    std::atexit(at_exit);  // now after libnvrtc's own: runs before them
+    std::atexit(at_exit);  // now after libnvrtc's constructors' registrations: runs before them
     step([] { base::load_nvrtc_builtins(); });
     step([] { (void)compile::NvrtcCompiler::toolkit_include_dirs(); });
-    if (!compile::NvrtcCompiler::started()) step(compile_empty_kernel);
+    if (!compile::NvrtcCompiler::requested() && main_guarded()) step(compile_empty_kernel);
   }
   Shared& s = shared();
   {
@@ -108,6 +138,7 @@ void register_once() {
            new (&s.changed) std::condition_variable();
            if (s.state == State::running) s.state = State::idle;
            s.in_step = false;
+           s.main_guarded = t_guarded;  // the forking thread is the child's main thread
          }}));
     (void)fork;
     std::atexit(at_exit);
@@ -123,6 +154,10 @@ void NvrtcPreparation::start() noexcept {
     register_once();
   } catch (...) {  // no memory for the handlers: no preparation
     return;
+  }
+  if (::gettid() == ::getpid()) {
+    static thread_local MainThreadExit guard;  // made once, in the main thread
+    (void)guard;
   }
   Shared& s = shared();
   {

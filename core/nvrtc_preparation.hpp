@@ -5,12 +5,15 @@
 // empty kernel compiled to PTX, which loads NVRTC's builtins library and runs NVRTC's
 // once-per-process set-up. What NVRTC makes of that kernel is dropped: nothing is cached, logged
 // or counted, and no key, PTX, cubin or log of any request changes. The compile is skipped when a
-// real one has begun (it does the set-up itself).
+// request has begun by then (a compile does the set-up itself, a hit needs none, and neither
+// should share the CPU with it).
 // Lifecycle: each step is work a fork waits for (system::AtFork::Busy); a forked child has no
-// preparation in flight (its NVRTC is as far as the parent's got) and may start one. At exit a
-// step in flight is waited for (NVRTC's static objects are destroyed then, and a compile must not
-// run into that) and the steps not begun are skipped. Throws nothing: what fails here is said by
-// the first compile, which tries again.
+// preparation in flight (its NVRTC is as far as the parent's got) and may start one. When the main
+// thread exits (a return from main, exit(), Python's end) a step in flight is waited for before any
+// static object is destroyed (NVRTC's go then, some made during a compile) and the steps not begun
+// are skipped; the empty kernel is compiled only when prepare() was called in the main thread once
+// (which arms that), so a program that prepares from another thread gets the other steps. Throws
+// nothing: what fails here is said by the first compile, which tries again.
 #pragma once
 
 namespace kjit {

@@ -1,17 +1,21 @@
 // bench_prepare: what NVRTC's first use costs a program, part by part, and what kjit::prepare()
 // takes off its first compile. No GPU (a named arch). Each row is a fresh process (fork; the
-// parent never touches NVRTC) that does some steps before the clock, then compiles the lecture's
-// square to a cubin with raw NVRTC (--minimal --no-cache, what kjit's fast path asks for), timed:
+// parent never touches NVRTC) that takes some steps, then compiles the lecture's square to a cubin,
+// timed as "first compile". Raw NVRTC rows (--minimal --no-cache, what kjit's fast path asks for):
 //   nothing first              the compile opens libnvrtc itself (the floor: what a program pays)
 //   libnvrtc opened            dlopen + nvrtcVersion before
 //   + builtins                 and libnvrtc-builtins loaded (dlopen, as kjit does before a compile)
 //   + empty kernel to PTX      and an empty kernel compiled to PTX (NVRTC's first-compile set-up)
 //   + empty kernel to a cubin  the same to a cubin (ptxas's set-up too)
 //   kjit::prepare(Wait::yes)   kjit's preparation, waited for
-//   kjit::prepare(), 0 ms      kjit's preparation started just before the compile (a Runtime made
-//                              right before its first request): what it costs when nothing overlaps
-// Rows interleaved; medians of N. "steps" is the time of the steps before the clock, "first
-// compile" the timed compile, "total" both; each against the floor's total.
+// kjit rows (Runtime::compile, cache disabled; the first compile includes making the Runtime):
+//   kjit, KJIT_PREPARE off          the request opens NVRTC (RuntimeConfig::prepare off)
+//   kjit, Runtime made at once      the Runtime's preparation starts as its request does (a
+//                                   program whose first request makes its Runtime): what
+//                                   preparation costs when nothing overlaps it
+//   kjit, kjit::prepare(Wait::yes)  prepared first, as at a program's start
+// Rows interleaved; medians of N. "steps" is the time of the steps before the clock, "total" both;
+// "first / floor" the first compile against the floor's (each section against its own first row).
 //
 //   bench_prepare [--repeats 11] [--arch sm_90]
 #include <kjit/kjit.hpp>
@@ -90,9 +94,9 @@ void load_builtins() {
          RTLD_NOW | RTLD_GLOBAL);
 }
 
-// Fork: `before` (timed as the steps), then the square (timed as the first compile); the
-// figures come back through a pipe.
-Sample in_child(const std::function<void()>& before, const std::vector<std::string>& options) {
+// Fork: `before` (timed as the steps), then `first` (timed as the first compile; false: it
+// failed); the figures come back through a pipe.
+Sample in_child(const std::function<void()>& before, const std::function<bool()>& first) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
@@ -104,7 +108,7 @@ Sample in_child(const std::function<void()>& before, const std::vector<std::stri
     s.steps_ms = (kjit::bench_util::now_us() - t) / 1000;
     t = kjit::bench_util::now_us();
     const double cpu = cpu_ms();
-    if (compile(k_square, options, true)) {
+    if (first()) {
       s.compile_ms = (kjit::bench_util::now_us() - t) / 1000;
       s.compile_cpu_ms = cpu_ms() - cpu;
     }
@@ -143,36 +147,51 @@ int main(int argc, char** argv) {
   struct Row {
     const char* name;
     std::function<void()> before;
+    std::function<bool()> first;
     std::vector<double> steps, compile, cpu;
   };
+  auto raw = [&] { return compile(k_square, options, true); };
+  auto kjit_compile = [&](bool prepare) {
+    return [&arch, prepare] {
+      kjit::RuntimeConfig c;
+      c.cache_disabled = true;
+      c.prepare = prepare;
+      c.log = [](kjit::LogLevel, std::string_view) {};
+      kjit::Runtime rt(c);
+      return !rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::parse(arch)}).cubin.empty();
+    };
+  };
   std::vector<Row> rows = {
-      {"nothing first (the floor)", [] {}, {}, {}, {}},
-      {"libnvrtc opened", [] { open_nvrtc(); }, {}, {}, {}},
-      {"+ builtins", [] { open_nvrtc(); load_builtins(); }, {}, {}, {}},
+      {"nothing first (the floor)", [] {}, raw, {}, {}, {}},
+      {"libnvrtc opened", [] { open_nvrtc(); }, raw, {}, {}, {}},
+      {"+ builtins", [] { open_nvrtc(); load_builtins(); }, raw, {}, {}, {}},
       {"+ empty kernel to PTX",
        [&] {
          open_nvrtc();
          load_builtins();
          compile(empty, {virtual_arch, "--no-cache", "--minimal"}, false);
        },
-       {}, {}, {}},
+       raw, {}, {}, {}},
       {"+ empty kernel to a cubin",
        [&] {
          open_nvrtc();
          load_builtins();
          compile(empty, options, true);
        },
-       {}, {}, {}},
-      {"kjit::prepare(Wait::yes)", [] { kjit::prepare(kjit::Wait::yes); }, {}, {}, {}},
-      {"kjit::prepare(), 0 ms", [] { kjit::prepare(); }, {}, {}, {}},
+       raw, {}, {}, {}},
+      {"kjit::prepare(Wait::yes)", [] { kjit::prepare(kjit::Wait::yes); }, raw, {}, {}, {}},
+      {"kjit, KJIT_PREPARE off", [] {}, kjit_compile(false), {}, {}, {}},
+      {"kjit, Runtime made at once", [] {}, kjit_compile(true), {}, {}, {}},
+      {"kjit, kjit::prepare(Wait::yes)", [] { kjit::prepare(kjit::Wait::yes); }, kjit_compile(true), {}, {}, {}},
   };
+  constexpr std::size_t k_kjit_rows = 6;  // the first kjit row
   int major = 0, minor = 0;
   std::printf("bench_prepare: NVRTC's first use, part by part; the lecture's square to a %s cubin (--minimal), %d "
               "rounds, a fresh process each, %ld cores\n",
               arch.c_str(), repeats, sysconf(_SC_NPROCESSORS_ONLN));
   for (int round = 0; round < repeats; ++round) {
     for (auto& r : rows) {
-      const Sample s = in_child(r.before, options);
+      const Sample s = in_child(r.before, r.first);
       if (s.compile_ms < 0) {
         std::fprintf(stderr, "%s failed\n", r.name);
         return 1;
@@ -185,13 +204,14 @@ int main(int argc, char** argv) {
   nvrtcVersion(&major, &minor);
   std::printf("NVRTC %d.%d (%s)\n", major, minor, kjit::toolkit_paths().nvrtc_library.c_str());
   using kjit::bench_util::median;
-  const double floor = median(rows[0].compile);
-  std::printf("%-28s %10s %16s %14s %10s %14s\n", "row (medians)", "steps ms", "first compile ms", "its CPU ms",
+  std::printf("%-32s %10s %16s %14s %10s %14s\n", "row (medians)", "steps ms", "first compile ms", "its CPU ms",
               "total ms", "first / floor");
-  for (const auto& r : rows) {
+  for (std::size_t n = 0; n < rows.size(); ++n) {
+    const Row& r = rows[n];
+    const double floor = median(rows[n < k_kjit_rows ? 0 : k_kjit_rows].compile);
     std::vector<double> total;
     for (std::size_t i = 0; i < r.steps.size(); ++i) total.push_back(r.steps[i] + r.compile[i]);
-    std::printf("%-28s %10.1f %16.1f %14.1f %10.1f %14.3f\n", r.name, median(r.steps), median(r.compile),
+    std::printf("%-32s %10.1f %16.1f %14.1f %10.1f %14.3f\n", r.name, median(r.steps), median(r.compile),
                 median(r.cpu), median(total), median(r.compile) / floor);
   }
   std::printf("the first compile after kjit::prepare(Wait::yes) against the floor: the cold path a program that "

@@ -455,14 +455,17 @@ std::optional<std::string> source_named(const Program& program, const std::strin
 }  // namespace
 
 namespace {
-std::atomic<bool> g_started{false};  // compile() called in this process
+std::atomic<bool> g_requested{false};  // a request began or compile() was called in this process
 }  // namespace
 
-bool NvrtcCompiler::started() noexcept { return g_started.load(std::memory_order_relaxed); }
+void NvrtcCompiler::note_request() noexcept {
+  if (!g_requested.load(std::memory_order_relaxed)) g_requested.store(true, std::memory_order_relaxed);
+}
+bool NvrtcCompiler::requested() noexcept { return g_requested.load(std::memory_order_relaxed); }
 
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir, FastPath fast) {
-  g_started.store(true, std::memory_order_relaxed);
+  note_request();
   const std::string& name = program.name();
   check_no_nul_in(program, arguments);
   NvrtcCall call = prepare_call(program, arguments, pch_dir, fast);
