@@ -11,7 +11,8 @@
 #   ci      the Python tests as CI runs them (torch and CuPy hidden, no GPU visible), the install
 #           route's ctest, the walls
 #   bench   bench/python/launch_breakdown.py, op_overhead.py and hot_breakdown.py, bench_launch,
-#           bench_prepare, bench_cold, bench_link, bench_remote (Redis and HTTP levels), bench/peers
+#           bench_prepare, bench_cold, bench_link, bench_remote (Redis and HTTP levels; REMOTE_ARGS,
+#           default "21 4 16": runs, fleet processes, kernels), bench/peers
 #           (ROUNDS cold rounds, default 11, WARM_ROUNDS, ONLY=kjit,cupy,...; PEERS=0: none)
 #   pip     pip install ./python with no installed kjit (it builds libkjit itself), then an
 #           import from another folder with the CUDA toolkit hidden (NVRTC from torch's packages)
@@ -80,7 +81,7 @@ if has bench; then
       bin=$(find "$b/bench" -name "$p" -type f -perm -u+x | head -1)
       [ -n "$bin" ] || continue
       echo; echo "== $p"
-      case $p in bench_prepare|bench_cold) "$bin" --repeats "${ROUNDS:-11}" ;; bench_link) "$bin" 31 ;; *) "$bin" 21 4 16 ;; esac
+      case $p in bench_prepare|bench_cold) "$bin" --repeats "${ROUNDS:-11}" ;; bench_link) "$bin" 31 ;; *) "$bin" ${REMOTE_ARGS:-21 4 16} ;; esac
     done; } 2>&1 | tee "$out/bench.txt"
   [ "${PEERS:-1}" = 0 ] || python3 "$src/bench/peers/peers.py" --kjit "$b/bench/bench_peers_kjit" --kjit-python "$b/python" --out "$out/peers" \
     --rounds "${ROUNDS:-11}" --warm-rounds "${WARM_ROUNDS:-7}" --timeout 200 ${ONLY:+--only "$ONLY"} 2>&1 | tail -20

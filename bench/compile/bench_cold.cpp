@@ -9,7 +9,7 @@
 //                               RuntimeConfig::nvrtc_fast on: what a cold load compiles
 //   kjit, fast path off         the same with KJIT_NVRTC_FAST=off
 //   kjit, prepared at start     the fast path on, in a program that called kjit::prepare() at its
-//                               start, 50 ms before its first request (its own start-up: CUDA init,
+//                               start, 100 ms before its first request (its own start-up: CUDA init,
 //                               reading data); the floor opens NVRTC inside its clock (#58)
 // Every NVRTC call has --no-cache (NVRTC 12.9+'s own cache would serve the repeats). Each
 // measurement runs in a process of its own (fork; the parent never touches NVRTC), as a
@@ -96,10 +96,10 @@ Sample raw_nvrtc(const std::vector<std::string>& options) {
 
 Sample kjit_compile(const std::string& arch, bool fast);
 
-// A program that prepares NVRTC at its start and requests its first kernel 50 ms later.
+// A program that prepares NVRTC at its start and requests its first kernel 100 ms later.
 Sample kjit_prepared(const std::string& arch) {
   kjit::prepare();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return kjit_compile(arch, true);
 }
 

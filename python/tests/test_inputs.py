@@ -135,7 +135,7 @@ def test_runtime_options_are_cs_table():
     options = kjit._kjit.runtime_options()
     names = [o["name"] for o in options]
     # Every field of RuntimeConfig but the log callback, each with the KJIT_* variable it mirrors.
-    assert len(names) == 24 and len(set(names)) == 24
+    assert len(names) == 25 and len(set(names)) == 25
     for n in ("cache_dir", "cache_required", "cache_max_size", "lock_timeout", "lock_stale_after", "dump_hits",
               "wait_progress_every", "log_level", "remote_timeout", "remote_ttl", "remote_max_value_size"):
         assert n in names
