@@ -4,9 +4,9 @@
 // first request would open), the toolkit's include folders found (compile::NvrtcCompiler), and one
 // empty kernel compiled to PTX, which loads NVRTC's builtins library and runs NVRTC's
 // once-per-process set-up. What NVRTC makes of that kernel is dropped: nothing is cached, logged
-// or counted, and no key, PTX, cubin or log of any request changes. The compile is skipped when a
-// request has begun by then (a compile does the set-up itself, a hit needs none, and neither
-// should share the CPU with it).
+// or counted, and no key, PTX, cubin or log of any request changes. The steps after the open are
+// skipped once a request has begun (a compile takes them itself, a hit needs none, and a step beside
+// a request slows it: its dlopen holds the loader's locks).
 // Lifecycle: each step is work a fork waits for (system::AtFork::Busy); a forked child has no
 // preparation in flight (its NVRTC is as far as the parent's got) and may start one. When the main
 // thread exits (a return from main, exit(), Python's end) a step in flight is waited for before any
