@@ -4,7 +4,7 @@
 # The CUDA toolkit (NVRTC, headers) is expected in /usr/local/cuda or on CUDAToolkit's search path.
 set -euo pipefail
 packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev libhiredis-dev libssl-dev libsodium-dev libcurl4-openssl-dev redis-server nginx-light
-          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy)
+          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy python3-mypy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -72,21 +72,56 @@ def _stub():
     return ast.parse((PACKAGE / "_kjit.pyi").read_text())
 
 
-def test_the_stub_names_only_what_the_extension_has_and_all_the_package_re_exports():
+def _members(cls):
+    """A stub class's members: its methods and properties, and its annotated attributes."""
+    names = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
+    return names | {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)}
+
+
+def test_the_stub_names_what_the_extension_has_both_ways():
     tree = _stub()
-    declared = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))} - {"__getattr__"}
+    declared = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     missing = sorted(n for n in declared if not hasattr(kjit._kjit, n))
     assert not missing, f"_kjit.pyi declares what the extension lacks: {missing}"
+    # The other way: every name of the extension, the private ones (_current_device) too, is in the stub.
+    public = {n for n in dir(kjit._kjit) if not n.startswith("__")}
+    assert not sorted(public - declared), f"the extension has names _kjit.pyi does not declare: {sorted(public - declared)}"
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         real = getattr(kjit._kjit, cls.name)
+        members = _members(cls)
+        if issubclass(real, BaseException):  # attributes a raise sets on the instance (.log), unseen on the type
+            members = {m for m in members if not any(isinstance(b, ast.AnnAssign) and b.target.id == m for b in cls.body)}
         # Not the dunders: kjit sets some protocol slots on the type itself (a Kernel's subscript), unseen by hasattr.
-        members = {m.name for m in cls.body if isinstance(m, ast.FunctionDef) and not m.name.startswith("__")}
-        members |= {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)}
-        absent = sorted(m for m in members if not hasattr(real, m))
+        absent = sorted(m for m in members if not m.startswith("__") and not hasattr(real, m))
         assert not absent, f"_kjit.pyi: {cls.name} has no {absent}"
+        if "__getattr__" in members or issubclass(real, BaseException):
+            continue  # partial: what it does not list is Any
+        # A class without __getattr__ is whole: each of the type's own members (pybind11's or kjit's) is listed.
+        own = {m for m in vars(real) if not m.startswith("_")}
+        unlisted = sorted(own - members)
+        assert not unlisted, f"_kjit.pyi: {cls.name} lists no {unlisted} (add them, or end the class in __getattr__)"
     exported = {n for n in kjit.__all__ if getattr(kjit, n, None) is getattr(kjit._kjit, n, object())}
     assert not sorted(exported - declared), f"re-exported from the extension but not in _kjit.pyi: {sorted(exported - declared)}"
     assert (PACKAGE / "py.typed").exists()
+
+
+def test_the_stubs_compile_options_are_the_tables_rows():
+    import stub_options
+    fields = kjit._kjit.compile_option_fields()
+    stub = (PACKAGE / "_kjit.pyi").read_text()
+    written = stub_options.block(fields)
+    assert stub_options.current(stub) == written, (
+        "_kjit.pyi's CompileOptions fields are not compile_option_fields()'s rows; rewrite them with "
+        "PYTHONPATH=<build>/python python3 python/tests/stub_options.py --write python/src/kjit/_kjit.pyi\n"
+        f"the rows say:\n{written}")
+    cls = next(n for n in _stub().body if isinstance(n, ast.ClassDef) and n.name == "CompileOptions")
+    fields_in_stub = [m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)]
+    assert fields_in_stub == [f["name"] for f in fields]  # both ways, in the table's order
+    assert "nvcc_environment" in fields_in_stub
+    options = kjit._kjit.CompileOptions()
+    for f in fields:  # each annotated type is the type the binding returns
+        expected = {"str": str, "bool": bool, "int": int, "list[str]": list}[stub_options.KIND_TYPES[f["kind"]]]
+        assert type(getattr(options, f["name"])) is expected, f["name"]
 
 
 def test_nvrtc_is_the_toolkits_and_pip_packages_are_only_a_fallback():

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Sequence
 
 
-def executable():
+def executable() -> str | None:
     """The packaged CLI, or None when this install has none."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kjit")
     return path if os.access(path, os.X_OK) else None
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     path = executable()
     if path is None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 
-loaded = None  # the libnvrtc loaded here from a pip package, for a libkjit that links NVRTC (load_from_pip)
+loaded: str | None = None  # the libnvrtc loaded here from a pip package, for a libkjit that links NVRTC (load_from_pip)
 
 
-def candidates():
+def candidates() -> list[str]:
     """The libnvrtc files of pip's CUDA packages, in order."""
     import importlib.util
-    out = []
+    out: list[str] = []
     spec = importlib.util.find_spec("nvidia")
     for root in (spec.submodule_search_locations or []) if spec else []:
         for sub in ("cu13/lib", "cuda_nvrtc/lib", "cu12/lib"):
@@ -26,7 +26,7 @@ def candidates():
     return out
 
 
-def load_from_pip():
+def load_from_pip() -> str | None:
     """Loads the first of candidates() that opens; its path, or None."""
     import ctypes
     global loaded
