@@ -49,6 +49,7 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
     LinkError,
     NvrtcError,
     Program,
+    Shard,
     Stream,
     UnavailableError,
     UsageError,
@@ -71,10 +72,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentError", "CompileError", "CompileResult", "CudaError", "DriverNotFoundError", "Error", "IoError",
-    "Kernel", "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
-    "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
-    "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program", "info", "raw", "prepare",
+    "Kernel", "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Shard", "Stream", "UnavailableError",
+    "UsageError", "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range",
+    "diff", "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
+    "supported_archs", "synchronize", "read_program", "info", "raw", "prepare", "warm", "merge_bundles",
 ]
 
 
@@ -679,3 +680,22 @@ def resources(what: Program | CompileResult, **options: Any) -> list[dict[str, A
 def sass(result: CompileResult, function: str = "") -> str:
     """SASS of a result's cubin (nvdisasm or cuobjdump must be installed)."""
     return _kjit.sass(result, function)
+
+
+def warm(sources=None, arch=None, jobs=0, shard=None, bundle=None, precompiled_headers=True, **config):
+    """`kjit warm` from Python: compiles every kernel x variant x arch of kernel manifests (folders
+    holding a kjit.json, or kjit.json files; None: the installed kernels_src) into the cache ahead of
+    time. arch: "sm_90", or a list (None: the GPU at hand). shard=(i, n) (or "i/n", "auto", "auto/n",
+    a kjit.Shard) compiles only the items of shard i of n, by their cache keys, as `kjit warm --shard`
+    does; bundle= then writes the entries warmed into that bundle (for kjit.merge_bundles). config:
+    kjit.Runtime's keywords (cache_dir=, remote_cache=, remote_signing_key_file=, ...; the KJIT_*
+    environment otherwise). Returns `kjit --json warm`'s document as a dict ("ok": nothing failed)."""
+    return _kjit.warm([_os.fspath(s) for s in _as_list(sources)], _as_list(arch), jobs, precompiled_headers, shard,
+                      _os.fspath(bundle) if bundle is not None else "", **config)
+
+
+def merge_bundles(inputs, output, **config):
+    """`kjit cache bundle merge`: one bundle of several (each checked whole first), each key once,
+    byte for byte; signed with remote_signing_key_file=/remote_secret_file= (kjit.Runtime's keywords,
+    else KJIT_REMOTE_*), inputs checked with those keys. Returns the merged bundle's manifest."""
+    return _kjit.merge_bundles([_os.fspath(f) for f in _as_list(inputs)], _os.fspath(output), **config)
