@@ -8,7 +8,8 @@
 
 #include "core/cache/bundle.hpp"
 #include "core/system/file_io.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote/signer.hpp"
 
@@ -193,14 +194,31 @@ struct OpenedRemote {
 };
 
 OpenedRemote open_remote_bundle(const RemoteBundle& b) {
+  // A store whose backend keeps whole bundles (its row says so), or a KJIT_REMOTE_CACHE list's
+  // first such level.
+  auto keeps_bundles = [](std::string_view u) {
+    const cache::RemoteBackend* row = cache::remote_backend_of(u);
+    return row != nullptr && row->can.bundles;
+  };
   std::string url = b.url;
-  if (!cache::is_http_url(url)) {  // a KJIT_REMOTE_CACHE list: its first HTTP level
-    if (auto list = cache::parse_remote_list(url); list && !list->levels.empty()) url = list->levels.front().url;
+  if (!keeps_bundles(url)) {
+    if (auto list = cache::parse_remote_list(url)) {
+      for (const cache::RemoteListEntry& level : list->levels) {
+        if (keeps_bundles(level.url)) {
+          url = level.url;
+          break;
+        }
+      }
+    }
   }
-  if (!cache::is_http_url(url)) {
-    throw UsageError(fmt::format("a remote bundle goes to an HTTP store, and \"{}\" names none (expected "
-                                 "http[s]://host[:port][/prefix], or a KJIT_REMOTE_CACHE list with such an entry)",
-                                 cache::redact_url(b.url)));
+  if (!keeps_bundles(url)) {
+    std::string forms;
+    for (const cache::RemoteBackend& row : cache::remote_backends()) {
+      if (row.can.bundles) forms += (forms.empty() ? "" : " or ") + std::string(row.form);
+    }
+    throw UsageError(fmt::format("a remote bundle goes to a store that keeps whole bundles, and \"{}\" names none "
+                                 "(expected {}, or a KJIT_REMOTE_CACHE list with such an entry)",
+                                 cache::redact_url(b.url), forms));
   }
   const bool good_name = !b.name.empty() && b.name.size() <= 200 &&
                          std::all_of(b.name.begin(), b.name.end(), [](char c) {
@@ -216,7 +234,7 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
     credentials = std::move(*c);
   }
   const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
-  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{connect, b.timeout}, credentials);
+  auto store = cache::open_remote_store(url, {cache::RemoteTimeouts{connect, b.timeout}, credentials});
   if (!store) throw UsageError(store.error().message);
   OpenedRemote out{std::move(*store), "kjit:bundle:" + b.name, {}, {}};
   out.source = fmt::format("{} in {}", b.name, out.store->url());
