@@ -354,13 +354,14 @@ struct ExportArgs {
   std::vector<std::string> archs;
 };
 
-// --remote-name NAME: the bundle in the fleet's HTTP store (the first http(s):// entry of --remote
-// or KJIT_REMOTE_CACHE), with its credentials file. Exactly one of FILE and NAME.
+// --remote-name NAME: the bundle in the fleet's HTTP or S3 store (the first entry of --remote or
+// KJIT_REMOTE_CACHE whose backend keeps bundles), with its credentials file. Exactly one of FILE and NAME.
 RemoteBundle remote_bundle(const Context& ctx, const std::string& file, const std::string& name) {
   if (file.empty() == name.empty()) throw UsageError("give the bundle's FILE or --remote-name NAME (one of them)");
   const RuntimeConfig c = ctx.runtime_config();
   if (c.remote_cache.empty()) {
-    throw UsageError("--remote-name: no HTTP store to use: give --remote http(s)://host/prefix or set KJIT_REMOTE_CACHE");
+    throw UsageError("--remote-name: no store to use: give --remote http(s)://host/prefix or s3://bucket/prefix, or set "
+                     "KJIT_REMOTE_CACHE");
   }
   return RemoteBundle{c.remote_cache, name, c.remote_http_auth_file};
 }
@@ -372,8 +373,8 @@ void add_export(CLI::App& cache, Context& ctx) {
                 "with KJIT_REMOTE_SIGNING_KEY_FILE, else KJIT_REMOTE_SECRET_FILE, else unsigned");
   command->add_option("file", args->file, "The bundle to write (replaced whole)");
   command->add_option("--remote-name", args->remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (the first http(s):// entry of "
-                      "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (the first http(s):// or "
+                      "s3:// entry of --remote or KJIT_REMOTE_CACHE)");
   command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
                                              "tuning decisions go along")
       ->delimiter(',')
@@ -415,7 +416,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                 "cache; an import that was killed is reported and finished by the next (exit 1: refused)");
   command->add_option("file", *file, "The bundle to import");
   command->add_option("--remote-name", *remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (as export's --remote-name)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (as export's --remote-name)");
   command->add_flag("--check", *check, "Check the bundle whole and import nothing");
   command->callback([&ctx, file, remote_name, check] {
     CacheImportOptions o;

@@ -14,7 +14,6 @@
 
 #include "support/skip.hpp"
 
-#include <doctest/doctest.h>
 #include <sys/types.h>
 
 #include <cstdlib>
@@ -75,7 +74,8 @@ private:
 }  // namespace kjit::test
 
 // An S3 case that cannot run here skips, saying why; under CI (the test command on a fresh
-// machine, where scripts/install-deps.sh installed the servers) it fails instead.
+// machine, where scripts/install-deps.sh installed the servers) it fails instead (doctest's FAIL:
+// the test file includes doctest).
 #define KJIT_REQUIRE_S3(why_fn)                                            \
   do {                                                                     \
     const std::string kjit_s3_why_ = (why_fn)();                           \
