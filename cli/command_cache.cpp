@@ -487,6 +487,66 @@ void add_keygen(CLI::App& cache, Context& ctx) {
   });
 }
 
+// `kjit cache bundle push|pull REF`: a warm bundle as an OCI artifact in a registry
+// (docs/bundles.md#as-oci-artifacts); credentials from KJIT_REMOTE_HTTP_AUTH_FILE.
+void add_bundle(CLI::App& cache, Context& ctx) {
+  auto* bundle = cache.add_subcommand("bundle", "Warm bundles as OCI artifacts in a registry (push, pull)");
+  bundle->require_subcommand(1);
+  bundle->fallthrough();
+  auto push_ref = std::make_shared<std::string>();
+  auto archs = std::make_shared<std::vector<std::string>>();
+  auto* push = bundle->add_subcommand(
+      "push", "Export the cache's entries as one signed bundle and push it to oci://HOST[:PORT]/REPO:TAG; prints the "
+              "artifact's digest (pull by it)");
+  push->add_option("reference", *push_ref, "oci://HOST[:PORT]/REPO:TAG")->required();
+  push->add_option("--arch", *archs, "Only compile results for these archs (sm_90, repeat or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  push->callback([&ctx, push_ref, archs] {
+    CacheExportOptions o;
+    o.archs = *archs;
+    o.keys = bundle_keys(ctx);
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheExportResult r = open_cache(ctx).export_bundle(RemoteBundle{*push_ref, "", c.remote_http_auth_file}, o);
+    warn_skipped(r.skipped);
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", r.remote}, {"digest", r.digest}, {"size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"skipped", skipped_json(r.skipped)}},
+                 2);
+      return;
+    }
+    fmt::print("pushed {} ({}) to {}: {}, {}\n", entries(r.bundle.entries), human(r.file_size), r.remote, r.digest,
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature);
+  });
+  auto pull_ref = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
+  auto* pull = bundle->add_subcommand(
+      "pull", "Pull a bundle from oci://HOST[:PORT]/REPO@sha256:DIGEST (or :TAG, resolved and printed as its digest), "
+              "check the registry's digests and the bundle whole, then import it (exit 1: refused)");
+  pull->add_option("reference", *pull_ref, "oci://HOST[:PORT]/REPO@sha256:DIGEST or oci://HOST[:PORT]/REPO:TAG")
+      ->required();
+  pull->add_flag("--check", *check, "Check the bundle whole and import nothing");
+  pull->callback([&ctx, pull_ref, check] {
+    CacheImportOptions o;
+    o.keys = bundle_keys(ctx);
+    o.check_only = *check;
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheImportResult r = open_cache(ctx).import_bundle(RemoteBundle{*pull_ref, "", c.remote_http_auth_file}, o);
+    for (const auto& w : r.warnings) {
+      if (ctx.shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}\n", w);
+    }
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", *pull_ref}, {"digest", r.digest}, {"bundle", bundle_json(r.bundle)},
+                                {"imported", !*check}, {"written", r.written}, {"present", r.present},
+                                {"evicted", r.evicted}, {"warnings", r.warnings}},
+                 2);
+      return;
+    }
+    fmt::print("pulled {} ({}): {}, {} written, {} already present{}\n", *pull_ref, r.digest,
+               entries(r.bundle.entries), r.written, r.present, *check ? " (checked only)" : "");
+  });
+}
+
 }  // namespace
 
 void add_cache_commands(CLI::App& app, Context& ctx) {
@@ -502,6 +562,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   add_explain(*cache, ctx);
   add_export(*cache, ctx);
   add_import(*cache, ctx);
+  add_bundle(*cache, ctx);
   add_keygen(*cache, ctx);
 }
 

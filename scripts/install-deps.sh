@@ -4,12 +4,12 @@
 # The CUDA toolkit (NVRTC, headers) is expected in /usr/local/cuda or on CUDAToolkit's search path.
 # The servers the tests start: redis-server, nginx, and the S3 server s3rver (npm: its pinned lock
 # tests/servers/s3rver/package-lock.json, installed with `npm ci` into /opt/kjit-test-servers/s3rver,
-# where tests/support/s3_server.cpp finds it) with Debian's s3cmd beside it. --build-only (the quick
-# start) leaves s3rver out.
+# where tests/support/s3_server.cpp finds it) with Debian's s3cmd beside it, and Debian's
+# docker-registry for the oci:// bundles. --build-only (the quick start) leaves s3rver out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev libhiredis-dev libssl-dev libsodium-dev libcurl4-openssl-dev redis-server nginx-light
-          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy s3cmd)
+          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy s3cmd docker-registry)
 build_only=0
 [ "${1:-}" = "--build-only" ] && build_only=1
 missing=()
@@ -27,6 +27,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # The tests start their own registry on a free loopback port: not the package's service on :5000.
+  if [[ " ${missing[*]} " == *" docker-registry "* ]] && command -v systemctl >/dev/null 2>&1; then
+    $sudo systemctl disable --now docker-registry >/dev/null 2>&1 || true
+  fi
 fi
 [ "$build_only" -eq 1 ] && exit 0
 s3rver=/opt/kjit-test-servers/s3rver

@@ -7,12 +7,10 @@
 // (k_access_key, k_secret) and the buckets it was given, listens on a free 127.0.0.1 port, and
 // is stopped (SIGKILL) with the object; the constructor throws when it cannot start.
 //   - s3_unavailable(): why an S3 case cannot run here, or empty. With CI set (the test command on
-//     a fresh machine), a missing server is a failure of the case, never a skip (KJIT_REQUIRE_S3).
+//     a fresh machine), a missing server is a failure of the case, never a skip (KJIT_REQUIRE_SERVER).
 //   - S3Cmd: Debian's s3cmd, an AWS client of its own, configured for the server (path-style,
 //     SigV4, no TLS): what kjit wrote it reads, and what it writes kjit reads.
 #pragma once
-
-#include "support/skip.hpp"
 
 #include <sys/types.h>
 
@@ -72,15 +70,3 @@ private:
 };
 
 }  // namespace kjit::test
-
-// An S3 case that cannot run here skips, saying why; under CI (the test command on a fresh
-// machine, where scripts/install-deps.sh installed the servers) it fails instead (doctest's FAIL:
-// the test file includes doctest).
-#define KJIT_REQUIRE_S3(why_fn)                                            \
-  do {                                                                     \
-    const std::string kjit_s3_why_ = (why_fn)();                           \
-    if (!kjit_s3_why_.empty()) {                                           \
-      if (std::getenv("CI") != nullptr) FAIL("CI runs the S3 suite: " << kjit_s3_why_); \
-      KJIT_SKIP(kjit_s3_why_);                                             \
-    }                                                                      \
-  } while (0)

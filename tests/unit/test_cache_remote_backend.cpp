@@ -22,7 +22,7 @@ std::string yes_no(bool b) { return b ? "yes" : "no"; }
 // The row as the docs write it: scheme -> the cells after it.
 std::vector<std::string> cells_of(const RemoteBackend& row) {
   return {"`" + std::string(row.form) + "`",
-          row.place == RemotePlace::shard ? "shard" : "level",
+          row.place == RemotePlace::shard ? "shard" : row.place == RemotePlace::level ? "level" : "bundles",
           yes_no(row.can.locks),
           yes_no(row.can.ttl),
           yes_no(row.can.range_reads),
@@ -83,8 +83,15 @@ TEST_SUITE("RemoteBackend") {
       CAPTURE(row.scheme);
       CHECK(row.form.starts_with(std::string(row.scheme) + "://"));
       CHECK(remote_backend_of(row.form) == &row);
-      CHECK(remote_backend_forms().find(row.form) != std::string::npos);
       const std::string address = std::string(row.scheme) + (row.scheme == "unix" ? ":///run/r.sock" : "://host-a/x");
+      if (row.place == RemotePlace::bundles) {  // no place in KJIT_REMOTE_CACHE: refused saying why
+        CHECK(remote_backend_forms().find(row.form) == std::string::npos);
+        auto refused = parse_remote_list("redis://first," + address);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().message.find(row.missing) != std::string::npos);
+        continue;
+      }
+      CHECK(remote_backend_forms().find(row.form) != std::string::npos);
       auto list = parse_remote_list("redis://first," + address);
       REQUIRE_MESSAGE(list, (list ? "" : list.error().message));
       CHECK((row.place == RemotePlace::shard ? list->shards.size() : list->levels.size()) ==

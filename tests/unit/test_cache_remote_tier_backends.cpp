@@ -256,21 +256,21 @@ TEST_SUITE("RemoteTier") {
   TEST_CASE("every backend: signed values hit on a fresh node and an unsigned node neither loads nor replaces them") {
     { on<RedisBackend>(signed_values); }
     if (auto why = test::http_unavailable(); why.empty()) on<HttpBackend>(signed_values);
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     on<S3Backend>(signed_values);
   }
 
   TEST_CASE("every backend: a verify-only node reads valid signatures and never writes") {
     { on<RedisBackend>(verify_only_node); }
     if (auto why = test::http_unavailable(); why.empty()) on<HttpBackend>(verify_only_node);
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     on<S3Backend>(verify_only_node);
   }
 
   TEST_CASE("every backend: a damaged value or one under another key's name is rejected") {
     { on<RedisBackend>(damage_is_rejected); }
     if (auto why = test::http_unavailable(); why.empty()) on<HttpBackend>(damage_is_rejected);
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     on<S3Backend>(damage_is_rejected);
   }
 
@@ -282,14 +282,14 @@ TEST_SUITE("RemoteTier") {
   }
 
   TEST_CASE("an S3 level after two shards: writes reach shard and level and a lost shard is backfilled") {
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     test::TempDir dir;
     S3Backend b(dir.path());
     backfill_and_shards(b, dir.path());
   }
 
   TEST_CASE("a level that keeps missing what a later level hits warns once: an S3 prefix and an HTTP path") {
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     test::TempDir dir;
     S3Backend s3(dir.path());
     a_level_that_keeps_missing_says_so_once(s3, s3.server.url("fleet/wrong-prefix"));

@@ -54,7 +54,7 @@ std::string get_failure(const std::string& url) {
 
 TEST_SUITE("S3Store") {
   TEST_CASE("values round-trip under prefix/ac/sha256 with range reads and the keep-signed write") {
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     test::TempDir tmp;
     test::S3Server server(tmp / "s3");
     test::S3Server::use_credentials();
@@ -95,7 +95,7 @@ TEST_SUITE("S3Store") {
   }
 
   TEST_CASE("s3cmd reads what kjit wrote and kjit reads what s3cmd wrote") {
-    KJIT_REQUIRE_S3(test::s3cmd_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3cmd_unavailable);
     test::TempDir tmp;
     test::S3Server server(tmp / "s3");
     test::S3Server::use_credentials();
@@ -131,7 +131,7 @@ TEST_SUITE("S3Store") {
   }
 
   TEST_CASE("a wrong bucket credentials endpoint or region is an error naming it and never the secret") {
-    KJIT_REQUIRE_S3(test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(test::s3_unavailable);
     test::TempDir tmp;
     test::S3Server server(tmp / "s3");
     test::S3Server::use_credentials();

@@ -53,7 +53,7 @@ std::string object_of(const std::string& prefix, const std::string& key_hex) {
 
 TEST_SUITE("cli remote s3") {
   TEST_CASE("nodes share kernels through S3: a fresh node hits under --require-hit and s3cmd reads what kjit wrote") {
-    KJIT_REQUIRE_S3(kjit::test::s3cmd_unavailable);
+    KJIT_REQUIRE_SERVER(kjit::test::s3cmd_unavailable);
     kjit::test::TempDir dir;
     kjit::test::S3Server server(dir / "s3");
     kjit::test::S3Server::use_credentials();  // the kjit processes inherit them
@@ -95,7 +95,7 @@ TEST_SUITE("cli remote s3") {
   }
 
   TEST_CASE("kjit cache remote ping names a wrong bucket or secret exits 1 and never shows the secret") {
-    KJIT_REQUIRE_S3(kjit::test::s3_unavailable);
+    KJIT_REQUIRE_SERVER(kjit::test::s3_unavailable);
     kjit::test::TempDir dir;
     kjit::test::S3Server server(dir / "s3");
     kjit::test::S3Server::use_credentials();

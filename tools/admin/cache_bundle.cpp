@@ -9,6 +9,7 @@
 #include "core/cache/bundle.hpp"
 #include "core/system/file_io.hpp"
 #include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/oci_registry.hpp"
 #include "core/cache/remote/remote_list.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote/signer.hpp"
@@ -242,6 +243,25 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
   return out;
 }
 
+// An oci:// reference: the registry's row keeps bundles only.
+bool is_registry(const std::string& url) {
+  const cache::RemoteBackend* row = cache::remote_backend_of(url);
+  return row != nullptr && row->place == cache::RemotePlace::bundles;
+}
+
+cache::OciRegistry open_registry(const RemoteBundle& b) {
+  auto ref = cache::parse_oci_reference(b.url);
+  if (!ref) throw UsageError(ref.error().message);
+  cache::HttpCredentials credentials;
+  if (!b.auth_file.empty()) {
+    auto c = cache::read_http_credentials(b.auth_file.string());
+    if (!c) throw UsageError(c.error().message);
+    credentials = std::move(*c);
+  }
+  const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
+  return cache::OciRegistry(std::move(*ref), cache::RemoteTimeouts{connect, b.timeout}, std::move(credentials));
+}
+
 }  // namespace
 
 CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const CacheExportOptions& options) {
@@ -258,6 +278,20 @@ CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const 
 CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(to.url)) {  // an OCI artifact: the bundle its one layer
+    cache::OciRegistry registry = open_registry(to);
+    std::string bytes;
+    auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    auto pushed = registry.push(bytes);
+    if (!pushed) throw IoError(fmt::format("pushing the bundle: {}", pushed.error().message));
+    CacheExportResult out = export_result(*r);
+    out.remote = to.url;
+    out.digest = *pushed;
+    out.file_size = bytes.size();
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(to);
   std::string bytes;
   auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
@@ -283,6 +317,19 @@ CacheImportResult Cache::import_bundle(const std::filesystem::path& file, const 
 CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(from.url)) {  // the artifact's digests checked, then the bundle as a file is
+    cache::OciRegistry registry = open_registry(from);
+    auto pulled = registry.pull(k_max_remote_bundle);
+    if (!pulled) throw IoError(fmt::format("pulling the bundle: {}", pulled.error().message));
+    cache::BundleImportOptions o = import_options(options, signer);
+    o.source = fmt::format("{} ({})", from.url, pulled->digest);
+    auto r = cache::import_bundle_bytes(store, pulled->bytes, o);
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    CacheImportResult out = import_result(*r, store);
+    out.digest = pulled->digest;
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(from);
   auto got = remote.store->get(remote.value_name, k_max_remote_bundle);
   if (!got) throw IoError(fmt::format("reading {}: {}", remote.shown, got.error().message));

@@ -185,7 +185,7 @@ system::Result<CurlResponse> CurlSession::perform(const CurlRequest& request) {
     void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
   } headers;
   if (m_auth.sigv4.empty()) headers.add("Expect:");
-  if (request.method == "PUT") headers.add("Content-Type: application/octet-stream");
+  if (request.method == "PUT") headers.add(fmt::format("Content-Type: {}", request.content_type));
   if (m_auth.http.kind == HttpCredentials::Kind::bearer) {
     std::string header = "Authorization: Bearer " + m_auth.http.secret;
     headers.add(header);
@@ -199,6 +199,9 @@ system::Result<CurlResponse> CurlSession::perform(const CurlRequest& request) {
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
   if (request.method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (request.method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
   } else if (request.method == "PUT") {
     curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.upload.size()));

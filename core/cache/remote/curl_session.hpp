@@ -24,11 +24,12 @@
 namespace kjit::cache {
 
 struct CurlRequest {
-  std::string_view method = "GET";  // GET, PUT or HEAD
+  std::string_view method = "GET";  // GET, PUT, HEAD or POST (an empty body)
   std::string url;
   std::string shown;                // what messages call it: "ac/<sha256>"
   std::uint64_t max_size = std::numeric_limits<std::uint64_t>::max();  // a 200's body
   std::string_view upload;          // PUT: the body
+  std::string_view content_type = "application/octet-stream";  // PUT: the body's
   std::size_t prefix = 0;           // not 0: ask for the first `prefix` bytes only (Range: bytes=0-N)
   std::vector<std::string> headers;  // "Name: value", this request's own (signed with SigV4)
 };

@@ -25,9 +25,13 @@ constexpr RemoteCapabilities k_redis{.locks = true, .ttl = true, .range_reads = 
                                      .bundles = false};
 constexpr RemoteCapabilities k_object_store{.locks = false, .ttl = false, .range_reads = true,
                                             .compare_and_set = CAS::check_then_write, .bundles = true};
-constexpr std::string_view k_no_curl = "this kjit was built without libcurl (KJIT_HTTP_STORE)";
+constexpr std::string_view k_no_curl =
+    "this kjit was built without the HTTP store (libcurl was not found at build time, or KJIT_HTTP_STORE=OFF)";
 
-const std::array<RemoteBackend, 6> k_rows{{
+constexpr RemoteCapabilities k_registry{.locks = false, .ttl = false, .range_reads = false,
+                                       .compare_and_set = CAS::check_then_write, .bundles = true};
+
+const std::array<RemoteBackend, 7> k_rows{{
     {"redis", "redis://[[user]:password@]host[:port][/db]", "Redis over TCP (hiredis)", RemotePlace::shard, k_redis,
      false, open_redis_store, {}},
     {"rediss", "rediss://[[user]:password@]host[:port][/db]", "Redis over TLS", RemotePlace::shard, k_redis, false,
@@ -43,6 +47,10 @@ const std::array<RemoteBackend, 6> k_rows{{
     {"s3", "s3://bucket[/prefix][?region=R][&endpoint=http[s]://host[:port]]",
      "S3 and S3-compatible stores (libcurl's SigV4)", RemotePlace::level, k_object_store, true,
      KJIT_WITH_CURL(open_s3_store), k_no_curl},
+    // Bundles only (tools/admin: kjit cache bundle push/pull through OciRegistry): no RemoteStore.
+    {"oci", "oci://host[:port]/repository[:tag][@sha256:digest]", "OCI registries (the distribution API)",
+     RemotePlace::bundles, k_registry, false, nullptr,
+     "an oci:// registry keeps warm bundles only (kjit cache bundle push/pull), not a fleet's values"},
 }};
 
 }  // namespace
@@ -62,6 +70,7 @@ const RemoteBackend* remote_backend_of(std::string_view url) {
 std::string remote_backend_forms() {
   std::string out;
   for (const RemoteBackend& row : k_rows) {
+    if (row.place == RemotePlace::bundles) continue;
     if (!out.empty()) out += ", ";
     out += row.form;
   }

@@ -40,8 +40,9 @@ struct RemoteCapabilities {
 
 // Where an address of the scheme goes in KJIT_REMOTE_CACHE.
 enum class RemotePlace {
-  shard,  // one of the first level's shards (rendezvous hashing; may carry a weight)
-  level,  // a level of its own after the shards, in the order given
+  shard,    // one of the first level's shards (rendezvous hashing; may carry a weight)
+  level,    // a level of its own after the shards, in the order given
+  bundles,  // no place there: it keeps warm bundles only (kjit cache bundle push/pull)
 };
 
 using RemoteOpener = system::Result<std::unique_ptr<RemoteStore>> (*)(const std::string& url,
@@ -56,15 +57,15 @@ struct RemoteBackend {
   // Counted into the remote_http_* counters too (its server speaks HTTP: http(s)://, s3://).
   bool over_http = false;
   RemoteOpener open = nullptr;  // null: not in this build, for the reason `missing` gives
-  std::string_view missing;     // "built without libcurl (KJIT_HTTP_STORE)"
+  std::string_view missing;     // "this kjit was built without the HTTP store (libcurl ...)"
 };
 
 // Every row, in the order messages and docs list them.
 KJIT_TOOLS_API std::span<const RemoteBackend> remote_backends();
 // The row of `url`'s scheme (the text before "://"), or null.
 KJIT_TOOLS_API const RemoteBackend* remote_backend_of(std::string_view url);
-// "redis://..., unix://..., http[s]://..., s3://...": every row's form, for a message that says
-// what an address may look like.
+// "redis://..., unix://..., http[s]://..., s3://...": the form of every row KJIT_REMOTE_CACHE
+// takes, for a message that says what an address may look like.
 std::string remote_backend_forms();
 
 }  // namespace kjit::cache

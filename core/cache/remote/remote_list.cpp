@@ -132,6 +132,7 @@ system::Result<RemoteList> parse_remote_list(std::string_view text) {
     if (!names.insert(e.name).second) return bad_entry(entry, "named twice");
     const RemoteBackend* row = remote_backend_of(entry);
     if (row == nullptr) return bad_entry(entry, fmt::format("unknown scheme \"{}\"", scheme));
+    if (row->place == RemotePlace::bundles) return bad_entry(entry, row->missing);
     if (row->place == RemotePlace::shard) {
       list.shards.push_back(std::move(e));
     } else {
