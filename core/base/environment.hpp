@@ -72,7 +72,7 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
     {Env::lock_stale_after, "KJIT_LOCK_STALE_AFTER", "10s", EnvParser::duration,
      "stop waiting once the compiler shows no progress this long"},
     {Env::remote_cache, "KJIT_REMOTE_CACHE", "unset", EnvParser::text,
-     "the fleet cache: redis:// or unix:// shards with weights, then http(s):// levels, comma-separated"},
+     "the fleet cache: redis:// or unix:// shards with weights, then http(s):// and s3:// levels, comma-separated"},
     {Env::remote_secret_file, "KJIT_REMOTE_SECRET_FILE", "unset", EnvParser::text,
      "the fleet secret: values signed, only valid ones loaded"},
     {Env::remote_signing_key_file, "KJIT_REMOTE_SIGNING_KEY_FILE", "unset", EnvParser::text,

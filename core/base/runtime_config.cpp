@@ -4,7 +4,7 @@
 
 #include <kjit/error.hpp>
 
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/base/environment.hpp"
 
 #include <fmt/format.h>
