@@ -95,7 +95,7 @@ struct Runtime::Impl {
   CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
     const compile::NormalizedOptions o = normalize(options);
     Arch arch = service.resolve(o->arch, device);
-    return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
+    return request::link(service, link, arch, request::PreparedLink::make(link, o, arch, service.fast_path()));
   }
 };
 
@@ -159,7 +159,7 @@ Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOp
   Arch arch = m_impl->service.resolve(o->arch, std::nullopt);
   auto flags = compile::marshal(o, arch);
   auto key = request::CacheKey::compute(program, flags, arch, o->include_dirs, program.directory(),
-                                        cache::Hasher::Fields::keep);
+                                        m_impl->service.fast_path(), cache::Hasher::Fields::keep);
   KeyExplanation out;
   out.key = key.key.hex();
   for (const auto& f : key.fields) out.fields.emplace_back(f.label, f.value);

@@ -8,6 +8,7 @@
 #include "core/compile/nvcc_environment.hpp"
 #include "core/compile/include_scanner.hpp"
 #include "core/compile/libcudacxx_integers.hpp"
+#include "core/compile/kernel_types.hpp"
 #include "core/compile/standard_headers.hpp"
 #include "core/compile/template_kernels.hpp"
 #include "core/compile/toolkit_headers.hpp"
@@ -210,6 +211,10 @@ struct NvrtcCall {
   std::deque<std::string> served_empty;  // host system headers NVRTC could not open (HostSystemHeaders)
   std::vector<ScannedHeader> user_headers;  // the user headers on disk the program reaches
   std::vector<std::string> extra_name_expressions;  // template kernels host code left out instantiated
+  // What the fast path left out, put back by a retry on the full path: the arguments and headers.
+  std::vector<std::string> full_arguments;
+  std::vector<const char*> full_header_names, full_header_sources;
+  std::vector<KernelTypeQuery> type_queries;  // extern "C" kernels' types asked of NVRTC (KernelTypes)
 };
 
 // Serves each host system header the log says NVRTC could not open empty (HostSystemHeaders);
@@ -280,6 +285,13 @@ void leave_out_unused_environment(const Program& program, const Reach& reach, Nv
     if (!NvccEnvironment::name_used(e).empty()) return;
   }
   if (!NvccEnvironment::name_used(program.source()).empty()) return;
+  if (!MinimalFrontEnd::observing_construct(program.source()).empty()) return;  // __has_include(<cmath>), ##
+  for (const auto& e : program.name_expressions()) {
+    if (!MinimalFrontEnd::observing_construct(e).empty()) return;
+  }
+  call.full_arguments = call.arguments;
+  call.full_header_names = call.header_names;
+  call.full_header_sources = call.header_sources;
   std::erase(call.arguments, pre_include);
   call.header_names.clear();
   call.header_sources.clear();
@@ -348,6 +360,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
   }
   choose_front_end(program, reach, fast, call);
   call.user_headers = std::move(reach.user_headers);
+  call.type_queries = KernelTypes::queries(program.source(), arguments);
   return call;
 }
 
@@ -356,7 +369,10 @@ using UniqueProgram = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
 UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
   const std::string& name = program.name();
   auto prog = UniqueProgram(new nvrtcProgram{});
-  check_nvrtc(nvrtcCreateProgram(prog.get(), call.source ? call.source->c_str() : program.source().c_str(), name.c_str(),
+  const std::string& source = call.source ? *call.source : program.source();
+  std::string with_queries;  // the source and the type queries' variable
+  if (!call.type_queries.empty()) with_queries = source + std::string(KernelTypes::declaration());
+  check_nvrtc(nvrtcCreateProgram(prog.get(), call.type_queries.empty() ? source.c_str() : with_queries.c_str(), name.c_str(),
                                  static_cast<int>(call.header_sources.size()), call.header_sources.data(),
                                  call.header_names.data()),
               "nvrtcCreateProgram", name);
@@ -365,6 +381,9 @@ UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
   }
   for (const auto& expr : call.extra_name_expressions) {
     check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+  }
+  for (const auto& query : call.type_queries) {
+    check_nvrtc(nvrtcAddNameExpression(*prog, query.expression.c_str()), "nvrtcAddNameExpression", name);
   }
   return prog;
 }
@@ -426,8 +445,8 @@ void throw_if_option_rejected(nvrtcResult r, const std::string& log, const std::
 
 // What a successful compile made: LTO-IR (-dlto, which makes no PTX or cubin for a link with
 // -lto), the PTX, the cubin (for a real arch), the lowered name of each name expression.
-void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<std::string>& arguments,
-                  const Arch& resolved, CompileResult& result) {
+void read_outputs(nvrtcProgram prog, const Program& program, const NvrtcCall& call,
+                  const std::vector<std::string>& arguments, const Arch& resolved, CompileResult& result) {
   const std::string& name = program.name();
   const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
   if (lto) {
@@ -452,6 +471,11 @@ void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<s
     const char* lowered = nullptr;
     check_nvrtc(nvrtcGetLoweredName(prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
     result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+  }
+  for (const auto& query : call.type_queries) {
+    const char* lowered = nullptr;
+    check_nvrtc(nvrtcGetLoweredName(prog, query.expression.c_str(), &lowered), "nvrtcGetLoweredName", name);
+    if (lowered) result.kernel_types.emplace_back(query.kernel, lowered);
   }
 }
 
@@ -771,6 +795,16 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     // that failed under --minimal: its log is the one the user sees. Remembered for this process.
     auto fall_back = [&call, &front_end] {
       std::erase(call.arguments, std::string("--minimal"));
+      if (call.environment_left_out) {  // the whole full path: the nvcc environment back too
+        std::vector<std::string> arguments = call.full_arguments;
+        for (const auto& added : call.arguments) {  // what a retry added since (-default-device)
+          if (std::find(arguments.begin(), arguments.end(), added) == arguments.end()) arguments.push_back(added);
+        }
+        call.arguments = std::move(arguments);
+        call.header_names = call.full_header_names;
+        call.header_sources = call.full_header_sources;
+        call.environment_left_out = false;
+      }
       call.minimal = false;
       front_end = FrontEnd::fell_back;
     };
@@ -801,6 +835,12 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       without_instances->result.compile_ms = spent_ms;
       return std::move(*without_instances);
     }
+    if (run.result == NVRTC_ERROR_COMPILATION && !call.type_queries.empty()) {
+      // Compiled again without the type queries: NVRTC could not answer one (a kernel declared
+      // through a function-like macro), or the program fails as it is, and its log is its own.
+      call.type_queries.clear();
+      continue;
+    }
     if (run.result == NVRTC_ERROR_COMPILATION &&
         (serve_unopened_system_headers(result.log, call) || add_device_runtime(result.log, arguments, call))) {
       continue;
@@ -826,7 +866,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       return out;
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
-    read_outputs(*prog, program, arguments, resolved, result);
+    read_outputs(*prog, program, call, arguments, resolved, result);
     const std::string nvrtc_log = result.log;
     result.log = served_note + host.succeeded_log(nvrtc_log, call.extra_name_expressions);
     out.why_full = call.why_full;

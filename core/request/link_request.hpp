@@ -26,7 +26,7 @@ struct PreparedLink {
 
   // `arch` is resolved (a real arch). The parts' options are `options`, relocatable.
   static PreparedLink make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
-                           cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
+                           compile::FastPath fast, cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 };
 
 // The linked result from the cache, or linked now (its parts from the cache or NVRTC).

@@ -41,7 +41,9 @@ struct PreparedRequest {
   std::vector<std::string> flags;
   CacheKey key;
 
-  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
+  // `fast`: the fast path's setting (RuntimeConfig::nvrtc_fast), part of the key.
+  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch,
+                              compile::FastPath fast);
 };
 
 class Storage {

@@ -272,3 +272,33 @@ def test_the_strided_op_gives_the_right_answer(torch, ops):
     torch.testing.assert_close(y, t * t, rtol=0, atol=0)
     f = torch.compile(lambda a: ops["strided"](a.t(), 9, 7, 1, 9), fullgraph=True)
     torch.testing.assert_close(f(x), t * t, rtol=0, atol=0)
+
+
+_PRECISION = r"""
+#ifdef USE_DOUBLE
+typedef double real_t;
+#else
+typedef float real_t;
+#endif
+#define SCALE(v) ((real_t)3 * (v))
+extern "C" __global__ void triple(const real_t* x, real_t* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = SCALE(x[i]);
+}
+"""
+
+
+@pytest.mark.parametrize("define, dtype, wrong", [(None, "float32", "float64"), ("USE_DOUBLE", "float64", "float32")])
+def test_an_extern_c_precision_switch_takes_the_tensor_it_compiled_for(torch, define, dtype, wrong):
+    # The types as NVRTC compiled them (issue #55): float without -D, double with it; right numbers.
+    m = kjit.load_inline(name=f"precision_{dtype}", cuda_sources=_PRECISION, functions=["triple"],
+                         extra_cuda_cflags=[f"-D{define}"] if define else [])
+    assert m.triple.parameters[0]["element"] == dtype
+    n = 1000
+    x = torch.rand(n, device="cuda", dtype=getattr(torch, dtype)) * 10 - 5
+    y = torch.full((n,), float("nan"), device="cuda", dtype=getattr(torch, dtype))
+    m.triple[(n + 127) // 128, 128](x, y, n)
+    torch.cuda.synchronize()
+    assert torch.equal(y, 3 * x)
+    with pytest.raises(kjit.ArgumentError, match=rf"takes {dtype} elements"):
+        m.triple[(n + 127) // 128, 128](x.to(getattr(torch, wrong)), y, n)

@@ -65,7 +65,7 @@ TEST_SUITE("Storage") {
     Storage storage(config, counters, [](kjit::LogLevel, std::string_view) {}, background);
     Finish finish{background};
     const kjit::Program p = program(7);
-    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch);
+    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch, kjit::compile::FastPath::on);
 
     Storage::Found miss = storage.find(p, k_arch, request);
     CHECK_FALSE(miss.result);
@@ -76,7 +76,7 @@ TEST_SUITE("Storage") {
     const kjit::Program other = program(8);
     Storage::Found other_miss;
     std::thread([&] {
-      other_miss = storage.find(other, k_arch, PreparedRequest::make(other, kjit::compile::normalize({.arch = k_arch}), k_arch));
+      other_miss = storage.find(other, k_arch, PreparedRequest::make(other, kjit::compile::normalize({.arch = k_arch}), k_arch, kjit::compile::FastPath::on));
     }).join();
     CHECK(other_miss.missed.size() == 2);
 
@@ -105,7 +105,7 @@ TEST_SUITE("Storage") {
     Storage storage(config, counters, [](kjit::LogLevel, std::string_view) {}, background);
     Finish finish{background};
     const kjit::Program p = program(11);
-    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch);
+    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch, kjit::compile::FastPath::on);
     int calls = 0;
     storage.fill(p, k_arch, request, maker(calls, "// a"));
     REQUIRE(storage.find(p, k_arch, request).result);

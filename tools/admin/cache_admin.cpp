@@ -96,7 +96,8 @@ void describe(CacheEntryInfo& info, const cache::Key& key) {
       break;
     }
     case cache::SectionKind::log:
-    case cache::SectionKind::lowered_names: break;
+    case cache::SectionKind::lowered_names:
+    case cache::SectionKind::kernel_types: break;
     }
   }
 }
