@@ -111,7 +111,7 @@ TEST_SUITE("Storage") {
     Storage storage(config, counters, [](kjit::LogLevel, std::string_view) {}, background);
     std::mt19937 random(std::random_device{}());
     const kjit::Program p = program(random());
-    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch);
+    const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch, kjit::compile::FastPath::on);
     REQUIRE_FALSE(storage.find(p, k_arch, request).result);
     // Another holder of the key's lock (as a process compiling it would hold it), kept throughout.
     auto held = storage.store()->lock(request.key.key, std::chrono::seconds(5), {}, std::chrono::seconds(5),
