@@ -45,16 +45,16 @@ class Program:
 class CompileOptions:
     def __init__(self) -> None: ...
     # BEGIN compile_option_fields(): written by python/tests/stub_options.py --write, one line a row
-    arch: str  # arch: sm_XX (cubin) or compute_XX (PTX only); native: the current device
-    std: str  # std: C++ dialect for NVRTC (c++17, c++20)
-    defines: list[str]  # defines: -D definitions (NAME or NAME=VALUE)
-    include_dirs: list[str]  # include_dirs: user include directories (-I)
-    fast_math: bool  # fast_math: --use_fast_math
-    line_info: bool  # line_info: -lineinfo (source lines for profilers)
-    device_debug: bool  # device_debug: -G (device debug info; slow code)
-    max_registers: int  # max_registers: --maxrregcount (0: NVRTC's default)
-    nvcc_environment: bool  # nvcc_environment: nvcc's implicit host-side headers (cuda_runtime.h and its friends)
-    flags: list[str]  # flags: further NVRTC flags, passed as given (after kjit's own)
+    arch: str  # the target: native (the device's), sm_XX (cubin and PTX) or compute_XX (PTX)
+    std: str  # the C++ standard: c++03, c++11, c++14, c++17 (default) or c++20
+    fast_math: bool  # fast, less precise math (flush denormals, approximate division)
+    line_info: bool  # source lines in the output, for profilers
+    device_debug: bool  # device debug information, optimization off
+    max_registers: int  # the most registers a thread may use; 0: no limit
+    nvcc_environment: bool  # what nvcc declares without an include (math functions, M_PI, ...): on by default (docs/headers.md)
+    defines: list[str]  # macros: NAME or NAME=VALUE
+    include_dirs: list[str]  # user include folders (a manifest's: relative to its folder, searched as the program's)
+    flags: list[str]  # NVRTC or nvcc flags, translated or passed (docs/nvcc-flags.md)
     # END compile_option_fields()
 
 def compile_option_fields() -> list[dict[str, Any]]: ...
