@@ -1,4 +1,4 @@
-// kjit cache stats | ls | verify | prune | clear | explain | export | import | keygen.
+// kjit cache stats | ls | verify | prune | clear | explain | export | import | bundle merge | keygen.
 #include "commands.hpp"
 
 #include <kjit/tools/cache.hpp>
@@ -461,6 +461,52 @@ void add_import(CLI::App& cache, Context& ctx) {
     }
     fmt::print("imported bundle {} ({}): {}, {} written, {} already present\n", r.bundle.generation, signature,
                entries(r.bundle.entries), r.written, r.present);
+  });
+}
+
+// kjit cache bundle merge A B ... -o ALL: one bundle of several (the shards of one warm).
+void add_bundle(CLI::App& cache, Context& ctx) {
+  auto* bundle = cache.add_subcommand("bundle", "Work on bundle files: merge the bundles of several warms into one");
+  bundle->require_subcommand(1);
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto* merge = bundle->add_subcommand(
+      "merge", "Check bundles whole (as import does), then write one bundle of their entries, each key once, byte for "
+               "byte as they hold them; signed as export signs (KJIT_REMOTE_SIGNING_KEY_FILE, else "
+               "KJIT_REMOTE_SECRET_FILE, else unsigned)");
+  merge->add_option("bundles", *inputs, "The bundles to merge (kjit warm --shard I/N --bundle F writes one a shard)")
+      ->required();
+  merge->add_option("-o,--output", *output, "The bundle to write (replaced whole)")->required();
+  merge->footer("Exit codes: 0 merged, 1 an input is refused (truncated, damaged, altered, signed with a key not "
+                "configured here, made by another toolkit) and nothing is written, 2 usage.");
+  merge->callback([&ctx, inputs, output] {
+    ctx.input = *output;
+    BundleMergeOptions o;
+    o.keys = bundle_keys(ctx);
+    std::vector<std::filesystem::path> files(inputs->begin(), inputs->end());
+    const BundleMergeResult r = merge_bundles(files, *output, o);
+    if (!r.conflicts.empty() && ctx.shows(LogLevel::warn)) {
+      fmt::print(stderr, "kjit: warning: {} key{} came with different bytes from two bundles (the first one's kept), "
+                         "e.g. {}\n",
+                 r.conflicts.size(), r.conflicts.size() == 1 ? "" : "s", r.conflicts.front());
+    }
+    if (ctx.json) {
+      nlohmann::json in = nlohmann::json::array();
+      for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+        in.push_back({{"file", json_name((*inputs)[i])}, {"bundle", bundle_json(r.inputs[i])}});
+      }
+      print_json(nlohmann::json{{"file", json_name(r.file.string())}, {"file_size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"inputs", in}, {"duplicates", r.duplicates},
+                                {"conflicts", r.conflicts}},
+                 2);
+      return;
+    }
+    fmt::print("merged {} bundle{} into {}: {} ({}), {}{}\n", r.inputs.size(), r.inputs.size() == 1 ? "" : "s",
+               r.file.string(), entries(r.bundle.entries), human(r.bundle.bytes),
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature,
+               r.duplicates + r.conflicts.size() == 0
+                   ? std::string()
+                   : fmt::format("; {} found in more than one", r.duplicates + r.conflicts.size()));
   });
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kjit builds with, when any is missing (needs root or sudo).
-# python3 and binutils (nm, c++filt) read the walls (tests/check_layers.py, ctest build/layers*).
+# python3 and binutils (nm, c++filt) read the walls (tests/check_layers.py, ctest build/layers*);
+# python3-distributed (Dask) runs examples/dask_warm's test on a LocalCluster; slurmctld, slurmd,
+# slurm-client and munge a one-node Slurm for examples/slurm_warm's (tests/support/slurm_cluster).
 # The CUDA toolkit (NVRTC, headers) is expected in /usr/local/cuda or on CUDAToolkit's search path.
 # The servers the tests start: redis-server, nginx, and the S3 server s3rver (npm: its pinned lock
 # tests/servers/s3rver/package-lock.json, installed with `npm ci` into /opt/kjit-test-servers/s3rver,
@@ -9,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev libhiredis-dev libssl-dev libsodium-dev libcurl4-openssl-dev redis-server nginx-light
-          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy s3cmd docker-registry)
+          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy python3-distributed python3-mypy
+          slurmctld slurmd slurm-client munge s3cmd docker-registry)
 build_only=0
 [ "${1:-}" = "--build-only" ] && build_only=1
 missing=()

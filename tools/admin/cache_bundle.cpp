@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
+#include <set>
 
 namespace kjit {
 namespace {
@@ -75,7 +77,9 @@ namespace {
 
 // What an export of `options` hands cache/bundle: the selection and the signature. `signer` is
 // the caller's and outlives the options.
-cache::BundleExportOptions export_options(const CacheExportOptions& options, const std::optional<cache::Signer>& signer) {
+// `kept`, when given, receives the key of every entry the export writes.
+cache::BundleExportOptions export_options(const CacheExportOptions& options, const std::optional<cache::Signer>& signer,
+                                          std::set<std::string>* kept = nullptr) {
   if (signer && !signer->can_sign()) {
     throw UsageError(fmt::format("a bundle cannot be signed with public keys alone (KJIT_REMOTE_PUBLIC_KEY_FILE={}): "
                                  "export where the signing key is (KJIT_REMOTE_SIGNING_KEY_FILE)",
@@ -98,12 +102,28 @@ cache::BundleExportOptions export_options(const CacheExportOptions& options, con
       return true;
     };
   }
+  if (!options.only_keys.empty()) {
+    selection.push_back(fmt::format("{} entr{} named", options.only_keys.size(), options.only_keys.size() == 1 ? "y" : "ies"));
+    o.selection = fmt::format("{}", fmt::join(selection, "; "));
+    auto keys = std::make_shared<std::set<std::string>>(options.only_keys.begin(), options.only_keys.end());
+    o.pick = [keys, by_age = std::move(o.pick)](const cache::EntryInfo& e) {
+      return keys->count(e.key.hex()) != 0 && (!by_age || by_age(e));
+    };
+  }
   if (!options.archs.empty()) {
     o.keep = [archs = options.archs](const cache::Key&, std::string_view bytes,
                                      const std::vector<cache::SectionRef>& sections) {
       if (is_decision(sections)) return true;
       const auto arch = arch_of(bytes, sections);
       return arch && std::find(archs.begin(), archs.end(), *arch) != archs.end();
+    };
+  }
+  if (kept) {
+    o.keep = [kept, archs = std::move(o.keep)](const cache::Key& key, std::string_view bytes,
+                                               const std::vector<cache::SectionRef>& sections) {
+      if (archs && !archs(key, bytes, sections)) return false;
+      kept->insert(key.hex());
+      return true;
     };
   }
   if (signer) {
@@ -114,11 +134,15 @@ cache::BundleExportOptions export_options(const CacheExportOptions& options, con
   return o;
 }
 
-CacheExportResult export_result(const cache::BundleExportResult& r) {
+CacheExportResult export_result(const cache::BundleExportResult& r, const CacheExportOptions& options,
+                                const std::set<std::string>& kept) {
   CacheExportResult out;
   out.file_size = r.file_size;
   out.bundle = info_of(r.manifest, r.scheme);
   for (const auto& s : r.skipped) out.skipped.emplace_back(s.path, s.why);
+  for (const auto& k : options.only_keys) {
+    if (kept.count(k) == 0) out.missing.push_back(k);
+  }
   return out;
 }
 
@@ -267,10 +291,11 @@ cache::OciRegistry open_registry(const RemoteBundle& b) {
 CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const CacheExportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
-  auto r = cache::export_bundle(store, file.string(), export_options(options, signer));
+  std::set<std::string> kept;
+  auto r = cache::export_bundle(store, file.string(), export_options(options, signer, &kept));
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
-  CacheExportResult out = export_result(*r);
+  CacheExportResult out = export_result(*r, options, kept);
   out.file = file;
   return out;
 }
@@ -294,13 +319,14 @@ CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExport
   }
   OpenedRemote remote = open_remote_bundle(to);
   std::string bytes;
-  auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
+  std::set<std::string> kept;
+  auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer, &kept));
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
   if (auto put = remote.store->put(remote.value_name, bytes, std::chrono::milliseconds(0)); !put) {
     throw IoError(fmt::format("writing {}: {}", remote.shown, put.error().message));
   }
-  CacheExportResult out = export_result(*r);
+  CacheExportResult out = export_result(*r, options, kept);
   out.remote = remote.shown;
   return out;
 }
@@ -340,6 +366,28 @@ CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImpo
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
   return import_result(*r, store);
+}
+
+BundleMergeResult merge_bundles(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+                                const BundleMergeOptions& options) {
+  if (inputs.empty()) throw UsageError("merging bundles: give the bundles to merge (kjit cache bundle merge A B ... -o ALL)");
+  const std::optional<cache::Signer> signer = signer_of(options.keys);
+  // Signed as an export signs (and refused for public keys alone), inputs checked as an import checks.
+  const cache::BundleExportOptions signing = export_options(CacheExportOptions{.keys = options.keys}, signer);
+  const cache::BundleImportOptions checking = import_options(CacheImportOptions{.keys = options.keys}, signer);
+  std::vector<std::string> files;
+  for (const auto& f : inputs) files.push_back(f.string());
+  auto r = cache::merge_bundles(files, output.string(),
+                                cache::BundleMergeOptions{std::string(version()), checking.verify, signing.sign});
+  if (!r) throw IoError(r.error().message);
+  BundleMergeResult out;
+  out.file = output;
+  out.file_size = r->file_size;
+  out.bundle = info_of(r->manifest, r->scheme);
+  for (const auto& in : r->inputs) out.inputs.push_back(info_of(in.manifest, in.scheme));
+  out.duplicates = r->duplicates;
+  for (const auto& k : r->conflicts) out.conflicts.push_back(k.hex());
+  return out;
 }
 
 SigningKeyFiles generate_signing_key(const std::filesystem::path& prefix) {
