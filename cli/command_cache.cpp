@@ -465,9 +465,7 @@ void add_import(CLI::App& cache, Context& ctx) {
 }
 
 // kjit cache bundle merge A B ... -o ALL: one bundle of several (the shards of one warm).
-void add_bundle(CLI::App& cache, Context& ctx) {
-  auto* bundle = cache.add_subcommand("bundle", "Work on bundle files: merge the bundles of several warms into one");
-  bundle->require_subcommand(1);
+void add_bundle_merge(CLI::App* bundle, Context& ctx) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto* merge = bundle->add_subcommand(
@@ -536,9 +534,11 @@ void add_keygen(CLI::App& cache, Context& ctx) {
 // `kjit cache bundle push|pull REF`: a warm bundle as an OCI artifact in a registry
 // (docs/bundles.md#as-oci-artifacts); credentials from KJIT_REMOTE_HTTP_AUTH_FILE.
 void add_bundle(CLI::App& cache, Context& ctx) {
-  auto* bundle = cache.add_subcommand("bundle", "Warm bundles as OCI artifacts in a registry (push, pull)");
+  auto* bundle = cache.add_subcommand(
+      "bundle", "Warm bundles: merge several into one; push and pull them as OCI artifacts in a registry");
   bundle->require_subcommand(1);
   bundle->fallthrough();
+  add_bundle_merge(bundle, ctx);
   auto push_ref = std::make_shared<std::string>();
   auto archs = std::make_shared<std::vector<std::string>>();
   auto* push = bundle->add_subcommand(

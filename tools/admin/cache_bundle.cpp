@@ -306,12 +306,13 @@ CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExport
   if (is_registry(to.url)) {  // an OCI artifact: the bundle its one layer
     cache::OciRegistry registry = open_registry(to);
     std::string bytes;
-    auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
+    std::set<std::string> kept;
+    auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer, &kept));
     store.flush_stats();
     if (!r) throw IoError(r.error().message);
     auto pushed = registry.push(bytes);
     if (!pushed) throw IoError(fmt::format("pushing the bundle: {}", pushed.error().message));
-    CacheExportResult out = export_result(*r);
+    CacheExportResult out = export_result(*r, options, kept);
     out.remote = to.url;
     out.digest = *pushed;
     out.file_size = bytes.size();
