@@ -58,7 +58,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
     if (t.response.headers.size() < k_headers_kept) {
       t.response.headers.emplace_back(lowered(line.substr(0, colon)),
-                                      std::string(trimmed(line.substr(colon + 1)).substr(0, 200)));
+                                      std::string(trimmed(line.substr(colon + 1)).substr(0, 4096)));
     }
   } else if (line == "\r\n" || line == "\n") {
     long status = 0;

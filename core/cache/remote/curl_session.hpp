@@ -37,7 +37,7 @@ struct CurlRequest {
 struct CurlResponse {
   long status = 0;
   std::string body;  // a 200's (or a range's) value; another status's first kilobyte, for messages
-  std::vector<std::pair<std::string, std::string>> headers;  // names lowercased; the first 32
+  std::vector<std::pair<std::string, std::string>> headers;  // names lowercased; the first 32, 4 KiB each
   // The header `name` (lowercase), empty when absent.
   std::string header(std::string_view name) const;
 };

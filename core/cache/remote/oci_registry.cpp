@@ -35,7 +35,7 @@ bool is_digest(std::string_view d) {
 system::Failure bad_reference(std::string_view url, std::string_view why) {
   return system::Failure{fmt::format("bundle reference \"{}\": {} (expected oci://HOST[:PORT]/REPO:TAG or "
                                      "oci://HOST[:PORT]/REPO@sha256:<64 hex>)",
-                                     url, why)};
+                                     redact_url(url), why)};
 }
 
 // What a registry's error document says: "MANIFEST_UNKNOWN: manifest unknown".
