@@ -117,7 +117,7 @@ def labels(args, tests):
 # (kernels_src/ and kernels::Kernels<T>); and the facade's own tests (core/runtime.cpp's Runtime),
 # by name: a test of another room through the Runtime is named after that room.
 NOT_FOLDER_PREFIXES = {"bench", "kernels"}
-FACADE_TESTS = {"test_runtime.cpp", "test_runtime_fork.cpp"}
+FACADE_TESTS = {"test_runtime.cpp", "test_runtime_fork.cpp", "test_runtime_prepare.cpp"}
 # C++ as far as the early-return check needs it: comments, directives (with their continuations),
 # string, character and raw string literals skipped whole; identifiers and punctuation kept.
 CPP_TOKEN = re.compile(r"""

@@ -50,6 +50,11 @@ public:
   static NvrtcOutput compile(const Program& program, const std::vector<std::string>& arguments,
                              const Arch& resolved, const std::filesystem::path& pch_dir = {},
                              FastPath fast = FastPath::on);
+  // Whether a request has begun in this process (its key computed: the request path calls
+  // note_request()) or compile() was called: NvrtcPreparation then skips its empty kernel (a compile
+  // does NVRTC's first-compile set-up itself, a hit needs none, and neither should share the CPU).
+  static void note_request() noexcept;
+  static bool requested() noexcept;
 };
 
 // Numbered source lines around each line of `source` that `log` names as

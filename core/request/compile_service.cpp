@@ -25,6 +25,7 @@ namespace kjit::request {
 
 PreparedRequest PreparedRequest::make(const Program& program, const compile::NormalizedOptions& options,
                                       const Arch& arch, compile::FastPath fast) {
+  compile::NvrtcCompiler::note_request();  // NVRTC's preparation then leaves its steps after the open out
   std::vector<std::string> flags = compile::marshal(options, arch);
   CacheKey key = CacheKey::compute(program, flags, arch, options->include_dirs, program.directory(), fast);
   return PreparedRequest{std::move(flags), std::move(key)};
@@ -45,13 +46,21 @@ const RuntimeConfig& checked(const RuntimeConfig& config) {
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(checked(config)), m_counters(counters), m_log(std::move(log)),
       m_storage(config, counters, m_log, m_background) {
-  m_fork = system::AtFork::add({[this] { m_inflight_mutex.lock(); }, [this] { m_inflight_mutex.unlock(); },
+  m_fork = system::AtFork::add({[this] {
+                                 m_inflight_mutex.lock();
+                                 m_storage.lock_pending();
+                               },
+                               [this] {
+                                 m_storage.unlock_pending();
+                                 m_inflight_mutex.unlock();
+                               },
                                [this] {
                                  // The parent's compiles in flight are its threads', not here: their
                                  // promises are never kept in this process.
                                  new (&m_inflight_mutex) std::mutex();
                                  m_inflight.clear();
-                                 m_storage.forget_queued_flush();  // the parent's worker's
+                                 m_storage.forget_queued_flush();     // the parent's worker's
+                                 m_storage.forget_pending_in_child();  // the parent's worker writes them
                                }});
 }
 
@@ -231,9 +240,10 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     return r;
   }
   try {
-    CompileResult r = m_storage.fill(program, arch, request, [&](bool& keep) {
-      return produce ? produce(keep) : run_nvrtc(program, arch, request);
-    });
+    // A producer (a link) costs less than the locks that would make it run once: unlocked.
+    CompileResult r = m_storage.fill(
+        program, arch, request, [&](bool& keep) { return produce ? produce(keep) : run_nvrtc(program, arch, request); },
+        produce ? Storage::Fill::unlocked : Storage::Fill::once);
     promise.set_value(r);
     std::lock_guard lock(m_inflight_mutex);
     m_inflight.erase(key);

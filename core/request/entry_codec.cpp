@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstring>
 
 namespace kjit::request {
@@ -50,11 +49,7 @@ cache::Entry to_entry(const CompileResult& r) {
                        {"arch", r.arch.str()},
                        {"options", r.options},  // what `kjit cache ls` tells one file's entries apart by
                        {"kjit", KJIT_VERSION},
-                       {"nvrtc", compile::NvrtcInfo::version()},
-                       {"compile_ms", r.compile_ms},
-                       {"created", std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count()}}
+                       {"nvrtc", compile::NvrtcInfo::version()}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return e;
 }

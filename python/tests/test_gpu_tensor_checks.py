@@ -302,3 +302,29 @@ def test_an_extern_c_precision_switch_takes_the_tensor_it_compiled_for(torch, de
     assert torch.equal(y, 3 * x)
     with pytest.raises(kjit.ArgumentError, match=rf"takes {dtype} elements"):
         m.triple[(n + 127) // 128, 128](x.to(getattr(torch, wrong)), y, n)
+
+
+def test_fp8_unsigned_and_bool_tensors_fit_their_kernels(torch):
+    # Rows of the one dtype table (kjit.element_types in C++): fp8, torch's uint32, bool.
+    if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "uint32"):
+        pytest.skip("this torch has no float8_e4m3fn or uint32")
+    m = kjit.load_inline(name="dtype_rows", functions=["widen"], cuda_sources=r"""
+#include <cuda_fp8.h>
+extern "C" __global__ void widen(const __nv_fp8_e4m3* a, const __nv_fp8_e5m2* b, const unsigned* u,
+                                 const bool* keep, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = keep[i] ? float(a[i]) + float(b[i]) + float(u[i]) : -1.f;
+}""")
+    assert [p["element"] for p in m.widen.parameters[:4]] == ["float8_e4m3", "float8_e5m2", "uint32", "bool"]
+    n = 256
+    a = (torch.rand(n, device="cuda") * 4).to(torch.float8_e4m3fn)
+    b = (torch.rand(n, device="cuda") * 4).to(torch.float8_e5m2)
+    u = torch.randint(0, 100, (n,), device="cuda", dtype=torch.int64).to(torch.uint32)
+    keep = torch.rand(n, device="cuda") > 0.3
+    out = torch.full((n,), float("nan"), device="cuda")
+    m.widen[2, 128](a, b, u, keep, out, n)
+    torch.cuda.synchronize()
+    expected = torch.where(keep, a.float() + b.float() + u.to(torch.int64).float(), torch.full_like(out, -1.0))
+    assert torch.equal(out, expected)
+    with pytest.raises(kjit.ArgumentError, match="takes float8_e4m3 elements"):
+        m.widen[2, 128](b, b, u, keep, out, n)

@@ -1,7 +1,8 @@
 """The package's shape as an installed package has it: the kjit command (`python -m kjit` and the
 console script's entry point, kjit._cli.main) runs the CLI with its arguments, exit status and
 output; the type stub of the extension names only what exists and everything the package
-re-exports from it; py.typed is there; NVRTC is libkjit's, pip's packages only a fallback. CPU only."""
+re-exports from it; py.typed is there; NVRTC is libkjit's, pip's packages only a fallback, made ready
+at import without changing any output. CPU only."""
 
 import ast
 import os
@@ -123,8 +124,49 @@ def test_the_stubs_compile_options_are_the_tables_rows():
         assert type(getattr(options, f["name"])) is expected, f["name"]
 
 
-def test_nvrtc_is_open_at_import_and_pip_packages_are_only_a_fallback():
+def test_nvrtc_is_the_toolkits_and_pip_packages_are_only_a_fallback():
     # libkjit opened NVRTC (the toolkit here); the pip fallback loaded nothing.
     assert kjit._kjit.toolkit_paths()["nvrtc_library"].endswith(".so." + kjit.nvrtc_version().split(".")[0])
     assert kjit._nvrtc.loaded is None
+    assert kjit._nvrtc.opened_from_pip() is None
     assert all("nvidia" in c for c in kjit._nvrtc.candidates())
+
+
+PREPARED = r'''
+import json, sys, kjit
+if sys.argv[1] == "wait":
+    kjit.prepare(wait=True)
+r = kjit.Runtime(cache_disabled=True).compile(kjit.Program("k.cu", sys.argv[2]), arch="sm_90")
+print(json.dumps({"ptx": r.ptx, "cubin": r.cubin.hex(), "log": r.log, "key": r.key}))
+'''
+
+
+def test_nvrtc_prepared_at_import_or_by_prepare_changes_no_output():
+    # Fresh processes: KJIT_PREPARE=off (the compile opens NVRTC), import's preparation racing the
+    # compile, and kjit.prepare(wait=True) first; a random kernel's PTX, cubin, log and key agree.
+    import random
+    a, b = random.randint(2, 10 ** 6), random.randint(2, 10 ** 6)
+    src = (f'extern "C" __global__ void scale(float* x, int n) {{ int i = threadIdx.x; if (i < n) x[i] = x[i] * {a}.0f + {b}; }}\n'
+           f'template <typename T> __global__ void twice(T* x) {{ x[threadIdx.x] *= T({a % 97 + 2}); }}\n'
+           'template __global__ void twice<float>(float*);\n')
+    outputs = []
+    for mode, prepare in (("plain", "off"), ("plain", "on"), ("wait", "on")):
+        env = dict(os.environ, KJIT_PREPARE=prepare)
+        p = subprocess.run([sys.executable, "-c", PREPARED, mode, src], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr
+        outputs.append(p.stdout)
+    assert outputs[0] and '"ptx": ""' not in outputs[0]
+    assert outputs[1] == outputs[0]
+    assert outputs[2] == outputs[0]
+
+
+def test_prepare_waits_and_a_bad_kjit_prepare_is_said_by_the_runtime(monkeypatch):
+    kjit.prepare(wait=True)  # returns once NVRTC is ready (import started it already)
+    assert kjit._kjit.toolkit_paths()["nvrtc_library"]
+    monkeypatch.setenv("KJIT_PREPARE", "later")
+    with pytest.raises(kjit.UsageError, match="KJIT_PREPARE"):
+        kjit.Runtime()
+    p = subprocess.run([sys.executable, "-c", "import kjit"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, KJIT_PREPARE="later"))
+    assert p.returncode == 0, p.stderr  # the import itself goes on

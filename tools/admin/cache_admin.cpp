@@ -166,7 +166,7 @@ RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds t
   std::vector<std::pair<const cache::RemoteListEntry*, std::unique_ptr<cache::RemoteStore>>> stores;
   for (const auto* group : {&list->shards, &list->levels}) {
     for (const cache::RemoteListEntry& entry : *group) {
-      auto store = cache::open_remote_store(entry.url, cache::RemoteTimeouts{timeout, timeout}, credentials);
+      auto store = cache::open_remote_store(entry.url, {cache::RemoteTimeouts{timeout, timeout}, credentials});
       if (!store) throw UsageError(store.error().message);
       stores.emplace_back(&entry, std::move(*store));
     }
@@ -178,7 +178,7 @@ RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds t
   for (auto& [entry, store] : stores) {
     RemoteServerPing p;
     p.url = entry->name;
-    p.shard = !cache::is_http_url(entry->url);
+    p.shard = cache::remote_backend_of(entry->url)->place == cache::RemotePlace::shard;
     p.weight = entry->weight;
     const auto asked = std::chrono::steady_clock::now();
     auto answer = store->ping();

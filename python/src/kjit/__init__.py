@@ -25,12 +25,15 @@ except ImportError as _e:  # a libkjit that links NVRTC, and none on the loader'
         raise
     from . import _kjit  # noqa: E402
 
-try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
-    _kjit.nvrtc_version()
-except _kjit.UnavailableError:  # none: pip's CUDA packages; else the first compile says where it looked
-    from . import _nvrtc
-    if _nvrtc.load_from_pip():
-        _kjit.nvrtc_version()
+# libkjit opens NVRTC on a thread of its own, now (kjit.prepare; KJIT_PREPARE=off: at the first compile): the
+# toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's, then pip's CUDA packages.
+from . import _nvrtc  # noqa: E402
+for _library in _nvrtc.candidates():
+    _kjit.add_nvrtc_fallback(_library)
+try:
+    _kjit.prepare_as_configured()
+except _kjit.UsageError:  # a KJIT_* value libkjit cannot read: the Runtime that reads it says which
+    pass
 
 from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,
@@ -46,6 +49,7 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
     LinkError,
     NvrtcError,
     Program,
+    Shard,
     Stream,
     UnavailableError,
     UsageError,
@@ -68,11 +72,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentError", "CompileError", "CompileResult", "CudaError", "DriverNotFoundError", "Error", "IoError",
-    "Kernel", "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
-    "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
-    "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program", "info", "raw",
+    "Kernel", "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Shard", "Stream", "UnavailableError",
+    "UsageError", "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range",
+    "diff", "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
+    "supported_archs", "synchronize", "read_program", "info", "raw", "prepare", "warm", "merge_bundles",
 ]
+
+
+def prepare(wait: bool = False) -> None:
+    """Makes NVRTC ready on a thread of libkjit's (kjit::prepare): `import kjit` does it already unless
+    KJIT_PREPARE=off; wait=True returns when it is done. No output changes."""
+    _kjit.prepare(bool(wait))
 
 
 def info() -> dict[str, Any]:
@@ -670,3 +680,23 @@ def resources(what: Program | CompileResult, **options: Any) -> list[dict[str, A
 def sass(result: CompileResult, function: str = "") -> str:
     """SASS of a result's cubin (nvdisasm or cuobjdump must be installed)."""
     return _kjit.sass(result, function)
+
+
+def warm(sources: None | PathLike | Iterable[PathLike] = None, arch: Texts = None, jobs: int = 0, shard: Any = None,
+         bundle: PathLike | None = None, precompiled_headers: bool = True, **config: Any) -> dict[str, Any]:
+    """`kjit warm` from Python: compiles every kernel x variant x arch of kernel manifests (folders
+    holding a kjit.json, or kjit.json files; None: the installed kernels_src) into the cache ahead of
+    time. arch: "sm_90", or a list (None: the GPU at hand). shard=(i, n) (or "i/n", "auto", "auto/n",
+    a kjit.Shard) compiles only the items of shard i of n, by their cache keys, as `kjit warm --shard`
+    does; bundle= then writes the entries warmed into that bundle (for kjit.merge_bundles). config:
+    kjit.Runtime's keywords (cache_dir=, remote_cache=, remote_signing_key_file=, ...; the KJIT_*
+    environment otherwise). Returns `kjit --json warm`'s document as a dict ("ok": nothing failed)."""
+    return _kjit.warm([_os.fspath(s) for s in _as_list(sources)], _as_list(arch), jobs, precompiled_headers, shard,
+                      _os.fspath(bundle) if bundle is not None else "", **config)
+
+
+def merge_bundles(inputs: PathLike | Iterable[PathLike], output: PathLike, **config: Any) -> dict[str, Any]:
+    """`kjit cache bundle merge`: one bundle of several (each checked whole first), each key once,
+    byte for byte; signed with remote_signing_key_file=/remote_secret_file= (kjit.Runtime's keywords,
+    else KJIT_REMOTE_*), inputs checked with those keys. Returns the merged bundle's manifest."""
+    return _kjit.merge_bundles([_os.fspath(f) for f in _as_list(inputs)], _os.fspath(output), **config)

@@ -25,10 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "an installed kjit without its CLI. Install kjit's CLI (cmake --install of kjit's build), or "
             "reinstall the package from kjit's sources (docs/python.md)\n")
         return 3
-    from . import _nvrtc  # the package is imported: NVRTC is open, found by libkjit or in pip's packages
+    from . import _nvrtc  # the package is imported: NVRTC is found by libkjit or in pip's packages
     env = dict(os.environ)
-    if _nvrtc.loaded:  # pip's, which the CLI (libkjit) does not look for: it gets the same folder
-        folder = os.path.dirname(_nvrtc.loaded)
+    pip = _nvrtc.opened_from_pip()
+    if pip:  # pip's, which the CLI (libkjit) does not look for: it gets the same folder
+        folder = os.path.dirname(pip)
         env["LD_LIBRARY_PATH"] = folder + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     sys.stdout.flush()
     sys.stderr.flush()
