@@ -2,6 +2,7 @@
 
 #include "core/base/nvrtc_library.hpp"
 #include "core/base/toolkit_location.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
 #include "core/compile/options/option_marshalling.hpp"
 #include "core/system/at_fork.hpp"

@@ -1,7 +1,7 @@
 #include "core/compile/libcudacxx_integers.hpp"
 
 #include "core/base/source_file.hpp"
-#include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 
 #include <algorithm>
 #include <array>
