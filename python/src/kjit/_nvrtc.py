@@ -40,7 +40,7 @@ def load_from_pip() -> str | None:
     return None
 
 
-def opened_from_pip():
+def opened_from_pip() -> str | None:
     """The libnvrtc libkjit opened when it is one of pip's packages' (None otherwise; opens it if not yet)."""
     if loaded:
         return loaded
