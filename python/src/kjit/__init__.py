@@ -682,8 +682,8 @@ def sass(result: CompileResult, function: str = "") -> str:
     return _kjit.sass(result, function)
 
 
-def warm(sources: None | PathLike | Iterable[PathLike] = None, arch: Texts = None, jobs: int = 0, shard: Any = None,
-         bundle: PathLike | None = None, precompiled_headers: bool = True, **config: Any) -> dict[str, Any]:
+def warm(sources: Any = None, arch: Any = None, jobs: int = 0, shard: Any = None, bundle: Any = None,
+         precompiled_headers: bool = True, **config: Any) -> Any:
     """`kjit warm` from Python: compiles every kernel x variant x arch of kernel manifests (folders
     holding a kjit.json, or kjit.json files; None: the installed kernels_src) into the cache ahead of
     time. arch: "sm_90", or a list (None: the GPU at hand). shard=(i, n) (or "i/n", "auto", "auto/n",
@@ -695,7 +695,7 @@ def warm(sources: None | PathLike | Iterable[PathLike] = None, arch: Texts = Non
                       _os.fspath(bundle) if bundle is not None else "", **config)
 
 
-def merge_bundles(inputs: PathLike | Iterable[PathLike], output: PathLike, **config: Any) -> dict[str, Any]:
+def merge_bundles(inputs: Any, output: Any, **config: Any) -> Any:
     """`kjit cache bundle merge`: one bundle of several (each checked whole first), each key once,
     byte for byte; signed with remote_signing_key_file=/remote_secret_file= (kjit.Runtime's keywords,
     else KJIT_REMOTE_*), inputs checked with those keys. Returns the merged bundle's manifest."""
