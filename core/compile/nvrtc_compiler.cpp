@@ -636,8 +636,11 @@ public:
     m_override_index.clear();
     m_cccl_served.clear();
     if (m_default_device) std::erase(m_call.arguments, std::string("-default-device"));
-    while (m_added_paths-- > 0) m_call.arguments.pop_back();
-    m_added_paths = 0;
+    for (const auto& path : m_added_paths) {
+      const auto at = std::find(m_call.arguments.begin(), m_call.arguments.end(), path);
+      if (at != m_call.arguments.end()) m_call.arguments.erase(at);
+    }
+    m_added_paths.clear();
     m_default_device = false;
     m_left_out.clear();
     m_first_log.clear();
@@ -683,10 +686,14 @@ private:
     std::error_code ec;
     for (const auto& h : m_call.user_headers) {
       if (!std::filesystem::equivalent(file, h.path, ec)) continue;
+      // Reached again by another spelling: one text for both is beyond what NVRTC's names allow.
+      if (std::any_of(m_overrides.begin(), m_overrides.end(), [&h](const Override& o) { return o.name == h.spelling; })) {
+        return nullptr;
+      }
       std::string* text = override_header(h.spelling, h.content, std::nullopt);
       // Its own "..." includes are looked up next to it: its folder goes last on the include path.
-      m_call.arguments.push_back("--include-path=" + h.path.parent_path().string());
-      ++m_added_paths;
+      m_added_paths.push_back("--include-path=" + h.path.parent_path().string());
+      m_call.arguments.push_back(m_added_paths.back());
       return text;
     }
     return nullptr;
@@ -756,7 +763,7 @@ private:
   std::deque<Override> m_overrides;
   std::vector<std::size_t> m_override_index;                     // where each override is in the header list
   std::vector<std::pair<std::size_t, const char*>> m_replaced_headers;  // program headers changed, and their text
-  int m_added_paths = 0;
+  std::vector<std::string> m_added_paths;  // --include-path= of user headers served in memory
   std::size_t m_appended = 0;                    // overrides appended to the header list
   std::vector<std::string> m_cccl_served;         // CCCL host API spellings served empty
   std::optional<ProgramContext> m_context;
