@@ -484,8 +484,10 @@ std::variant<HostCodeLeftOut, std::string> leave_out_host_code(std::string_view 
 }
 
 bool is_cccl_host_file(std::string_view file) {
-  return file.find("/cub/device/") != std::string_view::npos || file.find("/thrust/") != std::string_view::npos ||
-         file.starts_with("cub/device/") || file.starts_with("thrust/");
+  // Host code NVRTC refuses in CUB or Thrust: their device-wide algorithms and what launches them
+  // (cub/device/, cub/detail/launcher/, thrust/system/cuda/...).
+  return file.find("/cub/") != std::string_view::npos || file.find("/thrust/") != std::string_view::npos ||
+         file.starts_with("cub/") || file.starts_with("thrust/");
 }
 
 std::string explain_cccl_host_code(std::string_view log) {

@@ -103,7 +103,7 @@ std::string explain_cccl_host_code(std::string_view log);
 // kjit's note when constexpr host functions were compiled as device functions (-default-device).
 std::string explain_host_declarations(const std::vector<HostDeclaration>& found);
 
-// Whether `file` (as a log names it) is CCCL's host code: cub/device/, thrust/.
+// Whether `file` (as a log names it) is CUB's or Thrust's: host code NVRTC refuses there is CCCL's host API.
 bool is_cccl_host_file(std::string_view file);
 
 }  // namespace kjit::compile

@@ -72,6 +72,7 @@ const std::vector<HostOnly> k_host_only = {
     {"iomanip", "void table(int width);", "std::cout << std::setw(4);"},
     {"vector", "void fill(std::vector<float>& v, const std::vector<int>* w);", "std::vector<float> v;"},
     {"string", "void name(const std::string& s);", "std::string s;"},
+    {"string_view", "struct Named { std::string_view name; }; void name(std::string_view s);", "std::string_view s;"},
     {"map", "void count(std::map<int, float>& m);", "std::map<int, float> m;"},
     {"unordered_map", "void index(std::unordered_map<int, int>& m);", "std::unordered_map<int, int> m;"},
     {"set", "void keys(std::set<int>& s);", "std::set<int> s;"},
