@@ -349,6 +349,25 @@ HostCodeErrors find_host_code(std::string_view log) {
   return out;
 }
 
+namespace {
+
+// Whether `text` defines the macro `name` only after `offset`: a function of that name before the
+// definition is a function, not the macro's invocation (llm.c's `void cublasCheck(...) {...}`, then
+// `#define cublasCheck(status) { cublasCheck((status), __FILE__, __LINE__); }`).
+bool defined_after_only(std::string_view text, std::string_view name, std::size_t offset) {
+  const std::vector<Token> tokens = lex(text);
+  bool after = false;
+  for (std::size_t i = 0; i + 2 < tokens.size(); ++i) {
+    if (!tokens[i].directive || tokens[i].text(text) != "#" || directive_name(text, tokens, i) != "define") continue;
+    if (tokens[i + 2].text(text) != name) continue;
+    if (tokens[i].offset < offset) return false;
+    after = true;
+  }
+  return after;
+}
+
+}  // namespace
+
 ProgramContext program_context(const std::vector<std::string_view>& texts) {
   ProgramContext out;
   std::map<std::string, std::vector<std::string>> replacement_names;  // macro -> identifiers of its replacements
@@ -422,7 +441,8 @@ std::variant<HostCodeLeftOut, std::string> leave_out_host_code(std::string_view 
     if (contains(context.device_macros, d.name)) {
       return fmt::format("{} is made by a macro whose expansion holds device code", where);
     }
-    if (contains(context.function_macros, d.name) && t.is(after, "(") && t.match(after) != TokenText::npos) {
+    if (contains(context.function_macros, d.name) && t.is(after, "(") && t.match(after) != TokenText::npos &&
+        !defined_after_only(text, d.name, t[i].offset)) {
       // A function made by a macro: its invocation ("HOST_FN(bump)"), with a ';' after it.
       e.begin = i;
       e.end = t.next(t.match(after));

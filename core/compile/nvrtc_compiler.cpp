@@ -541,6 +541,7 @@ bool name_expression_refused(std::string_view log, std::string_view expression) 
 class HostCodeRounds {
 public:
   static constexpr int k_max_rounds = 8;  // NVRTC stops at 100 errors: a large header takes several
+  static constexpr const char* k_error_limit = "-Xcudafe=--error_limit=100000";
 
   HostCodeRounds(const Program& program, NvrtcCall& call) : m_program(program), m_call(call) {}
 
@@ -590,6 +591,13 @@ public:
       m_constexpr_note = explain_host_declarations(host.declarations);
       progress = true;
     }
+    if (log.find("Error limit reached.") != std::string_view::npos && !m_error_limit_raised) {
+      // NVRTC stops at 100 errors, and a body whose callees went in an earlier round (a project's
+      // helpers) fails on their names without the error that marks it host code: all of them in one round.
+      m_call.arguments.emplace_back(k_error_limit);
+      m_error_limit_raised = true;
+      progress = true;
+    }
     if (progress) ++m_rounds;
     return progress;
   }
@@ -636,6 +644,8 @@ public:
     m_override_index.clear();
     m_cccl_served.clear();
     if (m_default_device) std::erase(m_call.arguments, std::string("-default-device"));
+    if (m_error_limit_raised) std::erase(m_call.arguments, std::string(k_error_limit));
+    m_error_limit_raised = false;
     for (const auto& path : m_added_paths) {
       const auto at = std::find(m_call.arguments.begin(), m_call.arguments.end(), path);
       if (at != m_call.arguments.end()) m_call.arguments.erase(at);
@@ -774,6 +784,7 @@ private:
   std::string m_why;
   bool m_default_device = false;
   int m_rounds = 0;
+  bool m_error_limit_raised = false;
 };
 
 }  // namespace

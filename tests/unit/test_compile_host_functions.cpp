@@ -301,3 +301,102 @@ TEST_SUITE("host_functions text") {
     CHECK(note.find("--instantiate 'ops::k<64>'") != std::string::npos);
   }
 }
+
+// #56's fixtures compiled whole by NVRTC (sm_90, no GPU): the kernels nvcc compiles are in the PTX,
+// the device code around the host code is there, and the log names what was left out.
+TEST_SUITE("host_functions (#56 fixtures compiled)") {
+  TEST_CASE("fixture: a host function a macro makes between two kernels: both kernels kept, the log names it") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "#define HOST_FN(name) int name(int v) { return v + 1; }\n"
+                            "__global__ void first_kernel(float* o) { o[0] = 1; }\n"
+                            "HOST_FN(bump)\n"
+                            "__global__ void second_kernel(float* o) { o[0] = 2; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "macro.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z12first_kernelPf(") != std::string::npos);
+    CHECK(r.ptx.find(".entry _Z13second_kernelPf(") != std::string::npos);
+    CHECK(r.log.find("host code left out:") != std::string::npos);
+    CHECK(r.log.find("(macro.cu:3)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a one-line struct with a host constructor keeps its device method (v + 1.0f in the PTX)") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    // nvcc: the kernel stores 1.0 for a zeroed Acc. The method's body must reach the PTX: 1.0f is 0f3F800000.
+    const std::string src = "struct Acc { float v; Acc() { v = 0; } __device__ float get() const { return v + 1.0f; } };\n"
+                            "__global__ void check(float* o, const Acc* a) { o[0] = a->get(); }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "acc.cu", src));
+    CAPTURE(r.log);
+    CAPTURE(r.ptx);
+    CHECK(r.ptx.find(".entry _Z5checkPfPK3Acc(") != std::string::npos);
+    CHECK(r.ptx.find("0f3F800000") != std::string::npos);
+    CHECK(r.log.find("Acc (acc.cu:1)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a constructor with a member-initializer list goes, the class's device method stays") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "struct Timer {\n  float t;\n  int u;\n  Timer() : t(0), u{1} {}\n"
+                            "  __device__ float twice() const { return 2.0f * t + 3.0f; }\n};\n"
+                            "__global__ void use(float* o, const Timer* t) { o[0] = t->twice(); }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "timer.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z3usePfPK5Timer(") != std::string::npos);
+    CHECK(r.ptx.find("0f40400000") != std::string::npos);  // 3.0f: twice()'s body
+    CHECK(r.log.find("Timer (timer.cu:4)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: namespace-scope host variables (array, static, extern, initialized) go, device ones stay") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "float fx = 1.0f;\ndim3 grid[3][2];\nstatic float* d_qkvr;\nextern int counter;\n"
+                            "int a = 1, b = {2};\n__device__ float on_device = 5.0f;\n"
+                            "__global__ void k(float* o) { o[0] = on_device; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "vars.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z1kPf(") != std::string::npos);
+    CHECK(r.ptx.find("on_device") != std::string::npos);
+    for (const char* name : {"fx (vars.cu:1)", "grid (vars.cu:2)", "d_qkvr (vars.cu:3)", "a (vars.cu:5)", "b (vars.cu:5)"}) {
+      CHECK_MESSAGE(r.log.find(name) != std::string::npos, name);
+    }
+  }
+
+  TEST_CASE("fixture: programmatic dependent launch's device calls without an include, as under nvcc") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "__global__ void primary(float* o) { o[threadIdx.x] = 1; cudaTriggerProgrammaticLaunchCompletion(); }\n"
+                            "__global__ void secondary(float* o) { cudaGridDependencySynchronize(); o[threadIdx.x] += 1; }\n"
+                            "int main() { cudaLaunchAttribute a[1]; a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;"
+                            " return 0; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "pdl.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find("griddepcontrol.wait") != std::string::npos);
+    CHECK(r.ptx.find("griddepcontrol.launch_dependents") != std::string::npos);
+    CHECK(r.log.find("main (pdl.cu:3)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a user header on disk with <sys/syscall.h> and host functions beside a device helper") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::test::write_file(dir / "inc" / "common.h",
+                           "#pragma once\n#include <sys/syscall.h>\n#include <unistd.h>\n#include <sys/time.h>\n"
+                           "inline long thread_id() { return syscall(SYS_gettid); }\n"
+                           "extern int verbose;\n"
+                           "__device__ inline float square(float x) { return x * x + 7.0f; }\n");
+    kjit::Program p("user.cu", "#include \"common.h\"\n__global__ void sq(float* o) { o[0] = square(o[0]); }\n"
+                               "int main() { return thread_id() > 0 ? 0 : 1; }\n");
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = rt.compile(p, {.arch = kjit::Arch::sm(90), .flags = {"-I" + (dir / "inc").string()}}));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z2sqPf(") != std::string::npos);
+    CHECK(r.ptx.find("0f40E00000") != std::string::npos);  // 7.0f: the header's device helper
+    CHECK(r.log.find("thread_id") != std::string::npos);
+    CHECK(r.log.find("main (user.cu:3)") != std::string::npos);
+  }
+}

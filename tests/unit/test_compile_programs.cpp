@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -115,7 +116,107 @@ void check_program(const std::string& file) {
   if (!missing.empty() && p.value("warned", true)) CHECK(r.log.find("kjit: warning:") != std::string::npos);
 }
 
+// nvcc -rdc=true names a static kernel __nv_static_<N>_<N characters: the file's hash and name>_<mangled>, a
+// prefix of its translation unit that no other compiler gives; the kernel is the mangled name after it.
+std::string without_static_prefix(const std::string& name) {
+  constexpr std::string_view prefix = "__nv_static_";
+  if (!name.starts_with(prefix)) return name;
+  std::size_t at = prefix.size(), n = 0;
+  const std::size_t digits = at;
+  while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at]))) n = n * 10 + static_cast<std::size_t>(name[at++] - '0');
+  if (at == digits || at + 1 + n + 1 > name.size()) return name;
+  return name.substr(at + 1 + n + 1);
+}
+
+// The kernel's own name in a mangled name: the last <length><identifier> of its (nested) name
+// ("_Z10testKernelIfEvPT_S1_" -> "testKernel", "_ZN3cub6detail11EmptyKernelIvEEvv" -> "EmptyKernel").
+std::string kernel_identifier(const std::string& mangled) {
+  std::size_t at = mangled.starts_with("_ZN") ? 3 : mangled.starts_with("_Z") ? 2 : std::string::npos;
+  std::string last;
+  while (at != std::string::npos && at < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[at]))) {
+    std::size_t n = 0;
+    while (at < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[at]))) n = n * 10 + static_cast<std::size_t>(mangled[at++] - '0');
+    last = mangled.substr(at, n);
+    at += n;
+  }
+  return last;
+}
+
+const std::filesystem::path k_corpus = std::filesystem::path(KJIT_SOURCE_DIR) / "tests/data/corpus";
+
+// The corpus of real programs (tests/data/corpus, scripts/corpus.py): every program of one
+// repository's folder compiled by kjit as its project builds it with nvcc; its cubin's entry points
+// must be those nvcc gave it (manifest.json, written by `scripts/corpus.py add` from `nvcc -cubin`).
+// A program kjit is known to fail keeps its place with "expect_error" (a word of the log) and
+// "why"; one that lacks instances only host code makes lists them in "expect_missing", and kjit's
+// log must name each with its --instantiate line. A known failure that starts to pass fails here
+// too, so that the count in docs/headers.md stays true.
+void check_corpus(const std::string& folder) {
+  const auto manifest = nlohmann::json::parse(read(k_corpus / "manifest.json"));
+  kjit::test::TempDir tmp;
+  kjit::Runtime rt(kjit::test::quiet_config(tmp / "cache"));
+  int count = 0;
+  for (const auto& p : manifest["programs"]) {
+    const std::string file = p["file"].get<std::string>();
+    if (!file.starts_with(folder + "/")) continue;
+    ++count;
+    const std::filesystem::path path = k_corpus / file;
+    const std::filesystem::path dir = path.parent_path();
+    const std::vector<std::string> flags = p["flags"].get<std::vector<std::string>>();
+    INFO(file, shell_flags(flags));
+    std::vector<std::string> kjit_flags;
+    for (const auto& f : flags) {
+      kjit_flags.push_back(f.starts_with("-I") && !f.starts_with("-I/") ? "-I" + (dir / f.substr(2)).lexically_normal().string() : f);
+    }
+    kjit::Program program(path.filename().string(), read(path));
+    program.directory(dir);
+    const kjit::Arch target = kjit::Arch::parse(p["arch"].get<std::string>());
+    kjit::CompileResult r;
+    try {
+      r = rt.compile(program, {.arch = target, .flags = kjit_flags});
+    } catch (const kjit::CompileError& e) {
+      if (p.contains("expect_error")) {
+        CHECK_MESSAGE(e.log().find(p["expect_error"].get<std::string>()) != std::string::npos, e.log());
+      } else {
+        FAIL_CHECK(e.log());
+      }
+      continue;
+    }
+    CHECK_MESSAGE(!p.contains("expect_error"), "compiles now: take its expect_error out of manifest.json and count it");
+    CAPTURE(r.log);
+    {
+      std::ofstream out(tmp / "kjit.cubin", std::ios::binary | std::ios::trunc);
+      out.write(r.cubin.data(), static_cast<std::streamsize>(r.cubin.size()));
+    }
+    std::set<std::string> nvcc_entries;
+    for (const auto& e : p["nvcc_entries"]) nvcc_entries.insert(without_static_prefix(e.get<std::string>()));
+    const std::set<std::string> missing = p.value("expect_missing", std::set<std::string>{});
+    std::set<std::string> expected;
+    std::set_difference(nvcc_entries.begin(), nvcc_entries.end(), missing.begin(), missing.end(),
+                        std::inserter(expected, expected.end()));
+    CHECK(cubin_entries(tmp / "kjit.cubin") == expected);
+    // What kjit could not compile (instances only host code makes) is named in its warning.
+    for (const std::string& m : missing) {
+      CHECK_MESSAGE(r.log.find("--instantiate '" ) != std::string::npos, m);
+      CHECK_MESSAGE(r.log.find(kernel_identifier(m)) != std::string::npos, m);
+    }
+  }
+  CHECK(count > 0);
+}
+
 }  // namespace
+
+TEST_SUITE("corpus") {
+  TEST_CASE("corpus: NVIDIA/cuda-samples programs with Common/ compile with nvcc's entry points") {
+    check_corpus("cuda-samples");
+  }
+  TEST_CASE("corpus: karpathy/llm.c dev/cuda programs compile with nvcc's entry points") {
+    check_corpus("llm.c");
+  }
+  TEST_CASE("corpus: siboehm/SGEMM_CUDA's runner (template kernels its host functions instantiate) and simplest kernel") {
+    check_corpus("SGEMM_CUDA");
+  }
+}
 
 TEST_SUITE("programs") {
   TEST_CASE("program: a samples vectorAdd with Common/ helpers and host-only system headers") {
