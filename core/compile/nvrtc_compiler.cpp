@@ -2,6 +2,8 @@
 
 #include "core/base/source_file.hpp"
 #include "core/compile/host_functions.hpp"
+#include "core/compile/host_system_headers.hpp"
+#include "core/compile/libcudacxx_integers.hpp"
 #include "core/compile/scan/minimal_front_end.hpp"
 #include "core/compile/missing_headers.hpp"
 #include "core/compile/nvrtc/nvrtc_info.hpp"
@@ -25,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -107,7 +110,7 @@ Reach reach_of(const Program& program, const std::vector<std::filesystem::path>&
 
 // kjit's standard headers (<cstdint>, <cmath>, <vector>, the nvcc environment, ...) and the
 // toolkit's API headers the program includes (<cuda.h>, <cublas_v2.h>, ... without their host
-// functions), each unless the program has an in-memory header of that name or a user include
+// functions) and libcu++'s <cuda/std/cstdint> with nvcc's branch (libcudacxx_integers), each unless the program has an in-memory header of that name or a user include
 // dir (the user's -I, the program's folder and include path, all in `arguments` by now) holds a
 // file of that name: the user's header wins. The toolkit's own include folders, named with -I as
 // kernels for nvcc often do, are not the user's: their cuda.h is the one kjit's stands for.
@@ -137,6 +140,7 @@ Reach add_standard_headers(const Program& program, const std::vector<std::string
   Reach reach = reach_of(program, dirs);
   for (const auto& [header, content] : standard_header_files()) add(header, content);
   for (const auto& [header, content] : toolkit_headers(reach.spellings)) add(header, content);
+  for (const auto& [header, content] : libcudacxx_integer_headers()) add(header, content);
   return reach;
 }
 
@@ -163,11 +167,49 @@ struct NvrtcCall {
   std::size_t program = 0;   // the program's hash, for MinimalFrontEnd's memory
   std::string why_full;      // why not --minimal, for the debug log
   bool environment_left_out = false;  // the nvcc environment's pre-include dropped (NvccEnvironment)
+  std::deque<std::string> served_empty;  // host system headers NVRTC could not open (HostSystemHeaders)
+  std::vector<ScannedHeader> user_headers;  // the user headers on disk the program reaches
+  std::vector<std::string> extra_name_expressions;  // template kernels host code left out instantiated
   // What the fast path left out, put back by a retry on the full path: the arguments and headers.
   std::vector<std::string> full_arguments;
   std::vector<const char*> full_header_names, full_header_sources;
   std::vector<KernelTypeQuery> type_queries;  // extern "C" kernels' types asked of NVRTC (KernelTypes)
 };
+
+// Serves each host system header the log says NVRTC could not open empty (HostSystemHeaders);
+// false when there is none new.
+bool serve_unopened_system_headers(std::string_view log, NvrtcCall& call) {
+  bool added = false;
+  for (auto& name : HostSystemHeaders::unopened(log)) {
+    if (std::find(call.served_empty.begin(), call.served_empty.end(), name) != call.served_empty.end()) continue;
+    call.served_empty.push_back(std::move(name));
+    call.header_names.push_back(call.served_empty.back().c_str());
+    call.header_sources.push_back(HostSystemHeaders::served_text().data());
+    added = true;
+  }
+  return added;
+}
+
+// The device runtime API (NvccEnvironment::device_runtime_name) pre-included for a program whose
+// log says it names one of its functions, when the nvcc environment is on; false when it does not,
+// or it is there already.
+bool add_device_runtime(std::string_view log, const std::vector<std::string>& arguments, NvrtcCall& call) {
+  const std::string pre_include = "--pre-include=" + std::string(k_device_runtime_header);
+  const std::string environment = "--pre-include=" + std::string(k_nvcc_environment_header);
+  if (std::find(arguments.begin(), arguments.end(), environment) == arguments.end()) return false;
+  if (std::find(call.arguments.begin(), call.arguments.end(), pre_include) != call.arguments.end()) return false;
+  if (NvccEnvironment::device_runtime_name(log).empty()) return false;
+  call.arguments.push_back(pre_include);
+  const bool served = std::any_of(call.header_names.begin(), call.header_names.end(),
+                                  [](const char* n) { return k_device_runtime_header == n; });
+  for (const auto& [header, content] : standard_header_files()) {
+    if (header == k_device_runtime_header && !served) {
+      call.header_names.push_back(header.data());
+      call.header_sources.push_back(content.data());
+    }
+  }
+  return true;
+}
 
 // A hash of everything NVRTC reads for the program: which programs failed under --minimal.
 std::size_t program_hash(const Program& program, const std::vector<std::string>& arguments) {
@@ -257,7 +299,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
   all = arguments;
   if (!program.directory().empty()) all.push_back("--include-path=" + program.directory().string());
   for (const auto& dir : program.include_path()) all.push_back("--include-path=" + dir.string());
-  const Reach reach = add_standard_headers(program, all, call.header_names, call.header_sources);
+  Reach reach = add_standard_headers(program, all, call.header_names, call.header_sources);
   for (const auto& dir : NvrtcInfo::toolkit_include_dirs()) all.push_back("--include-path=" + dir.string());
   // NVRTC 12.9+ keeps a compile cache of its own in the driver's compute cache where a driver is
   // installed. kjit's cache is the cache: on NVRTC's hits ptxas does not run, so its report
@@ -276,6 +318,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
     all.push_back("--diag-suppress=629,630");
   }
   choose_front_end(program, reach, fast, call);
+  call.user_headers = std::move(reach.user_headers);
   call.type_queries = KernelTypes::queries(program.source(), arguments);
   return call;
 }
@@ -293,6 +336,9 @@ UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
                                  call.header_names.data()),
               "nvrtcCreateProgram", name);
   for (const auto& expr : program.name_expressions()) {
+    check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+  }
+  for (const auto& expr : call.extra_name_expressions) {
     check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
   }
   for (const auto& query : call.type_queries) {
@@ -423,16 +469,281 @@ std::vector<std::filesystem::path> include_folders(const std::vector<std::string
   return out;
 }
 
-// The text of a file NVRTC's log names: the program, one of its in-memory headers, a file on disk.
-std::optional<std::string> source_named(const Program& program, const std::string& file) {
-  if (file == program.name()) return program.source();
-  for (const auto& [hname, content] : program.headers()) {
-    if (hname == file) return content;
+
+
+// Whether NVRTC's `log` says it could not resolve name expression `expression` ("Input name
+// expression was: " k < T, 3 >""), spaces aside.
+bool name_expression_refused(std::string_view log, std::string_view expression) {
+  auto squeeze = [](std::string_view s) {
+    std::string out;
+    for (char c : s) {
+      if (c != ' ') out += c;
+    }
+    return out;
+  };
+  const std::string want = squeeze(expression);
+  constexpr std::string_view marker = "Input name expression was: \"";
+  for (std::size_t at = log.find(marker); at != std::string_view::npos; at = log.find(marker, at + 1)) {
+    const std::size_t start = at + marker.size();
+    const std::size_t end = log.find('"', start);
+    if (end != std::string_view::npos && squeeze(log.substr(start, end - start)) == want) return true;
   }
-  system::FileContent f = base::read_source_file(file);
-  if (f.ok()) return std::string(f.bytes);
-  return std::nullopt;
+  return false;
 }
+
+// Host code left out of what NVRTC compiles (host_functions), round by round: each round reads the
+// log's "not allowed in JIT mode" errors, leaves those declarations out of the files they are in
+// (the program's source, its in-memory headers, the user headers it reaches on disk, which NVRTC
+// then gets in memory under the spelling they are included by), and the compile runs again. The
+// toolkit's and the system's files are never changed.
+class HostCodeRounds {
+public:
+  static constexpr int k_max_rounds = 8;  // NVRTC stops at 100 errors: a large header takes several
+  static constexpr const char* k_error_limit = "-Xcudafe=--error_limit=100000";
+
+  HostCodeRounds(const Program& program, NvrtcCall& call) : m_program(program), m_call(call) {}
+
+  // Leaves out what `log` names; false when there is nothing to leave out or it cannot be (why()).
+  bool leave_out(std::string_view log) {
+    const HostCodeErrors host = find_host_code(log);
+    if (host.declarations.empty() || m_rounds >= k_max_rounds) return false;
+    if (m_first_log.empty()) {
+      m_first_log = std::string(log);
+      m_first_found = host.declarations;
+    }
+    if (!m_context) m_context = program_context(texts());
+    std::vector<std::string> files;
+    bool cccl = false;
+    for (const auto& d : host.declarations) {
+      if (is_cccl_host_file(d.file)) cccl = true;
+      else if (!d.is_constexpr && std::find(files.begin(), files.end(), d.file) == files.end()) files.push_back(d.file);
+    }
+    bool progress = cccl && serve_cccl_host_headers();
+    if (cccl && !progress) {
+      m_why = "CCCL's host API (cub/device/, thrust/) is reached through a header kjit does not change";
+      return false;
+    }
+    for (const auto& file : files) {
+      std::string* text = text_of(file);
+      if (!text) {
+        m_why = fmt::format("{} is the toolkit's or the system's, which kjit does not change", file);
+        return false;
+      }
+      auto result = leave_out_host_code(*text, file, host.declarations, *m_context);
+      if (auto* why = std::get_if<std::string>(&result)) {
+        m_why = std::move(*why);
+        return false;
+      }
+      auto& left = std::get<HostCodeLeftOut>(result);
+      if (left.left_out.empty()) continue;
+      *text = std::move(left.text);
+      for (auto& l : left.left_out) m_left_out.push_back(std::move(l));
+      progress = true;
+    }
+    const bool constexpr_found = std::any_of(host.declarations.begin(), host.declarations.end(),
+                                             [](const HostDeclaration& d) { return d.is_constexpr; });
+    if (constexpr_found && !m_default_device) {
+      // What nvcc lets device code call (--expt-relaxed-constexpr): compiled as device functions.
+      m_call.arguments.emplace_back("-default-device");
+      m_default_device = true;
+      m_constexpr_note = explain_host_declarations(host.declarations);
+      progress = true;
+    }
+    if (log.find("Error limit reached.") != std::string_view::npos && !m_error_limit_raised) {
+      // NVRTC stops at 100 errors, and a body whose callees went in an earlier round (a project's
+      // helpers) fails on their names without the error that marks it host code: all of them in one round.
+      m_call.arguments.emplace_back(k_error_limit);
+      m_error_limit_raised = true;
+      progress = true;
+    }
+    if (progress) ++m_rounds;
+    return progress;
+  }
+
+  // The log of a program that compiled: what was left out, then NVRTC's. `kept`: the
+  // instantiations compiled by name.
+  std::string succeeded_log(const std::string& log, const std::vector<std::string>& kept) const {
+    const ProgramContext none;
+    return explain_cccl_served() + explain_left_out(m_left_out, m_context ? *m_context : none, kept) +
+           m_constexpr_note + log;
+  }
+
+  // The name expressions for the template kernels the left-out code instantiated (once).
+  std::vector<std::string> instantiations() const {
+    return m_context ? instantiation_expressions(m_left_out, *m_context) : std::vector<std::string>{};
+  }
+
+  // The log of a program that did not compile: its own errors first (the first log with host code
+  // errors), why kjit could not leave that code out, then the last attempt's first error.
+  std::string failed_log(const std::string& log) const {
+    if (m_first_log.empty()) return log + explain_host_definitions(find_host_code(log).declarations, m_why);
+    std::string out = m_first_log + explain_host_definitions(m_first_found, m_why);
+    if (!m_left_out.empty() && log != m_first_log) {
+      const std::size_t err = log.find(": error: ");
+      const std::size_t begin = err == std::string::npos ? 0 : log.rfind('\n', err) + 1;
+      const std::size_t end = err == std::string::npos ? 0 : log.find('\n', err);
+      if (err != std::string::npos) {
+        out += fmt::format("kjit: compiled again without that host code, the program failed too: {}\n",
+                           log.substr(begin, end - begin));
+      }
+    }
+    return out;
+  }
+
+  // Every text back as the program has it (another front end starts again).
+  void reset() {
+    m_call.source.reset();
+    for (const auto& [index, original] : m_replaced_headers) m_call.header_sources[index] = original;
+    m_replaced_headers.clear();
+    m_call.header_names.resize(m_call.header_names.size() - m_appended);
+    m_call.header_sources.resize(m_call.header_sources.size() - m_appended);
+    m_appended = 0;
+    m_overrides.clear();
+    m_override_index.clear();
+    m_cccl_served.clear();
+    if (m_default_device) std::erase(m_call.arguments, std::string("-default-device"));
+    if (m_error_limit_raised) std::erase(m_call.arguments, std::string(k_error_limit));
+    m_error_limit_raised = false;
+    for (const auto& path : m_added_paths) {
+      const auto at = std::find(m_call.arguments.begin(), m_call.arguments.end(), path);
+      if (at != m_call.arguments.end()) m_call.arguments.erase(at);
+    }
+    m_added_paths.clear();
+    m_default_device = false;
+    m_left_out.clear();
+    m_first_log.clear();
+    m_first_found.clear();
+    m_constexpr_note.clear();
+    m_why.clear();
+    m_rounds = 0;
+  }
+
+  bool changed() const { return m_rounds > 0; }
+
+private:
+  struct Override {
+    std::string name;
+    std::string text;
+  };
+
+  std::vector<std::string_view> texts() const {
+    std::vector<std::string_view> out{m_program.source()};
+    for (const auto& [hname, content] : m_program.headers()) out.emplace_back(content);
+    for (const auto& h : m_call.user_headers) out.emplace_back(h.content);
+    return out;
+  }
+
+  // The text NVRTC reads for `file` as a log names it, made changeable: nullptr for a file kjit
+  // does not change.
+  std::string* text_of(const std::string& file) {
+    if (file == m_program.name()) {
+      if (!m_call.source) m_call.source = m_program.source();
+      return &*m_call.source;
+    }
+    for (auto& o : m_overrides) {
+      if (o.name == file) return &o.text;
+    }
+    for (std::size_t i = 0; i < m_call.header_names.size(); ++i) {
+      if (m_call.header_names[i] != file) continue;
+      const auto own = std::find_if(m_program.headers().begin(), m_program.headers().end(),
+                                    [&file](const auto& h) { return h.first == file; });
+      if (own == m_program.headers().end()) return nullptr;  // kjit's own headers
+      return override_header(file, own->second, i);
+    }
+    // A user header on disk: served in memory under the spelling it is included by.
+    std::error_code ec;
+    for (const auto& h : m_call.user_headers) {
+      if (!std::filesystem::equivalent(file, h.path, ec)) continue;
+      // Reached again by another spelling: one text for both is beyond what NVRTC's names allow.
+      if (std::any_of(m_overrides.begin(), m_overrides.end(), [&h](const Override& o) { return o.name == h.spelling; })) {
+        return nullptr;
+      }
+      std::string* text = override_header(h.spelling, h.content, std::nullopt);
+      // Its own "..." includes are looked up next to it: its folder goes last on the include path.
+      m_added_paths.push_back("--include-path=" + h.path.parent_path().string());
+      m_call.arguments.push_back(m_added_paths.back());
+      return text;
+    }
+    return nullptr;
+  }
+
+  std::string* override_header(const std::string& name, const std::string& content, std::optional<std::size_t> index) {
+    m_overrides.push_back({name, content});
+    Override& o = m_overrides.back();
+    if (index) {
+      m_replaced_headers.emplace_back(*index, m_call.header_sources[*index]);
+      m_override_index.push_back(*index);
+    } else {
+      m_call.header_names.push_back(o.name.c_str());
+      m_call.header_sources.push_back(nullptr);
+      m_override_index.push_back(m_call.header_sources.size() - 1);
+      ++m_appended;
+    }
+    return &o.text;
+  }
+
+  // CCCL's host API included directly (<cub/device/device_reduce.cuh>, <thrust/device_vector.h>):
+  // served empty, so that the host code that calls it is left out as host code (the file's own
+  // kernels compile). False when the program includes none not yet served.
+  bool serve_cccl_host_headers() {
+    bool served = false;
+    for (const std::string_view text : texts()) {
+      for (auto& [spelling, quoted] : IncludeScanner::include_lines(std::string(text))) {
+        if (!spelling.starts_with("cub/device/") && !spelling.starts_with("thrust/")) continue;
+        if (std::find(m_cccl_served.begin(), m_cccl_served.end(), spelling) != m_cccl_served.end()) continue;
+        override_header(spelling, std::string(k_cccl_served_text), std::nullopt);
+        m_cccl_served.push_back(spelling);
+        served = true;
+      }
+    }
+    return served;
+  }
+
+  std::string explain_cccl_served() const {
+    if (m_cccl_served.empty()) return {};
+    std::string list;
+    for (const auto& s : m_cccl_served) list += fmt::format("{}<{}>", list.empty() ? "" : ", ", s);
+    std::string callers;
+    for (const auto& l : m_left_out) {
+      if (l.kind == HostDeclaration::Kind::function) callers += fmt::format("{}{} ({}:{})", callers.empty() ? "" : ", ", l.name, l.file, l.line);
+    }
+    return fmt::format(
+        "kjit: warning: {} {} CCCL's host API (device-wide algorithms, launched from host code): served empty, and "
+        "the host code that calls {} left out{}. The kernels nvcc instantiates for those calls (CUB's and Thrust's "
+        "own, one set per call and type) are not compiled: NVRTC compiles no host code to instantiate them from; "
+        "the file's own kernels are all here (docs/headers.md)\n",
+        list, m_cccl_served.size() > 1 ? "are" : "is", m_cccl_served.size() > 1 ? "them" : "it",
+        callers.empty() ? std::string() : " (" + callers + ")");
+  }
+
+  static constexpr std::string_view k_cccl_served_text =
+      "// kjit: CCCL's host API (device-wide algorithms launched from the host), served empty: NVRTC has no host\n";
+
+public:
+  // Points NVRTC's header list at the overrides' current texts (before each compile).
+  void refresh() {
+    for (std::size_t k = 0; k < m_overrides.size(); ++k) m_call.header_sources[m_override_index[k]] = m_overrides[k].text.c_str();
+  }
+
+private:
+  const Program& m_program;
+  NvrtcCall& m_call;
+  std::deque<Override> m_overrides;
+  std::vector<std::size_t> m_override_index;                     // where each override is in the header list
+  std::vector<std::pair<std::size_t, const char*>> m_replaced_headers;  // program headers changed, and their text
+  std::vector<std::string> m_added_paths;  // --include-path= of user headers served in memory
+  std::size_t m_appended = 0;                    // overrides appended to the header list
+  std::vector<std::string> m_cccl_served;         // CCCL host API spellings served empty
+  std::optional<ProgramContext> m_context;
+  std::vector<LeftOut> m_left_out;
+  std::string m_first_log;
+  std::vector<HostDeclaration> m_first_found;
+  std::string m_constexpr_note;
+  std::string m_why;
+  bool m_default_device = false;
+  int m_rounds = 0;
+  bool m_error_limit_raised = false;
+};
 
 }  // namespace
 
@@ -455,13 +766,11 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   bool option_suspect = false;  // NVRTC refused an option while --minimal was among them
   bool grown = false;
   double spent_ms = 0;  // every attempt's NVRTC time
-  std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
-  std::string host_left_out;             // kjit's word when host definitions were left out
-  std::size_t arguments_before_host = 0;  // call.arguments before that retry
-  // The arguments a compile without the host definitions failed with: with those, the program as it
-  // is (other arguments, such as another front end's, try again).
-  std::optional<std::vector<std::string>> host_retried_with;
+  HostCodeRounds host(program, call);
+  bool instantiating = false;                    // compiling the left-out code's instances by name
+  std::optional<NvrtcOutput> without_instances;  // the result before that
   for (;;) {
+    host.refresh();
     const UniqueProgram prog = create_program(program, call);
     const CompileRun run = run_compile(*prog, call);
     spent_ms += run.ms;
@@ -503,57 +812,39 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     result.log = program_log(*prog, name);
     if (call.pch) result.pch = strip_pch_messages(result.log);
     throw_if_option_rejected(run.result, result.log, name);
+    if (instantiating && run.result == NVRTC_ERROR_COMPILATION) {
+      // Instances NVRTC cannot name at namespace scope (written with a template parameter or a local
+      // constant): compiled without them, and named in the warning.
+      const std::size_t before = call.extra_name_expressions.size();
+      std::erase_if(call.extra_name_expressions,
+                    [&](const std::string& e) { return name_expression_refused(result.log, e); });
+      if (call.extra_name_expressions.size() < before && !call.extra_name_expressions.empty()) continue;
+      without_instances->result.compile_ms = spent_ms;
+      return std::move(*without_instances);
+    }
     if (run.result == NVRTC_ERROR_COMPILATION && !call.type_queries.empty()) {
       // Compiled again without the type queries: NVRTC could not answer one (a kernel declared
       // through a function-like macro), or the program fails as it is, and its log is its own.
       call.type_queries.clear();
       continue;
     }
+    if (run.result == NVRTC_ERROR_COMPILATION &&
+        (serve_unopened_system_headers(result.log, call) || add_device_runtime(result.log, arguments, call))) {
+      continue;
+    }
+    const std::string served_note =
+        HostSystemHeaders::explain({call.served_empty.begin(), call.served_empty.end()});
     if (run.result == NVRTC_ERROR_COMPILATION) {
-      const HostFunctionErrors host = find_host_functions(result.log, [&](const std::string& file) {
-        return file == name && call.source ? std::optional<std::string>(*call.source) : source_named(program, file);
-      });
-      const bool declarations_only =
-          host.only_these && std::none_of(host.functions.begin(), host.functions.end(),
-                                          [](const HostFunction& f) { return f.definition && !f.is_constexpr; });
-      // Host code around the kernels (a tutorial's main() and what it calls): compiled again
-      // without the bodies of the program's host function definitions, as nvcc compiles them for
-      // the host only; they become host declarations, compiled as device ones nothing calls. If
-      // that does not compile either, the program as it is, with its own errors.
-      if (call.source) {
-        if (declarations_only && note.empty()) {
-          note = host_left_out + explain_host_declarations(host.functions);
-          call.arguments.emplace_back("-default-device");
-          continue;
-        }
-        call.source.reset();
-        call.arguments.resize(arguments_before_host);
-        note.clear();
-        host_retried_with = call.arguments;
-        continue;
-      }
-      if (host_retried_with != call.arguments && !declarations_only && note.empty()) {
-        if (auto without = without_host_definitions(program.source(), name, host.functions)) {
-          host_left_out = explain_host_definitions_left_out(host.functions, name);
-          arguments_before_host = call.arguments.size();
-          call.source = std::move(*without);
-          continue;
-        }
-      }
-      if (declarations_only && note.empty()) {
-        // What nvcc compiles for the host (declarations device code never calls, constexpr functions
-        // it may call): compiled again as device functions (once; the flag is not part of the key:
-        // the same inputs always take this path).
-        note = explain_host_declarations(host.functions);
-        call.arguments.emplace_back("-default-device");
-        continue;
-      }
+      // Host code around the kernels (a tutorial's main() and what it calls, a project's helpers in
+      // its headers): left out as nvcc compiles it for the host only, and compiled again.
+      if (host.leave_out(result.log)) continue;
       if (call.minimal) {
         MinimalFrontEnd::remember_failure(call.program);
+        host.reset();
         fall_back();
         continue;
       }
-      result.log = note + result.log + explain_host_definitions(host.functions) +
+      result.log = served_note + host.failed_log(result.log) +
                    name_expression_hint(result.log, program.source(), program.name_expressions()) +
                    explain_unresolved_externs(result.log, name) +
                    explain_missing_headers(result.log, include_folders(call.arguments));
@@ -563,9 +854,19 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
     read_outputs(*prog, program, call, arguments, resolved, result);
-    result.log = note + result.log;
-    out.why_full = std::move(call.why_full);
+    const std::string nvrtc_log = result.log;
+    result.log = served_note + host.succeeded_log(nvrtc_log, call.extra_name_expressions);
+    out.why_full = call.why_full;
     out.succeeded = true;
+    if (!instantiating) {
+      // The template kernels the left-out host code instantiated: compiled by name, as nvcc compiles them.
+      call.extra_name_expressions = host.instantiations();
+      if (!call.extra_name_expressions.empty()) {
+        instantiating = true;
+        without_instances = std::move(out);
+        continue;
+      }
+    }
     return out;
   }
 }

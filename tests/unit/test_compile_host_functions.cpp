@@ -1,7 +1,8 @@
-// compile::host_functions: NVRTC's "host functions are not allowed in JIT mode" errors, read from
-// real logs, and what the compile does with them: a prototype that device code never calls
-// compiles (as nvcc compiles it for the host); a host function definition is an error that says
-// which function, why, and the two ways out. NVRTC, sm_90, no GPU needed.
+// compile::host_functions: NVRTC's "not allowed in JIT mode" errors of host code, read from real
+// logs, and what the compile does with them: host functions and variables are left out wherever
+// they are (the file, its in-memory headers, the user headers on disk), never a byte of device code;
+// a program that does not compile without them keeps its own errors and kjit's note. NVRTC, sm_90,
+// no GPU needed.
 #include <kjit/kjit.hpp>
 
 #include "core/compile/host_functions.hpp"
@@ -26,7 +27,6 @@ std::string log_of(const std::string& file, int line, const std::string& text, s
   return file + "(" + std::to_string(line) + "): " + k_error + "\n  " + text + "\n  " + std::string(column, ' ') + "^\n\n";
 }
 
-std::optional<std::string> no_source(const std::string&) { return std::nullopt; }
 
 kjit::CompileResult compile(kjit::Runtime& rt, const std::string& name, const std::string& src) {
   return rt.compile(kjit::Program(name, src), {.arch = kjit::Arch::sm(90)});
@@ -35,29 +35,36 @@ kjit::CompileResult compile(kjit::Runtime& rt, const std::string& name, const st
 }  // namespace
 
 TEST_SUITE("host_functions") {
-  TEST_CASE("a log's errors: declarations, definitions, constexpr, names and lines") {
+  TEST_CASE("a log's errors: functions, __host__ functions, variables, constexpr, names, lines and columns") {
     const std::string log = log_of("k.cu", 1, "void host_helper(int n);", 5) +
                             log_of("k.cu", 2, "int twice(int x) { return 2 * x; }", 4) +
                             log_of("common.cuh", 7, "  struct S { void m(int) const; };", 18) +
                             log_of("k.cu", 9, "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }", 14) +
-                            "4 errors detected in the compilation of \"k.cu\".\n";
-    const auto found = kjit::compile::find_host_functions(log, no_source);
-    REQUIRE(found.functions.size() == 4);
+                            "k.cu(10): error: A namespace scope variable without memory space annotations "
+                            "(__device__/__constant__/__shared__/__managed__) is considered a host variable, and host "
+                            "variables are not allowed in JIT mode.\n  static float* d_qkvr;\n                ^\n\n"
+                            "k.cu(11): error: A function explicitly marked as a __host__ function is not allowed in JIT "
+                            "mode\n  __host__ void f(int n) {}\n                ^\n\n"
+                            "6 errors detected in the compilation of \"k.cu\".\n";
+    const auto found = kjit::compile::find_host_code(log);
+    REQUIRE(found.declarations.size() == 6);
     CHECK(found.only_these);
-    CHECK(found.functions[0].name == "host_helper");
-    CHECK(found.functions[0].file == "k.cu");
-    CHECK(found.functions[0].line == 1);
-    CHECK_FALSE(found.functions[0].definition);
-    CHECK(found.functions[1].name == "twice");
-    CHECK(found.functions[1].definition);
-    CHECK(found.functions[2].name == "m");
-    CHECK(found.functions[2].file == "common.cuh");
-    CHECK_FALSE(found.functions[2].definition);
-    CHECK(found.functions[3].name == "ceil_div");
-    CHECK(found.functions[3].is_constexpr);
-    const std::string why = kjit::compile::explain_host_definitions(found.functions);
+    CHECK(found.declarations[0].name == "host_helper");
+    CHECK(found.declarations[0].file == "k.cu");
+    CHECK(found.declarations[0].line == 1);
+    CHECK(found.declarations[0].column == 6);
+    CHECK(found.declarations[1].name == "twice");
+    CHECK(found.declarations[2].name == "m");
+    CHECK(found.declarations[2].file == "common.cuh");
+    CHECK(found.declarations[3].name == "ceil_div");
+    CHECK(found.declarations[3].is_constexpr);
+    CHECK(found.declarations[4].name == "d_qkvr");
+    CHECK(found.declarations[4].kind == kjit::compile::HostDeclaration::Kind::variable);
+    CHECK(found.declarations[5].name == "f");
+    CHECK(found.declarations[5].explicit_host);
+    const std::string why = kjit::compile::explain_host_definitions(found.declarations, "");
     CHECK(why.find("twice (k.cu:2)") != std::string::npos);
-    CHECK(why.find("host_helper") == std::string::npos);
+    CHECK(why.find("the variable d_qkvr (k.cu:10)") != std::string::npos);
     CHECK(why.find("ceil_div") == std::string::npos);
     CHECK(why.find("__device__") != std::string::npos);
     // #52 item 8: the guard that works, not -default-device (which gives the same errors for host code).
@@ -65,23 +72,11 @@ TEST_SUITE("host_functions") {
     CHECK(why.find("-default-device") == std::string::npos);
   }
 
-  TEST_CASE("a definition whose brace is on the next line is read from the source") {
-    const std::string log = log_of("k.cu", 2, "void knr(int n)", 5);
-    const auto found = kjit::compile::find_host_functions(log, [](const std::string& file) -> std::optional<std::string> {
-      if (file == "k.cu") return std::string("// a kernel file\nvoid knr(int n)\n{\n}\n");
-      return std::nullopt;
-    });
-    REQUIRE(found.functions.size() == 1);
-    CHECK(found.functions[0].definition);
-    // Without the source it cannot tell, and takes it for a definition: nothing compiled on a guess.
-    CHECK(kjit::compile::find_host_functions(log, no_source).functions[0].definition);
-  }
-
   TEST_CASE("another error beside them: not only these") {
     const std::string log = log_of("k.cu", 1, "void host_helper(int n);", 5) +
                             "k.cu(3): error: identifier \"undefined_thing\" is undefined\n  x = undefined_thing;\n      ^\n";
-    const auto found = kjit::compile::find_host_functions(log, no_source);
-    CHECK(found.functions.size() == 1);
+    const auto found = kjit::compile::find_host_code(log);
+    CHECK(found.declarations.size() == 1);
     CHECK_FALSE(found.only_these);
   }
 
@@ -194,30 +189,214 @@ extern "C" __global__ void k(float* y, int n) { y[0] = ceil_div(n, 32); }
   }
 }
 
-// compile::without_host_definitions: the text NVRTC gets when host code is left out.
+// compile::leave_out_host_code: the text NVRTC gets when host code is left out.
+namespace {
+
+using kjit::compile::HostDeclaration;
+
+HostDeclaration function_at(int line, int column, std::string name) {
+  return {.file = "k.cu", .line = line, .column = column, .name = std::move(name)};
+}
+
+std::string left_out_text(const std::string& src, const std::vector<HostDeclaration>& found) {
+  const auto context = kjit::compile::program_context({src});
+  auto out = kjit::compile::leave_out_host_code(src, "k.cu", found, context);
+  if (auto* why = std::get_if<std::string>(&out)) FAIL(*why);
+  const auto& left = std::get<kjit::compile::HostCodeLeftOut>(out);
+  CHECK(std::count(left.text.begin(), left.text.end(), '\n') == std::count(src.begin(), src.end(), '\n'));
+  return left.text;
+}
+
+}  // namespace
+
 TEST_SUITE("host_functions text") {
-  TEST_CASE("host definitions become declarations and every line keeps its number") {
+  TEST_CASE("a definition, a prototype and a variable go whole; constexpr and device code stay; lines keep their numbers") {
     const std::string src = "int helper(int x)\n{\n  const char* s = \"}\";  /* } */\n  return x; // }\n}\n"
                             "void proto(int);\n"
                             "constexpr int twice(int x) { return 2 * x; }\n"
-                            "__global__ void k(int* y) { y[0] = twice(3); }\n";
-    std::vector<kjit::compile::HostFunction> functions{
-        {.file = "k.cu", .line = 1, .name = "helper", .definition = true},
-        {.file = "k.cu", .line = 6, .name = "proto", .definition = false},
-        {.file = "k.cu", .line = 7, .name = "twice", .definition = true, .is_constexpr = true},
-        {.file = "other.cuh", .line = 1, .name = "helper", .definition = true}};
-    const auto out = kjit::compile::without_host_definitions(src, "k.cu", functions);
-    REQUIRE(out);
-    CAPTURE(*out);
-    CHECK(std::count(out->begin(), out->end(), '\n') == std::count(src.begin(), src.end(), '\n'));
-    CHECK(out->starts_with("int helper(int x)\n;"));
-    CHECK(out->find("return x") == std::string::npos);
-    CHECK(out->find("void proto(int);\n") != std::string::npos);
-    CHECK(out->find("constexpr int twice(int x) { return 2 * x; }\n") != std::string::npos);
-    CHECK(out->find("__global__ void k(int* y) { y[0] = twice(3); }\n") != std::string::npos);
-    // Nothing to leave out: nullopt.
-    CHECK_FALSE(kjit::compile::without_host_definitions(src, "k.cu", {functions[1], functions[2], functions[3]}));
-    // A name not on its line: the program as it is.
-    CHECK_FALSE(kjit::compile::without_host_definitions(src, "k.cu", {{.file = "k.cu", .line = 2, .name = "helper", .definition = true}}));
+                            "__global__ void k(int* y) { y[0] = twice(3); }\n"
+                            "static float* d_qkvr;\n";
+    HostDeclaration variable = function_at(9, 15, "d_qkvr");
+    variable.kind = HostDeclaration::Kind::variable;
+    HostDeclaration constant = function_at(7, 15, "twice");
+    constant.is_constexpr = true;
+    const std::string out = left_out_text(src, {function_at(1, 5, "helper"), function_at(6, 6, "proto"), constant, variable});
+    CAPTURE(out);
+    CHECK(out.find("helper") == std::string::npos);
+    CHECK(out.find("return x") == std::string::npos);
+    CHECK(out.find("proto") == std::string::npos);
+    CHECK(out.find("d_qkvr") == std::string::npos);
+    CHECK(out.find("constexpr int twice(int x) { return 2 * x; }\n") != std::string::npos);
+    CHECK(out.find("__global__ void k(int* y) { y[0] = twice(3); }\n") != std::string::npos);
+  }
+
+  TEST_CASE("a one-line struct keeps its body: its host constructor goes, its device function stays") {
+    // #56: the body was lost, and a kernel that checks it stored -1.0 where nvcc gives 1.0.
+    const std::string src = "struct Acc { float v; Acc() { v = 0; } __device__ float get() const { return v + 1.0f; } };\n";
+    const std::string out = left_out_text(src, {function_at(1, 23, "Acc")});
+    CHECK(out.find("struct Acc { float v;") == 0);
+    CHECK(out.find("__device__ float get() const { return v + 1.0f; } };") != std::string::npos);
+    CHECK(out.find("v = 0") == std::string::npos);
+  }
+
+  TEST_CASE("a constructor with member initializers goes whole, braces in them too") {
+    const std::string src = "struct Timer { float t; int u; Timer() : t(0), u{1} {} void start() { t = 1; } };\n";
+    const std::string out = left_out_text(src, {function_at(1, 32, "Timer"), function_at(1, 61, "start")});
+    CAPTURE(out);
+    CHECK(out.find("struct Timer { float t; int u;") == 0);
+    CHECK(out.find("Timer()") == std::string::npos);
+    CHECK(out.find("start") == std::string::npos);
+    CHECK(out.find("};") != std::string::npos);
+  }
+
+  TEST_CASE("a host function a macro makes goes as its invocation; the next kernel stays") {
+    // #56: HOST_FN(bump) between two kernels took the next kernel with it, exit 0.
+    const std::string src = "#define HOST_FN(name) int name(int v) { return v + 1; }\n"
+                            "__global__ void k1(float* o) { o[0] = 1; }\n"
+                            "HOST_FN(bump)\n"
+                            "__global__ void k2(float* o) { o[0] = 2; }\n";
+    const std::string out = left_out_text(src, {function_at(3, 1, "HOST_FN")});
+    CHECK(out.find("HOST_FN(bump)") == std::string::npos);
+    CHECK(out.find("__global__ void k2(float* o) { o[0] = 2; }") != std::string::npos);
+    CHECK(out.find("#define HOST_FN(name)") == 0);
+  }
+
+  TEST_CASE("host code that holds device code is never left out") {
+    const std::string src = "#define DEF(name) int name(int v) { return v; } __global__ void name##_k() {}\n"
+                            "DEF(bump)\n";
+    const auto context = kjit::compile::program_context({src});
+    auto out = kjit::compile::leave_out_host_code(src, "k.cu", {function_at(2, 1, "DEF")}, context);
+    REQUIRE(std::holds_alternative<std::string>(out));
+    CHECK(std::get<std::string>(out).find("device code") != std::string::npos);
+  }
+
+  TEST_CASE("host variables of every shape go whole: arrays, static, extern, initialized, several at once") {
+    const std::string src = "float fx = 1.0f;\ndim3 grid[3][2];\nstatic float* d_q;\nextern int counter;\nint a = 1, b = {2};\n"
+                            "__device__ float on_device = 1.0f;\n";
+    std::vector<HostDeclaration> found;
+    for (auto [line, column, name] : std::vector<std::tuple<int, int, std::string>>{
+             {1, 7, "fx"}, {2, 6, "grid"}, {3, 15, "d_q"}, {4, 12, "counter"}, {5, 5, "a"}, {5, 12, "b"}}) {
+      HostDeclaration d = function_at(line, column, name);
+      d.kind = HostDeclaration::Kind::variable;
+      found.push_back(d);
+    }
+    const std::string out = left_out_text(src, found);
+    CAPTURE(out);
+    CHECK(out.find_first_not_of(" \n") == out.find("__device__ float on_device = 1.0f;"));
+  }
+
+  TEST_CASE("template kernels host code instantiates are named, as written and with their namespaces") {
+    const std::string src = "namespace ops { template <int B> __global__ void k(float* o) { o[0] = B; } }\n"
+                            "void run(float* o) { ops::k<128><<<1, 1>>>(o); }\n"
+                            "namespace ops { void go(float* o) { k<64><<<1, 1>>>(o); } }\n";
+    const auto context = kjit::compile::program_context({src});
+    auto out = kjit::compile::leave_out_host_code(src, "k.cu", {function_at(2, 6, "run"), function_at(3, 22, "go")}, context);
+    REQUIRE(std::holds_alternative<kjit::compile::HostCodeLeftOut>(out));
+    const auto& left = std::get<kjit::compile::HostCodeLeftOut>(out).left_out;
+    REQUIRE(left.size() == 2);
+    const auto expressions = kjit::compile::instantiation_expressions(left, context);
+    CHECK(std::find(expressions.begin(), expressions.end(), "ops::k<64>") != expressions.end());
+    const std::string note = kjit::compile::explain_left_out(left, context, {});
+    CHECK(note.find("host code left out: run (k.cu:2), go (k.cu:3)") != std::string::npos);
+    CHECK(note.find("--instantiate 'ops::k<64>'") != std::string::npos);
+  }
+}
+
+// #56's fixtures compiled whole by NVRTC (sm_90, no GPU): the kernels nvcc compiles are in the PTX,
+// the device code around the host code is there, and the log names what was left out.
+TEST_SUITE("host_functions (#56 fixtures compiled)") {
+  TEST_CASE("fixture: a host function a macro makes between two kernels: both kernels kept, the log names it") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "#define HOST_FN(name) int name(int v) { return v + 1; }\n"
+                            "__global__ void first_kernel(float* o) { o[0] = 1; }\n"
+                            "HOST_FN(bump)\n"
+                            "__global__ void second_kernel(float* o) { o[0] = 2; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "macro.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z12first_kernelPf(") != std::string::npos);
+    CHECK(r.ptx.find(".entry _Z13second_kernelPf(") != std::string::npos);
+    CHECK(r.log.find("host code left out:") != std::string::npos);
+    CHECK(r.log.find("(macro.cu:3)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a one-line struct with a host constructor keeps its device method (v + 1.0f in the PTX)") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    // nvcc: the kernel stores 1.0 for a zeroed Acc. The method's body must reach the PTX: 1.0f is 0f3F800000.
+    const std::string src = "struct Acc { float v; Acc() { v = 0; } __device__ float get() const { return v + 1.0f; } };\n"
+                            "__global__ void check(float* o, const Acc* a) { o[0] = a->get(); }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "acc.cu", src));
+    CAPTURE(r.log);
+    CAPTURE(r.ptx);
+    CHECK(r.ptx.find(".entry _Z5checkPfPK3Acc(") != std::string::npos);
+    CHECK(r.ptx.find("0f3F800000") != std::string::npos);
+    CHECK(r.log.find("Acc (acc.cu:1)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a constructor with a member-initializer list goes, the class's device method stays") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "struct Timer {\n  float t;\n  int u;\n  Timer() : t(0), u{1} {}\n"
+                            "  __device__ float twice() const { return 2.0f * t + 3.0f; }\n};\n"
+                            "__global__ void use(float* o, const Timer* t) { o[0] = t->twice(); }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "timer.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z3usePfPK5Timer(") != std::string::npos);
+    CHECK(r.ptx.find("0f40400000") != std::string::npos);  // 3.0f: twice()'s body
+    CHECK(r.log.find("Timer (timer.cu:4)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: namespace-scope host variables (array, static, extern, initialized) go, device ones stay") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "float fx = 1.0f;\ndim3 grid[3][2];\nstatic float* d_qkvr;\nextern int counter;\n"
+                            "int a = 1, b = {2};\n__device__ float on_device = 5.0f;\n"
+                            "__global__ void k(float* o) { o[0] = on_device; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "vars.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z1kPf(") != std::string::npos);
+    CHECK(r.ptx.find("on_device") != std::string::npos);
+    for (const char* name : {"fx (vars.cu:1)", "grid (vars.cu:2)", "d_qkvr (vars.cu:3)", "a (vars.cu:5)", "b (vars.cu:5)"}) {
+      CHECK_MESSAGE(r.log.find(name) != std::string::npos, name);
+    }
+  }
+
+  TEST_CASE("fixture: programmatic dependent launch's device calls without an include, as under nvcc") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string src = "__global__ void primary(float* o) { o[threadIdx.x] = 1; cudaTriggerProgrammaticLaunchCompletion(); }\n"
+                            "__global__ void secondary(float* o) { cudaGridDependencySynchronize(); o[threadIdx.x] += 1; }\n"
+                            "int main() { cudaLaunchAttribute a[1]; a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;"
+                            " return 0; }\n";
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = compile(rt, "pdl.cu", src));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find("griddepcontrol.wait") != std::string::npos);
+    CHECK(r.ptx.find("griddepcontrol.launch_dependents") != std::string::npos);
+    CHECK(r.log.find("main (pdl.cu:3)") != std::string::npos);
+  }
+
+  TEST_CASE("fixture: a user header on disk with <sys/syscall.h> and host functions beside a device helper") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    kjit::test::write_file(dir / "inc" / "common.h",
+                           "#pragma once\n#include <sys/syscall.h>\n#include <unistd.h>\n#include <sys/time.h>\n"
+                           "inline long thread_id() { return syscall(SYS_gettid); }\n"
+                           "extern int verbose;\n"
+                           "__device__ inline float square(float x) { return x * x + 7.0f; }\n");
+    kjit::Program p("user.cu", "#include \"common.h\"\n__global__ void sq(float* o) { o[0] = square(o[0]); }\n"
+                               "int main() { return thread_id() > 0 ? 0 : 1; }\n");
+    kjit::CompileResult r;
+    REQUIRE_NOTHROW(r = rt.compile(p, {.arch = kjit::Arch::sm(90), .flags = {"-I" + (dir / "inc").string()}}));
+    CAPTURE(r.log);
+    CHECK(r.ptx.find(".entry _Z2sqPf(") != std::string::npos);
+    CHECK(r.ptx.find("0f40E00000") != std::string::npos);  // 7.0f: the header's device helper
+    CHECK(r.log.find("thread_id") != std::string::npos);
+    CHECK(r.log.find("main (user.cu:3)") != std::string::npos);
   }
 }

@@ -3,9 +3,7 @@
 // <cublas_v2.h>, host prototypes, templates instantiated by name, nvcc's flags). Each is compiled
 // by kjit and, where the toolkit has nvcc, by `nvcc -cubin` and `nvcc -ptx` with the same flags:
 // the kernels' names (mangled: the parameter types too) and their parameter sizes must match.
-// One difference is NVRTC's and libcu++'s, not kjit's: under NVRTC int64_t is long long (libcu++
-// defines it so, and CUB or cooperative groups in the same program must agree), where a glibc
-// host's is long; names are compared demangled with "long long" read as "long".
+// Names are compared as nvcc mangles them: int64_t is long under kjit as on the LP64 host (#56).
 #include <kjit/kjit.hpp>
 
 #include "core/driver/cubin_info.hpp"
@@ -79,13 +77,12 @@ std::map<std::string, std::vector<std::string>> entries(const std::string& ptx) 
   return out;
 }
 
-// The demangled name with "long long" read as "long" (both 64 bits on an x86-64 host).
+// The demangled name (mangled ones differ where the types do).
 std::string comparable(const std::string& mangled) {
   int status = 0;
   char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
   std::string name = status == 0 && d ? d : mangled;
   std::free(d);
-  for (std::size_t p; (p = name.find("long long")) != std::string::npos;) name.replace(p, 9, "long");
   return name;
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,7 @@ const std::vector<HostOnly> k_host_only = {
     {"iomanip", "void table(int width);", "std::cout << std::setw(4);"},
     {"vector", "void fill(std::vector<float>& v, const std::vector<int>* w);", "std::vector<float> v;"},
     {"string", "void name(const std::string& s);", "std::string s;"},
+    {"string_view", "struct Named { std::string_view name; }; void name(std::string_view s);", "std::string_view s;"},
     {"map", "void count(std::map<int, float>& m);", "std::map<int, float> m;"},
     {"unordered_map", "void index(std::unordered_map<int, int>& m);", "std::unordered_map<int, int> m;"},
     {"set", "void keys(std::set<int>& s);", "std::set<int> s;"},
@@ -191,6 +193,59 @@ TEST_SUITE("standard_headers") {
     for (const auto& [header, body] : k_uses) src += "#include <" + header + ">\n";
     src += "extern \"C\" __global__ void k(float* y, int n) { y[0] = std::numeric_limits<float>::max() + INT_MAX; }\n";
     CHECK_NOTHROW(compile(rt, kjit::Program("all.cu", src)));
+  }
+
+  // #56: <utility> and <cuda/std/utility> together failed ("declaration is incompatible with
+  // template parameter _Tp": a non-variadic tuple_size), and <ctime>'s time_t was long where
+  // libcu++'s is long long. Every kjit header with a libcu++ counterpart, with it, in both orders.
+  TEST_CASE("every kjit standard header together with its libcu++ counterpart in both orders") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    std::vector<std::string> pairs;
+    for (const auto& [name, content] : kjit::compile::standard_header_files()) {
+      const std::string n(name);
+      for (const auto& folder : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) {
+        if (n.find('.') == std::string::npos && n.rfind("__kjit_", 0) != 0 &&
+            std::filesystem::is_regular_file(folder / "cuda/std" / n)) {
+          pairs.push_back(n);
+          break;
+        }
+      }
+    }
+    REQUIRE(pairs.size() >= 15);  // cstdint, utility, tuple, ctime, type_traits, limits, ...
+    const std::string kernel =
+        "static_assert(std::is_same<time_t, cuda::std::time_t>::value, \"one time_t\");\n"
+        "static_assert(std::is_same<int64_t, cuda::std::int64_t>::value, \"one int64_t\");\n"
+        "extern \"C\" __global__ void k(float* y) { y[0] = float(cuda::std::tuple_size<cuda::std::tuple<int, float>>::value); }\n";
+    std::string kjit_first, libcudacxx_first;
+    for (const auto& h : pairs) {
+      kjit_first += fmt::format("#include <{}>\n#include <cuda/std/{}>\n", h, h);
+      libcudacxx_first += fmt::format("#include <cuda/std/{}>\n#include <{}>\n", h, h);
+    }
+    for (const auto& src : {kjit_first, libcudacxx_first}) {
+      INFO(src);
+      kjit::CompileResult r;
+      CHECK_NOTHROW(r = compile(rt, kjit::Program("both.cu", "#include <type_traits>\n" + src + kernel)));
+      CHECK(r.log.find("warning") == std::string::npos);
+    }
+  }
+
+  // #56: int64_t was long long under kjit, so a kernel taking an int64_t* had 'x' in its name where
+  // nvcc's has 'l'; a host program looking the kernel up by nvcc's name did not find it.
+  TEST_CASE("int64_t uint64_t size_t and ptrdiff_t are named as nvcc names them on LP64 with or without libcu++") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string kernel = "__global__ void k(int64_t* a, uint64_t b, size_t c, ptrdiff_t d, intptr_t e, std::int64_t f) {}\n";
+    for (const std::string includes : {"#include <cstdint>\n#include <cstddef>\n", "#include <stdint.h>\n#include <cstddef>\n",
+                                       "#include <cuda/std/cstdint>\n#include <cstdint>\n#include <cstddef>\n",
+                                       "#include <cub/warp/warp_reduce.cuh>\n#include <cstdint>\n#include <cstddef>\n",
+                                       "#include <cstdint>\n#include <cooperative_groups.h>\n#include <cuda/std/cstddef>\n"}) {
+      INFO(includes);
+      kjit::CompileResult r;
+      REQUIRE_NOTHROW(r = compile(rt, kjit::Program("names.cu", includes + kernel)));
+      // nvcc -cubin on x86-64 Linux: long (l), unsigned long (m).
+      CHECK(r.ptx.find(".entry _Z1kPlmmlll(") != std::string::npos);
+    }
   }
 
   TEST_CASE("a user header of the same name shadows kjit's: on an include dir and in memory") {

@@ -71,8 +71,10 @@ Generated random_source(unsigned seed) {
         const std::string name = "kernel" + std::to_string(count++);
         const char* heads[] = {"template <class T>\n__global__ void ", "template <typename T, int N = 4> __global__ void ",
                                "template <int B>\n__global__ void __launch_bounds__(B) ",
-                               "template <class T>\nstatic __global__ void "};
-        g.source += std::string(heads[pick(4)]) + name + "(T* x) { if (x) { x[0] = T(); } }\n";
+                               "template <class T>\nstatic __global__ void ",
+                               "template <int M, int N>\n__global__ void __cluster_dims__(2, 1, 1) ",
+                               "template <class T, int B = (3 > 2)> __global__ __launch_bounds__(B, 1) void __maxnreg__(64) "};
+        g.source += std::string(heads[pick(6)]) + name + "(T* x) { if (x) { x[0] = T(); } }\n";
         g.kernels.push_back(qualified(name));
         break;
       }
@@ -119,6 +121,10 @@ TEST_SUITE("compile::template_kernels") {
                                "__global__ void __launch_bounds__(BLOCK) gelu(const T* x, T* y, unsigned long long n) {}\n}\n";
     CHECK(kjit::compile::template_kernels(source) == std::vector<std::string>{"kjit::gelu"});
     CHECK(kjit::compile::template_kernels("").empty());
+    // A Hopper GEMM's cluster kernel: the attribute between `void` and the name is not the name.
+    CHECK(kjit::compile::template_kernels("template <int BM, int BN>\n__global__ void __cluster_dims__(2, 1, 1) "
+                                          "__launch_bounds__(128) matmulKernel(int M, int N) {}") ==
+          std::vector<std::string>{"matmulKernel"});
     CHECK(kjit::compile::template_kernels("template <class T> __global__ void").empty());
     CHECK(kjit::compile::template_kernels("namespace { namespace {").empty());
   }

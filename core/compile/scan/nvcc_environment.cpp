@@ -1,5 +1,7 @@
 #include "core/compile/scan/nvcc_environment.hpp"
 
+#include "core/base/source_file.hpp"
+#include "core/compile/nvrtc/nvrtc_info.hpp"
 #include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/scan/source_scan.hpp"
 #include "core/compile/headers/standard_headers.hpp"
@@ -46,7 +48,35 @@ std::unordered_set<std::string> environment_names() {
   return names;
 }
 
+// Every identifier of the toolkit's cuda_device_runtime_api.h.
+std::unordered_set<std::string> device_runtime_names() {
+  std::unordered_set<std::string> names;
+  for (const auto& dir : NvrtcInfo::toolkit_include_dirs()) {
+    system::FileContent f = base::read_source_file(dir / "cuda_device_runtime_api.h");
+    if (!f.ok()) continue;
+    first_name(f.bytes, [&names](std::string_view id) {
+      if (id.starts_with("cuda")) names.emplace(id);
+      return false;
+    });
+    break;
+  }
+  return names;
+}
+
 }  // namespace
+
+std::string NvccEnvironment::device_runtime_name(std::string_view log) {
+  static const std::unordered_set<std::string> names = device_runtime_names();
+  constexpr std::string_view marker = "error: identifier \"";
+  for (std::size_t at = log.find(marker); at != std::string_view::npos; at = log.find(marker, at + 1)) {
+    const std::size_t start = at + marker.size();
+    const std::size_t end = log.find('"', start);
+    if (end == std::string_view::npos) break;
+    std::string name(log.substr(start, end - start));
+    if (log.substr(end).starts_with("\" is undefined") && names.count(name) != 0) return name;
+  }
+  return {};
+}
 
 std::string NvccEnvironment::name_used(std::string_view text) {
   static const std::unordered_set<std::string> names = environment_names();

@@ -17,6 +17,16 @@ public:
   // The first name of `text` (comments and literals passed over) that the nvcc environment
   // declares or defines, or "" when `text` names none of them.
   static std::string name_used(std::string_view text);
+
+  // nvcc's implicit cuda_runtime.h also brings the device runtime API (cuda_device_runtime_api.h:
+  // programmatic dependent launch, conditional graph nodes), which NVRTC lacks: the first name an
+  // `identifier "X" is undefined` error of NVRTC's `log` gives that the toolkit's
+  // cuda_device_runtime_api.h declares, or "" (NvrtcCompiler then pre-includes
+  // k_device_runtime_header and compiles again).
+  static std::string device_runtime_name(std::string_view log);
 };
+
+// kjit's header that brings the toolkit's cuda_device_runtime_api.h.
+inline constexpr std::string_view k_device_runtime_header = "__kjit_device_runtime.h";
 
 }  // namespace kjit::compile

@@ -5,12 +5,75 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
 
 namespace kjit::compile {
+namespace {
+
+// The attributes written between `__global__` and a kernel's parameter list that take arguments in
+// parentheses: never the kernel's name.
+bool is_attribute(std::string_view word) {
+  return word == "__launch_bounds__" || word == "__cluster_dims__" || word == "__maxnreg__" ||
+         word == "__attribute__" || word == "alignas" || word == "__declspec" || word == "__block_size__";
+}
+
+// For the `template` token at `at`: the name of the template kernel it declares (`template <...>
+// [static|inline...] __global__ [attributes] void [attributes] name (`), "" for anything else.
+std::string kernel_name(std::string_view source, const std::vector<Token>& tokens, std::size_t at) {
+  auto punct = [&](std::size_t k, std::string_view p) {
+    return tokens[k].kind == TokenKind::punctuator && tokens[k].is(source, p);
+  };
+  std::size_t k = at + 1;
+  if (k >= tokens.size() || !punct(k, "<")) return {};
+  // The template's parameter list: angle brackets counted, those inside parentheses not.
+  int angles = 0;
+  int parens = 0;
+  for (; k < tokens.size(); ++k) {
+    if (punct(k, "(")) ++parens;
+    if (punct(k, ")")) --parens;
+    if (parens > 0) continue;
+    if (punct(k, "<")) ++angles;
+    if (punct(k, ">")) --angles;
+    if (punct(k, ">>")) angles -= 2;
+    if (punct(k, "{") || punct(k, ";")) return {};
+    if (angles <= 0) break;
+  }
+  bool global = false;
+  bool returns_void = false;
+  for (++k; k < tokens.size(); ++k) {
+    if (punct(k, "{") || punct(k, ";") || punct(k, "=")) return {};
+    if (punct(k, "[") && k + 1 < tokens.size() && punct(k + 1, "[")) {  // [[attribute]]
+      int depth = 0;
+      for (; k < tokens.size(); ++k) {
+        if (punct(k, "[")) ++depth;
+        if (punct(k, "]") && --depth == 0) break;
+      }
+      continue;
+    }
+    if (tokens[k].kind != TokenKind::identifier) return {};
+    const std::string word = spelling(source, tokens[k]);
+    const bool call = k + 1 < tokens.size() && punct(k + 1, "(");
+    if (is_attribute(word) && call) {  // its arguments, parentheses counted
+      int depth = 0;
+      for (++k; k < tokens.size(); ++k) {
+        if (punct(k, "(")) ++depth;
+        if (punct(k, ")") && --depth == 0) break;
+      }
+      continue;
+    }
+    if (word == "__global__") {
+      global = true;
+    } else if (word == "void") {
+      returns_void = true;
+    } else if (call) {
+      return global && returns_void ? word : std::string{};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<std::string> template_kernels(std::string_view source) {
-  static const std::regex k_kernel(
-      R"(^template\s*<[^{;]*>\s*(?:(?:static|inline|__forceinline__|__noinline__)\s+)*__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\()");
   // The code's tokens: directives, comments and literals count for nothing here.
   std::vector<Token> tokens;
   for (const Token& t : lex(source)) {
@@ -70,19 +133,13 @@ std::vector<std::string> template_kernels(std::string_view source) {
       continue;
     }
     if (word == "template" && at_namespace_scope()) {
-      // The declaration up to its body or its ';', one space between tokens.
-      std::string declaration;
-      for (std::size_t p = k; p < tokens.size() && !is_punct(p, "{") && !is_punct(p, ";"); ++p) {
-        if (!declaration.empty()) declaration += ' ';
-        declaration += text(p);
-      }
-      std::smatch m;
-      if (std::regex_search(declaration, m, k_kernel)) {
-        std::string name = qualified(m[1].str());
+      const std::string name = kernel_name(source, tokens, k);
+      if (!name.empty()) {
+        std::string q = qualified(name);
         // An anonymous namespace's part is not written: "::" pieces left by it collapse.
-        for (std::size_t at; (at = name.find("::::")) != std::string::npos;) name.erase(at, 2);
-        if (name.starts_with("::")) name.erase(0, 2);
-        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+        for (std::size_t at; (at = q.find("::::")) != std::string::npos;) q.erase(at, 2);
+        if (q.starts_with("::")) q.erase(0, 2);
+        if (std::find(out.begin(), out.end(), q) == out.end()) out.push_back(std::move(q));
       }
     }
   }

@@ -153,6 +153,7 @@ const std::vector<HeaderGroup>& header_groups() {
         {"cublasLt.h", "CUBLASWINAPI"}, {"cublasXt.h", "CUBLASWINAPI"},
         {"cusolverDn.h", "CUSOLVERAPI"}, {"cusolver_common.h", "CUSOLVERAPI"}}},
       {{{"curand.h", "CURANDAPI"}}},
+      {{{"cuda_profiler_api.h", "CUDARTAPI"}}},  // nvcc's implicit cuda_runtime.h has it too
       {{{"cufft.h", "CUFFTAPI"}, {"cufftXt.h", "CUFFTAPI"}}},
       {{{"cusparse.h", "CUSPARSEAPI"}}},
       {{{"cudnn.h", "CUDNNWINAPI"}, {"cudnn_version.h", "CUDNNWINAPI"}, {"cudnn_graph.h", "CUDNNWINAPI"},

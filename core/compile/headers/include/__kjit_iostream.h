@@ -1,8 +1,14 @@
 // The streams of <iostream>, <ostream>, <istream>, <fstream>, <sstream> and <iomanip>, host-only
 // under NVRTC: std::cout << x in device code fails naming <iostream> (use printf); the stream
 // classes can be named in prototypes.
+// What the host's <iostream> brings with it under nvcc (libstdc++'s includes <type_traits>,
+// std::move, std::swap and std::pair, std::min and std::max), for device code that uses them
+// having included <iostream> alone.
 #pragma once
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <algorithm>
 namespace std {
 enum __kjit_host_stream { cout, cerr, clog, cin, wcout, wcerr };
 template <class _Tp> __KJIT_HD __kjit_host_stream operator<<(__kjit_host_stream __s, const _Tp&) {

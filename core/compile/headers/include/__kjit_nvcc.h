@@ -12,6 +12,8 @@
 #include "__kjit_cmath.h"
 #include "__kjit_cstdlib.h"
 #include "__kjit_cfloat.h"
+// glibc's <sys/types.h>, which nvcc's cuda_runtime.h brings through <stdlib.h>, declares int8_t .. int64_t.
+#include <stdint.h>
 typedef unsigned char u_char;
 typedef unsigned short u_short;
 typedef unsigned int u_int;
