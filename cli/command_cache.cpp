@@ -354,13 +354,14 @@ struct ExportArgs {
   std::vector<std::string> archs;
 };
 
-// --remote-name NAME: the bundle in the fleet's HTTP store (the first http(s):// entry of --remote
-// or KJIT_REMOTE_CACHE), with its credentials file. Exactly one of FILE and NAME.
+// --remote-name NAME: the bundle in the fleet's HTTP or S3 store (the first entry of --remote or
+// KJIT_REMOTE_CACHE whose backend keeps bundles), with its credentials file. Exactly one of FILE and NAME.
 RemoteBundle remote_bundle(const Context& ctx, const std::string& file, const std::string& name) {
   if (file.empty() == name.empty()) throw UsageError("give the bundle's FILE or --remote-name NAME (one of them)");
   const RuntimeConfig c = ctx.runtime_config();
   if (c.remote_cache.empty()) {
-    throw UsageError("--remote-name: no HTTP store to use: give --remote http(s)://host/prefix or set KJIT_REMOTE_CACHE");
+    throw UsageError("--remote-name: no store to use: give --remote http(s)://host/prefix or s3://bucket/prefix, or set "
+                     "KJIT_REMOTE_CACHE");
   }
   return RemoteBundle{c.remote_cache, name, c.remote_http_auth_file};
 }
@@ -372,8 +373,8 @@ void add_export(CLI::App& cache, Context& ctx) {
                 "with KJIT_REMOTE_SIGNING_KEY_FILE, else KJIT_REMOTE_SECRET_FILE, else unsigned");
   command->add_option("file", args->file, "The bundle to write (replaced whole)");
   command->add_option("--remote-name", args->remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (the first http(s):// entry of "
-                      "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (the first http(s):// or "
+                      "s3:// entry of --remote or KJIT_REMOTE_CACHE)");
   command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
                                              "tuning decisions go along")
       ->delimiter(',')
@@ -415,7 +416,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                 "cache; an import that was killed is reported and finished by the next (exit 1: refused)");
   command->add_option("file", *file, "The bundle to import");
   command->add_option("--remote-name", *remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (as export's --remote-name)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (as export's --remote-name)");
   command->add_flag("--check", *check, "Check the bundle whole and import nothing");
   command->callback([&ctx, file, remote_name, check] {
     CacheImportOptions o;
@@ -464,9 +465,7 @@ void add_import(CLI::App& cache, Context& ctx) {
 }
 
 // kjit cache bundle merge A B ... -o ALL: one bundle of several (the shards of one warm).
-void add_bundle(CLI::App& cache, Context& ctx) {
-  auto* bundle = cache.add_subcommand("bundle", "Work on bundle files: merge the bundles of several warms into one");
-  bundle->require_subcommand(1);
+void add_bundle_merge(CLI::App* bundle, Context& ctx) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto* merge = bundle->add_subcommand(
@@ -529,6 +528,68 @@ void add_keygen(CLI::App& cache, Context& ctx) {
       fmt::print(stderr, "kjit: wrote {} (the signing key: keep it secret, for CI) and {} (for every node)\n",
                  k.key_file.string(), k.public_key_file.string());
     }
+  });
+}
+
+// `kjit cache bundle push|pull REF`: a warm bundle as an OCI artifact in a registry
+// (docs/bundles.md#as-oci-artifacts); credentials from KJIT_REMOTE_HTTP_AUTH_FILE.
+void add_bundle(CLI::App& cache, Context& ctx) {
+  auto* bundle = cache.add_subcommand(
+      "bundle", "Warm bundles: merge several into one; push and pull them as OCI artifacts in a registry");
+  bundle->require_subcommand(1);
+  bundle->fallthrough();
+  add_bundle_merge(bundle, ctx);
+  auto push_ref = std::make_shared<std::string>();
+  auto archs = std::make_shared<std::vector<std::string>>();
+  auto* push = bundle->add_subcommand(
+      "push", "Export the cache's entries as one signed bundle and push it to oci://HOST[:PORT]/REPO:TAG; prints the "
+              "artifact's digest (pull by it)");
+  push->add_option("reference", *push_ref, "oci://HOST[:PORT]/REPO:TAG")->required();
+  push->add_option("--arch", *archs, "Only compile results for these archs (sm_90, repeat or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  push->callback([&ctx, push_ref, archs] {
+    CacheExportOptions o;
+    o.archs = *archs;
+    o.keys = bundle_keys(ctx);
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheExportResult r = open_cache(ctx).export_bundle(RemoteBundle{*push_ref, "", c.remote_http_auth_file}, o);
+    warn_skipped(r.skipped);
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", r.remote}, {"digest", r.digest}, {"size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"skipped", skipped_json(r.skipped)}},
+                 2);
+      return;
+    }
+    fmt::print("pushed {} ({}) to {}: {}, {}\n", entries(r.bundle.entries), human(r.file_size), r.remote, r.digest,
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature);
+  });
+  auto pull_ref = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
+  auto* pull = bundle->add_subcommand(
+      "pull", "Pull a bundle from oci://HOST[:PORT]/REPO@sha256:DIGEST (or :TAG, resolved and printed as its digest), "
+              "check the registry's digests and the bundle whole, then import it (exit 1: refused)");
+  pull->add_option("reference", *pull_ref, "oci://HOST[:PORT]/REPO@sha256:DIGEST or oci://HOST[:PORT]/REPO:TAG")
+      ->required();
+  pull->add_flag("--check", *check, "Check the bundle whole and import nothing");
+  pull->callback([&ctx, pull_ref, check] {
+    CacheImportOptions o;
+    o.keys = bundle_keys(ctx);
+    o.check_only = *check;
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheImportResult r = open_cache(ctx).import_bundle(RemoteBundle{*pull_ref, "", c.remote_http_auth_file}, o);
+    for (const auto& w : r.warnings) {
+      if (ctx.shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}\n", w);
+    }
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", *pull_ref}, {"digest", r.digest}, {"bundle", bundle_json(r.bundle)},
+                                {"imported", !*check}, {"written", r.written}, {"present", r.present},
+                                {"evicted", r.evicted}, {"warnings", r.warnings}},
+                 2);
+      return;
+    }
+    fmt::print("pulled {} ({}): {}, {} written, {} already present{}\n", *pull_ref, r.digest,
+               entries(r.bundle.entries), r.written, r.present, *check ? " (checked only)" : "");
   });
 }
 

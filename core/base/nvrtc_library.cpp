@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -42,11 +43,12 @@ struct NvrtcTable {
 
 std::mutex g_nvrtc_mutex;
 std::atomic<const NvrtcTable*> g_nvrtc_table{nullptr};  // set once, never freed: the library stays open
+std::vector<std::string> g_fallbacks;                   // add_nvrtc_fallback's, under g_nvrtc_mutex
 thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for the open library: not while opening it
 
 constexpr const char* k_nvrtc_folders[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 
-// The candidates in order (nvrtc_library.hpp), and the roots the variables named.
+// The candidates in order (nvrtc_library.hpp), and the roots the variables named. Under g_nvrtc_mutex.
 std::vector<std::string> nvrtc_candidates(std::vector<std::string>& named) {
   std::vector<std::string> out;
   const std::string soname = nvrtc_soname();
@@ -70,6 +72,7 @@ std::vector<std::string> nvrtc_candidates(std::vector<std::string>& named) {
     for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / soname).string());
   }
   if (!loader) out.push_back(soname);
+  out.insert(out.end(), g_fallbacks.begin(), g_fallbacks.end());
   return out;
 }
 
@@ -127,6 +130,11 @@ const NvrtcTable& nvrtc_table() {
 }
 
 }  // namespace
+
+void add_nvrtc_fallback(std::string file) {
+  std::lock_guard lock(g_nvrtc_mutex);
+  if (std::find(g_fallbacks.begin(), g_fallbacks.end(), file) == g_fallbacks.end()) g_fallbacks.push_back(std::move(file));
+}
 
 std::string nvrtc_library_file() {
   const NvrtcTable* t = open_nvrtc_table(nullptr);

@@ -5,7 +5,8 @@
 // consumers do; the Python package's fallback), else the one in the toolkit KJIT_CUDA_HOME,
 // CUDA_HOME or CUDA_PATH names (lib64/, lib/, targets/<arch>/lib/), else where the loader finds it
 // (LD_LIBRARY_PATH, libkjit's run path: the toolkit of its build; ldconfig), else in the build's
-// toolkit and /usr/local/cuda. The nvrtc* functions kjit calls are defined in nvrtc_library.cpp,
+// toolkit and /usr/local/cuda, else the fallbacks the program named (add_nvrtc_fallback: the Python
+// package names pip's CUDA packages'). The nvrtc* functions kjit calls are defined in nvrtc_library.cpp,
 // hidden (libkjit exports none), and forward to it. When none opens, each call throws
 // UnavailableError naming the variables and where it looked, and the next call looks again.
 #pragma once
@@ -17,5 +18,9 @@ namespace kjit::base {
 // The path of the libnvrtc opened, opening it now if it is not yet; empty when none opens (then
 // nothing is thrown: a later NVRTC call says why).
 std::string nvrtc_library_file();
+
+// A libnvrtc file to try after every place above (kjit::add_nvrtc_fallback), in the order added;
+// a file named twice is tried once.
+void add_nvrtc_fallback(std::string file);
 
 }  // namespace kjit::base

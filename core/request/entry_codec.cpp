@@ -43,6 +43,7 @@ cache::Entry to_entry(const CompileResult& r) {
   e.set(cache::SectionKind::ptx, r.ptx);
   e.set(cache::SectionKind::log, r.log);
   e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
+  if (!r.kernel_types.empty()) e.set(cache::SectionKind::kernel_types, encode_lowered_names(r.kernel_types));
   e.set(cache::SectionKind::meta,
         nlohmann::json{{"program", r.program_name},
                        {"arch", r.arch.str()},
@@ -87,10 +88,10 @@ const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache:
                                 CompileResult& r) {
   std::string_view meta;
   const cache::SectionRef* cubin = nullptr;
-  bool seen[8] = {};
+  bool seen[9] = {};
   for (const cache::SectionRef& s : sections) {
     auto k = static_cast<std::size_t>(s.kind);
-    if (k >= 8 || seen[k]) continue;
+    if (k >= 9 || seen[k]) continue;
     seen[k] = true;
     const std::string_view view = bytes.substr(s.offset, s.size);
     switch (s.kind) {
@@ -98,6 +99,7 @@ const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache:
     case cache::SectionKind::cubin: cubin = &s; break;
     case cache::SectionKind::log: r.log = view; break;
     case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
+    case cache::SectionKind::kernel_types: r.kernel_types = decode_lowered_names(view); break;
     case cache::SectionKind::ltoir: r.ltoir = view; break;
     case cache::SectionKind::meta: meta = view; break;
     case cache::SectionKind::tuning: break;

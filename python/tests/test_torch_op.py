@@ -76,11 +76,11 @@ def test_mutated_input(result):
     assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
 
 
-def test_extern_c_pointers_are_typed_by_the_declaration(result):
-    bare = sig(result, "plain", named=False)  # the PTX alone: a pointer or a 64-bit integer, either way
-    assert all(p["kind"] == "pointer or 64-bit integer" for p in bare.parameters[:2])
-    assert all(p["element"] == "unchecked" for p in bare.parameters)
-    s = sig(result, "plain")  # the declaration says float*, const float*, unsigned
+def test_extern_c_pointers_are_typed_by_the_compiler(result):
+    bare = sig(result, "plain", named=False)  # no source read: NVRTC's type query says float*, const float*, unsigned
+    assert [p["kind"] for p in bare.parameters] == ["pointer", "pointer", "unsigned integer"]
+    assert all(p["source_name"] == "" for p in bare.parameters)
+    s = sig(result, "plain")  # the declaration adds the names
     assert [p["kind"] for p in s.parameters] == ["pointer", "pointer", "unsigned integer"]
     assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
     assert [p["read_only"] for p in s.parameters] == [False, True, False]
@@ -97,12 +97,23 @@ def test_schema_without_a_qualified_name(result):  # as docs/python.md shows it
         "SymInt height) -> Tensor"
 
 
-def test_signature_names_the_unchecked(result):
-    s = kjit.compile(kjit.Program("m.cu", "#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}"),
-                     arch="sm_90").signature("f")
-    assert s.read_declaration("#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}")
+def test_an_extern_c_kernel_s_types_are_the_compiler_s_without_a_gpu():
+    # A macro and a precision switch: the types as NVRTC compiled them, with no source read.
+    src = "#ifdef USE_DOUBLE\ntypedef double real_t;\n#else\ntypedef float real_t;\n#endif\n" \
+          "#define REAL real_t\nextern \"C\" __global__ void f(const REAL* x, REAL* y, int n) {}"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
+    assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
+    assert s.parameters[0]["read_only"] and not s.parameters[1]["read_only"]
+    d = kjit.compile(kjit.Program("m.cu", src), arch="sm_90", defines=["USE_DOUBLE"]).signature("f")
+    assert [p["element"] for p in d.parameters[:2]] == ["float64", "float64"]
+
+
+def test_signature_names_the_unchecked():
+    # A kernel made by a function-like macro: NVRTC was not asked, and the signature says why.
+    src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x, int n) {}\nKERNEL(f)\n"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
     assert s.parameters[0]["element"] == "unchecked"
-    assert "REAL: a macro or a type kjit cannot resolve: unchecked" in str(s)
+    assert "NVRTC was not asked its type" in str(s)
 
 
 def test_comments_and_default_arguments_in_the_declaration(result):

@@ -240,8 +240,7 @@ TEST_SUITE("tune") {
     try {
       redis.emplace(dir.path() / "redis");
     } catch (const std::exception& e) {
-      std::printf("[kjit-skip] no redis-server: %s\n", e.what());
-      return;
+      KJIT_SKIP("no redis-server: " << e.what());
     }
     const int n = 1 << 16;
     auto host = kjit::test::random_floats(n, 77);
@@ -407,8 +406,7 @@ TEST_SUITE("tune ahead") {
     try {
       redis.emplace(f.dir.path() / "redis");
     } catch (const std::exception& e) {
-      std::printf("[kjit-skip] no redis-server: %s\n", e.what());
-      return;
+      KJIT_SKIP("no redis-server: " << e.what());
     }
     const auto r = f.tune("--remote " + redis->url());
     REQUIRE(r.code == 0);

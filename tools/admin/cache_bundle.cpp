@@ -8,7 +8,9 @@
 
 #include "core/cache/bundle.hpp"
 #include "core/system/file_io.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/oci_registry.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote/signer.hpp"
 
@@ -217,14 +219,31 @@ struct OpenedRemote {
 };
 
 OpenedRemote open_remote_bundle(const RemoteBundle& b) {
+  // A store whose backend keeps whole bundles (its row says so), or a KJIT_REMOTE_CACHE list's
+  // first such level.
+  auto keeps_bundles = [](std::string_view u) {
+    const cache::RemoteBackend* row = cache::remote_backend_of(u);
+    return row != nullptr && row->can.bundles;
+  };
   std::string url = b.url;
-  if (!cache::is_http_url(url)) {  // a KJIT_REMOTE_CACHE list: its first HTTP level
-    if (auto list = cache::parse_remote_list(url); list && !list->levels.empty()) url = list->levels.front().url;
+  if (!keeps_bundles(url)) {
+    if (auto list = cache::parse_remote_list(url)) {
+      for (const cache::RemoteListEntry& level : list->levels) {
+        if (keeps_bundles(level.url)) {
+          url = level.url;
+          break;
+        }
+      }
+    }
   }
-  if (!cache::is_http_url(url)) {
-    throw UsageError(fmt::format("a remote bundle goes to an HTTP store, and \"{}\" names none (expected "
-                                 "http[s]://host[:port][/prefix], or a KJIT_REMOTE_CACHE list with such an entry)",
-                                 cache::redact_url(b.url)));
+  if (!keeps_bundles(url)) {
+    std::string forms;
+    for (const cache::RemoteBackend& row : cache::remote_backends()) {
+      if (row.can.bundles) forms += (forms.empty() ? "" : " or ") + std::string(row.form);
+    }
+    throw UsageError(fmt::format("a remote bundle goes to a store that keeps whole bundles, and \"{}\" names none "
+                                 "(expected {}, or a KJIT_REMOTE_CACHE list with such an entry)",
+                                 cache::redact_url(b.url), forms));
   }
   const bool good_name = !b.name.empty() && b.name.size() <= 200 &&
                          std::all_of(b.name.begin(), b.name.end(), [](char c) {
@@ -240,12 +259,31 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
     credentials = std::move(*c);
   }
   const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
-  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{connect, b.timeout}, credentials);
+  auto store = cache::open_remote_store(url, {cache::RemoteTimeouts{connect, b.timeout}, credentials});
   if (!store) throw UsageError(store.error().message);
   OpenedRemote out{std::move(*store), "kjit:bundle:" + b.name, {}, {}};
   out.source = fmt::format("{} in {}", b.name, out.store->url());
   out.shown = "bundle " + out.source;
   return out;
+}
+
+// An oci:// reference: the registry's row keeps bundles only.
+bool is_registry(const std::string& url) {
+  const cache::RemoteBackend* row = cache::remote_backend_of(url);
+  return row != nullptr && row->place == cache::RemotePlace::bundles;
+}
+
+cache::OciRegistry open_registry(const RemoteBundle& b) {
+  auto ref = cache::parse_oci_reference(b.url);
+  if (!ref) throw UsageError(ref.error().message);
+  cache::HttpCredentials credentials;
+  if (!b.auth_file.empty()) {
+    auto c = cache::read_http_credentials(b.auth_file.string());
+    if (!c) throw UsageError(c.error().message);
+    credentials = std::move(*c);
+  }
+  const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
+  return cache::OciRegistry(std::move(*ref), cache::RemoteTimeouts{connect, b.timeout}, std::move(credentials));
 }
 
 }  // namespace
@@ -265,6 +303,21 @@ CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const 
 CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(to.url)) {  // an OCI artifact: the bundle its one layer
+    cache::OciRegistry registry = open_registry(to);
+    std::string bytes;
+    std::set<std::string> kept;
+    auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer, &kept));
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    auto pushed = registry.push(bytes);
+    if (!pushed) throw IoError(fmt::format("pushing the bundle: {}", pushed.error().message));
+    CacheExportResult out = export_result(*r, options, kept);
+    out.remote = to.url;
+    out.digest = *pushed;
+    out.file_size = bytes.size();
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(to);
   std::string bytes;
   std::set<std::string> kept;
@@ -291,6 +344,19 @@ CacheImportResult Cache::import_bundle(const std::filesystem::path& file, const 
 CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(from.url)) {  // the artifact's digests checked, then the bundle as a file is
+    cache::OciRegistry registry = open_registry(from);
+    auto pulled = registry.pull(k_max_remote_bundle);
+    if (!pulled) throw IoError(fmt::format("pulling the bundle: {}", pulled.error().message));
+    cache::BundleImportOptions o = import_options(options, signer);
+    o.source = fmt::format("{} ({})", from.url, pulled->digest);
+    auto r = cache::import_bundle_bytes(store, pulled->bytes, o);
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    CacheImportResult out = import_result(*r, store);
+    out.digest = pulled->digest;
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(from);
   auto got = remote.store->get(remote.value_name, k_max_remote_bundle);
   if (!got) throw IoError(fmt::format("reading {}: {}", remote.shown, got.error().message));

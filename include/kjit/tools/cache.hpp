@@ -126,19 +126,22 @@ struct CacheBundleInfo {
   std::string selection;  // what the export selected ("arch sm_90; newer than 7d")
 };
 
-// A bundle kept in the fleet's HTTP store (docs/bundles.md): a value under the name
+// A bundle kept in the fleet's HTTP or S3 store (docs/bundles.md): a value under the name
 // "kjit:bundle:<name>", so the file <url>/ac/<SHA-256 of that name>, which any server that takes
-// PUT keeps (docs/http-store.md). A node with public keys only imports it and never writes it.
+// PUT keeps (docs/http-store.md); or an OCI artifact in a registry (url oci://HOST/REPO:TAG to
+// push, :TAG or @sha256:DIGEST to pull; no name). A node with public keys only imports it and
+// never writes it.
 struct RemoteBundle {
-  std::string url;                  // an http(s):// store, or a KJIT_REMOTE_CACHE list: its first http(s) entry
-  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ -
+  std::string url;                  // an http(s):// or s3:// store, a KJIT_REMOTE_CACHE list (its first such entry), or oci://
+  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ - (not for oci://)
   std::filesystem::path auth_file;  // KJIT_REMOTE_HTTP_AUTH_FILE: "user:password" or "Bearer <token>"
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // the whole transfer
 };
 
 struct CacheExportResult {
   std::filesystem::path file;  // empty for a remote bundle
-  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted)
+  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted), or the oci:// reference
+  std::string digest;          // an OCI artifact's manifest digest ("sha256:..."); empty otherwise
   std::uint64_t file_size = 0;
   CacheBundleInfo bundle;
   // Entries left out: damaged ones (removed, as a hit removes them) and links: path, why.
@@ -165,6 +168,7 @@ struct CacheImportIncomplete {
 
 struct CacheImportResult {
   CacheBundleInfo bundle;
+  std::string digest;         // an OCI artifact's manifest digest, the tag resolved ("sha256:..."); empty otherwise
   std::uint64_t written = 0;  // entries written
   std::uint64_t present = 0;  // already in the cache and valid: skipped
   std::uint64_t evicted = 0;  // evicted by the budget while importing
