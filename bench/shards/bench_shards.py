@@ -13,20 +13,29 @@ NVRTC compiles summed from the caches' own counters (`kjit cache stats`) equal t
 duplicate compiles), and the merged bundle's entries are byte for byte N = 1's (their records,
 in key order).
 
-One command writes everything into OUT: results.json, results.md (the table), a plot
-(shards.png with matplotlib, else a text plot in results.md), machine.txt:
+One command writes everything into OUT: results.json, results.md (the table), the plot
+(plot_shards.py: shards.svg and shards.png with matplotlib, else a text plot in results.md and
+plot_shards.py run later where matplotlib is), machine.txt:
 
     bench/shards/bench_shards.py --kjit build/cli/kjit --shards 1,2,4,8,16 \\
         --out bench/results/$(date +%F)-$(hostname)-shards
     bench/shards/bench_shards.py --variants 200 --shards 1,2 --repeats 3 ...   # 600 items, medians of 3
 
 With --repeats R each N runs R times, interleaved (1, 2, ..., 1, 2, ...), and the medians count.
+With --floor RESULTS.json the N = 1 row (its wall time and its merged records' SHA-256) comes from
+an earlier run of the same manifest on the same machine, so that a run too long for one sitting
+splits in two: `--shards 1 --out A`, then `--shards 2,4,8,16 --floor A/results.json --out B`
+(B's results.json then holds all the rows).
+
+Only Python's standard library and the kjit CLI: the shards are real processes, one per shard,
+started at once on this host (as N machines or N Dask or Slurm tasks would run them; no Dask).
 
 Exit status 1 when a check fails (a failed item, a duplicate compile, a merge that differs).
 """
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import pathlib
@@ -42,6 +51,8 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import plot_shards  # noqa: E402  (beside this file)
 
 
 def records(bundle):
@@ -136,35 +147,6 @@ def text_plot(rows):
     return "\n".join(lines)
 
 
-def plot(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    ns = [r["n"] for r in rows]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot(ns, [r["speedup"] for r in rows], "o-", label="measured")
-    a.plot(ns, ns, "--", color="grey", label="ideal (N)")
-    a.plot(ns, [0.85 * n for n in ns], ":", color="grey", label="0.85 N")
-    a.set_xlabel("shard processes N")
-    a.set_ylabel("speed-up against N = 1")
-    a.legend()
-    b.plot(ns, [r["compiles_per_s"] for r in rows], "o-")
-    b.set_xlabel("shard processes N")
-    b.set_ylabel("compiles per second")
-    for ax in (a, b):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.grid(True, alpha=0.3)
-    fig.suptitle(f"kjit warm --shard i/N: {rows[0]['items']} items")
-    fig.tight_layout()
-    path = out / "shards.png"
-    fig.savefig(path, dpi=120)
-    return path
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description="kjit warm --shard I/N with N = 1, 2, 4, ... processes (see the top).")
     p.add_argument("--kjit", default=str(ROOT / "build" / "cli" / "kjit"), help="the kjit executable")
@@ -175,10 +157,23 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=1, help="runs of each N, interleaved; the medians count (default 1)")
     p.add_argument("--out", required=True, help="the results folder (made)")
     p.add_argument("--work", help="scratch folder (default: a temporary one, removed)")
+    p.add_argument("--floor", help="an earlier run's results.json (same variants and archs, same machine) whose "
+                                   "N = 1 row is the floor; then --shards need not hold 1")
     args = p.parse_args(argv)
     ns = [int(x) for x in args.shards.split(",") if x]
-    if not ns or ns[0] != 1:
-        p.error("--shards must start with 1 (the floor the others are measured against)")
+    floor_row = None
+    if args.floor:
+        earlier = json.loads(pathlib.Path(args.floor).read_text())
+        if (earlier["variants"], earlier["archs"]) != (args.variants, args.archs):
+            p.error(f"--floor {args.floor} ran {earlier['variants']} variants x {earlier['archs']}, "
+                    f"not {args.variants} x {args.archs}")
+        floor_row = next((r for r in earlier["rows"] if r["n"] == 1), None)
+        if floor_row is None or "merged_records_sha256" not in floor_row:
+            p.error(f"--floor {args.floor} has no N = 1 row with its merged records' digest")
+        floor_row = dict(floor_row, floor_from=str(args.floor), floor_date=earlier["machine"].get("date"))
+        ns = [n for n in ns if n != 1]
+    if not ns or (floor_row is None and ns[0] != 1):
+        p.error("--shards must start with 1 (the floor the others are measured against), or give --floor")
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -201,7 +196,8 @@ def main(argv=None):
     print(f"{items} items ({args.variants} variants x {args.archs}), N = {ns}, -j {args.jobs} each, "
           f"{info['cores']} cores ({info['cpu']}), load {info['load_at_start'][0]:.1f}", flush=True)
 
-    runs, failures, floor = [], [], None
+    runs, failures = [], []
+    floor = floor_row["merged_records_sha256"] if floor_row else None
     try:
         for rep in range(args.repeats):  # interleaved: N = 1, 2, ..., then again, so that a busy spell hits all
             for n in ns:
@@ -217,8 +213,9 @@ def main(argv=None):
                     failures.append(f"N={n}: {r['nvrtc_compiles']} NVRTC compiles by the counters, {r['compiled']} "
                                     f"reported, for {items} items")
                 if r["merged"]:
-                    mine = records(r["merged"])
-                    if floor is None:
+                    mine = hashlib.sha256(records(r["merged"])).hexdigest()
+                    r["merged_records_sha256"] = mine
+                    if floor is None and n == 1:
                         floor = mine
                     r["merged_identical_to_n1"] = mine == floor
                     if not r["merged_identical_to_n1"]:
@@ -233,8 +230,8 @@ def main(argv=None):
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
 
-    # Per N: the median of its runs; the speed-up against N = 1's median.
-    rows = []
+    # Per N: the median of its runs; the speed-up against N = 1's median (or the --floor run's).
+    rows = [floor_row] if floor_row else []
     for n in ns:
         mine = [r for r in runs if r["n"] == n]
         if not mine:
@@ -245,6 +242,7 @@ def main(argv=None):
         row["wall_s_runs"] = [r["wall_s"] for r in mine]
         row["duplicate_compiles"] = max(r["duplicate_compiles"] for r in mine)
         row["merged_identical_to_n1"] = all(r.get("merged_identical_to_n1") for r in mine)
+        row["merged_records_sha256"] = mine[0].get("merged_records_sha256")
         row.pop("repeat", None)
         rows.append(row)
     for row in rows:
@@ -259,7 +257,9 @@ def main(argv=None):
         table.append(f"| {r['n']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['compiles_per_s']:.2f} | {r['speedup']:.2f} | "
                      f"{r['efficiency']:.2f} | {min(r['per_shard_items'])}-{max(r['per_shard_items'])} | "
                      f"{r['nvrtc_compiles']} | {r['duplicate_compiles']} | {r.get('merged_identical_to_n1')} |")
-    png = plot(rows, out) if rows else None
+    results = {"machine": info, "items": items, "variants": args.variants, "archs": args.archs, "jobs": args.jobs,
+               "repeats": args.repeats, "floor": args.floor, "rows": rows, "runs": runs, "failures": failures}
+    png = plot_shards.plot(results, out) if rows else None
     md = [f"# kjit warm --shard i/N: {items} items ({args.variants} variants x {args.archs}), -j {args.jobs} a shard, "
           f"median of {args.repeats} run{'s' if args.repeats != 1 else ''} a N",
           "", f"{info['date']}, {info['host']}: {info['cores']} cores, {info['cpu']}, load {info['load_at_start'][0]:.1f} "
@@ -268,14 +268,12 @@ def main(argv=None):
     if failures:
         md += ["Checks that failed:", "", *[f"- {f}" for f in failures], ""]
     (out / "results.md").write_text("\n".join(md))
-    (out / "results.json").write_text(json.dumps({"machine": info, "items": items, "variants": args.variants,
-                                                  "archs": args.archs, "jobs": args.jobs, "repeats": args.repeats,
-                                                  "rows": rows, "runs": runs, "failures": failures}, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (out / "machine.txt").write_text("\n".join(f"{k}: {v}" for k, v in info.items()) + "\n")
     print("\n".join(table))
     if not png:
         print(text_plot(rows))
-    print(f"wrote {out}/results.md, results.json, machine.txt{', ' + png.name if png else ''}")
+    print(f"wrote {out}/results.md, results.json, machine.txt{', shards.svg, shards.png' if png else ''}")
     for f in failures:
         print(f"bench_shards: check failed: {f}", file=sys.stderr)
     return 1 if failures else 0
