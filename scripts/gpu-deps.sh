@@ -4,7 +4,8 @@
 # lent GPU machine that has none of them; plus redis-server and nginx (the files themselves, never
 # Debian's links: /usr/bin/redis-server is a link to redis-check-rdb) with the libraries they need
 # beside the machine's (.gpu/deps/redis, .gpu/deps/nginx), which scripts/gpu-devices.sh hands to the
-# Redis and HTTP tests and bench_remote (KJIT_REDIS_SERVER, KJIT_NGINX). Run scripts/install-deps.sh first.
+# Redis and HTTP tests and bench_remote (KJIT_REDIS_SERVER, KJIT_NGINX); and node with s3rver
+# (.gpu/deps/s3rver, compressed) for the S3 level. Run scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 d=${GPU_DEPS_DIR:-.gpu/deps}  # GPU_DEPS_DIR: elsewhere (an absolute path; tests/check_gpu_deps.sh)
@@ -31,6 +32,18 @@ for s in redis/redis-server nginx/nginx; do
   [ -f "$d/$s.bin" ] && ! [ -L "$d/$s.bin" ] || { echo "gpu-deps: $d/$s.bin is not a file" >&2; exit 1; }
 done
 "$d/redis/redis-server" --version && "$d/nginx/nginx" -v
+# The S3 server (bench_remote's S3 level, the S3 tests): node's own file, gzip-compressed (about 95 MB
+# raw, 36 MB so: a carry holds 64 MiB in all), and s3rver's modules as install-deps.sh installed
+# them; scripts/gpu-devices.sh unpacks both with Python's standard library (no xz or tar needed
+# there) and sets PATH and KJIT_S3RVER_DIR. node needs glibc 2.28 and GLIBCXX 3.4.21, no more.
+s3rver=${KJIT_S3RVER_DIR:-/opt/kjit-test-servers/s3rver}
+if command -v node >/dev/null 2>&1 && [ -d "$s3rver/node_modules" ]; then
+  mkdir -p "$d/s3rver"
+  gzip -6 -c "$(readlink -f "$(command -v node)")" > "$d/s3rver/node.gz"
+  tar -C "$s3rver" -czf "$d/s3rver/modules.tar.gz" node_modules package.json package-lock.json
+else
+  echo "gpu-deps: no node or no s3rver in $s3rver (scripts/install-deps.sh): the S3 server is not carried" >&2
+fi
 du -sh "$d"
 # doctest's targets file names /usr itself.
 sed -i 's|set(_IMPORT_PREFIX "/usr")|get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)|' \

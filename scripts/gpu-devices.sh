@@ -11,9 +11,10 @@
 #   ci      the Python tests as CI runs them (torch and CuPy hidden, no GPU visible), the install
 #           route's ctest, the walls
 #   bench   bench/python/launch_breakdown.py, op_overhead.py and hot_breakdown.py, bench_launch,
-#           bench_prepare, bench_cold, bench_link, bench_remote (Redis and HTTP levels; REMOTE_ARGS,
+#           bench_prepare, bench_cold, bench_link, bench_remote (Redis, HTTP and S3 levels; REMOTE_ARGS,
 #           default "21 4 16": runs, fleet processes, kernels), bench/peers
 #           (ROUNDS cold rounds, default 11, WARM_ROUNDS, ONLY=kjit,cupy,...; PEERS=0: none)
+#   remote  bench_remote alone (REMOTE_ARGS), its Redis, HTTP and S3 levels on the carried servers
 #   pip     pip install ./python with no installed kjit (it builds libkjit itself), then an
 #           import from another folder with the CUDA toolkit hidden (NVRTC from torch's packages)
 # Results go to $OUT (or .out/): build.txt, ctest-gpu.txt, pytest.txt, memcheck.txt, bench.txt, ...
@@ -49,6 +50,26 @@ export PYTHONPATH=$b/python
 # The servers gpu-deps.sh carried, for the Redis and HTTP tests and bench_remote (else they skip there).
 [ -x "$deps/redis/redis-server" ] && export KJIT_REDIS_SERVER=$deps/redis/redis-server
 [ -x "$deps/nginx/nginx" ] && export KJIT_NGINX=$deps/nginx/nginx
+# node and s3rver, carried compressed (gpu-deps.sh): unpacked once into /tmp/kjit-s3rver, for the
+# S3 tests and bench_remote's S3 level (tests/support/s3_server.cpp finds node on PATH).
+if [ -f "$deps/s3rver/node.gz" ]; then
+  s3=/tmp/kjit-s3rver
+  if [ ! -x "$s3/bin/node" ]; then
+    python3 - "$deps/s3rver" "$s3" <<'PY'
+import gzip, os, shutil, sys, tarfile
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(f"{dst}/bin", exist_ok=True)
+with gzip.open(f"{src}/node.gz") as i, open(f"{dst}/bin/node.part", "wb") as o:
+    shutil.copyfileobj(i, o)
+os.chmod(f"{dst}/bin/node.part", 0o755)
+os.replace(f"{dst}/bin/node.part", f"{dst}/bin/node")
+with tarfile.open(f"{src}/modules.tar.gz") as t:
+    t.extractall(dst, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+PY
+  fi
+  export PATH=$s3/bin:$PATH KJIT_S3RVER_DIR=$s3
+  node --version >/dev/null 2>&1 || echo "gpu-devices: the carried node does not run here: the S3 level will skip"
+fi
 if has pytest; then
   echo "== pytest"
   (cd /tmp && timeout 420 python3 -m pytest -q -p no:cacheprovider -rs "$src/python/tests" 2>&1 | tee "$out/pytest.txt" | tail -6)
@@ -85,6 +106,10 @@ if has bench; then
     done; } 2>&1 | tee "$out/bench.txt"
   [ "${PEERS:-1}" = 0 ] || python3 "$src/bench/peers/peers.py" --kjit "$b/bench/bench_peers_kjit" --kjit-python "$b/python" --out "$out/peers" \
     --rounds "${ROUNDS:-11}" --warm-rounds "${WARM_ROUNDS:-7}" --timeout 200 ${ONLY:+--only "$ONLY"} 2>&1 | tail -20
+fi
+if has remote; then
+  echo "== bench_remote alone (Redis, HTTP and S3 levels: the servers carried in .gpu/deps)"
+  "$b/bench/bench_remote" ${REMOTE_ARGS:-21 4 16} 2>&1 | tee "$out/bench_remote.txt"
 fi
 if has pip; then
   echo "== pip install ./python (no installed kjit: it builds libkjit)"

@@ -7,14 +7,18 @@
 # The servers the tests start: redis-server, nginx, and the S3 server s3rver (npm: its pinned lock
 # tests/servers/s3rver/package-lock.json, installed with `npm ci` into /opt/kjit-test-servers/s3rver,
 # where tests/support/s3_server.cpp finds it) with Debian's s3cmd beside it, and Debian's
-# docker-registry for the oci:// bundles. --build-only (the quick start) leaves s3rver out.
+# docker-registry for the oci:// bundles. --build-only (the quick start) installs what the build needs
+# alone: none of the tests' packages, servers or s3rver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev libhiredis-dev libssl-dev libsodium-dev libcurl4-openssl-dev redis-server nginx-light
-          python3 binutils python3-dev pybind11-dev libdlpack-dev python3-pytest python3-numpy python3-distributed python3-mypy
-          slurmctld slurmd slurm-client munge s3cmd docker-registry)
+packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev doctest-dev libcli11-dev nlohmann-json3-dev libdtl-dev libhiredis-dev libssl-dev libsodium-dev libcurl4-openssl-dev
+          python3 binutils python3-dev pybind11-dev libdlpack-dev)
+# What the tests run and start, not the build: the quick start (--build-only) leaves them out.
+test_packages=(redis-server nginx-light python3-pytest python3-numpy python3-distributed python3-mypy
+               slurmctld slurmd slurm-client munge s3cmd docker-registry)
 build_only=0
 [ "${1:-}" = "--build-only" ] && build_only=1
+[ "$build_only" -eq 1 ] || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/gpu-deps.sh carries the servers themselves (#58): redis-server and nginx as files, never
 # Debian's links (/usr/bin/redis-server points at redis-check-rdb, and a carried link dangles on the
-# GPU machine), each started through its wrapper. Its copy, made in a temporary folder, serves a
-# Redis test and an HTTP test, which must pass, not skip.
+# GPU machine), each started through its wrapper; and node with s3rver's modules, compressed, which
+# scripts/gpu-devices.sh unpacks. Its copy, made in a temporary folder, serves a Redis test, an HTTP
+# test and (where this machine has node and s3rver to carry) an S3 test, which must pass, not skip.
 #   check_gpu_deps.sh SOURCE_DIR KJIT_CACHE_TESTS
 set -euo pipefail
 src=$1
@@ -20,8 +21,17 @@ for f in redis/redis-server.bin nginx/nginx.bin; do
   fi
 done
 export KJIT_REDIS_SERVER=$tmp/deps/redis/redis-server KJIT_NGINX=$tmp/deps/nginx/nginx
-for tc in "a value written through the tier comes back checked and an absent key is a miss" \
-          "a value PUT to nginx comes back whole over one kept connection and an absent name is a 404 miss"; do
+cases=("a value written through the tier comes back checked and an absent key is a miss"
+       "a value PUT to nginx comes back whole over one kept connection and an absent name is a 404 miss")
+if [ -f "$tmp/deps/s3rver/node.gz" ]; then
+  # As gpu-devices.sh unpacks it (its own lines), then the carried node first on PATH.
+  sed -n '/^  if \[ ! -x "\$s3\/bin\/node" \]; then$/,/^  fi$/p' "$src/scripts/gpu-devices.sh" > "$tmp/unpack.sh"
+  deps=$tmp/deps s3=$tmp/s3rver bash -c "source $tmp/unpack.sh"
+  export PATH=$tmp/s3rver/bin:$PATH KJIT_S3RVER_DIR=$tmp/s3rver
+  [ "$(command -v node)" = "$tmp/s3rver/bin/node" ] || { echo "the carried node is not the one on PATH"; exit 1; }
+  cases+=("values round-trip under prefix/ac/sha256 with range reads and the keep-signed write")
+fi
+for tc in "${cases[@]}"; do
   if ! out=$("$tests" -tc="$tc" 2>&1); then
     echo "$out"
     exit 1

@@ -12,6 +12,12 @@
 //      libcurl GET of the same bytes (curl_global_init, an easy handle, GET, cleanup) in a fresh
 //      process; on a GPU, the whole hit to a launchable kernel against that GET of the bare cubin +
 //      cuModuleLoadData + cuModuleGetFunction.
+//   2b. The same remote hit from an S3 level (s3rver on loopback, started as the tests start it:
+//      tests/support/s3_server.cpp; node and its modules from install-deps.sh, or carried:
+//      scripts/gpu-deps.sh; skipped without them), against a bare libcurl GET of the same object
+//      signed with CURLOPT_AWS_SIGV4 in a fresh process (curl_global_init, a handle, the signed GET,
+//      cleanup); on a GPU, the whole hit to a launchable kernel against that signed GET of the bare
+//      cubin + cuModuleLoadData + cuModuleGetFunction.
 //   3. Fleet cold start: N processes (default 8) with separate, empty local caches warm the same
 //      K kernels (default 64) with `kjit warm`, without and then with the remote tier: NVRTC
 //      compiles in total, and wall time.
@@ -29,6 +35,7 @@
 
 #ifdef KJIT_BENCH_HTTP
 #include "support/http_server.hpp"
+#include "support/s3_server.hpp"
 #include <curl/curl.h>
 #include <sodium.h>
 #endif
@@ -112,6 +119,42 @@ bool raw_http_put(const std::string& url, const std::string& body) {
   return ok;
 }
 
+// The raw floor's S3 request, as a program without kjit would make it: libcurl set up, one request
+// signed with libcurl's own SigV4 (the key pair from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, as
+// kjit reads them). A GET returns the body (empty: failed); a PUT of *put_body returns "ok".
+std::string raw_s3_request(const std::string& url, const std::string* put_body = nullptr) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  CURL* c = curl_easy_init();
+  const char* id = std::getenv("AWS_ACCESS_KEY_ID");
+  const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
+  const std::string user = fmt::format("{}:{}", id ? id : "", secret ? secret : "");
+  const std::string body = put_body ? *put_body : std::string();
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(body.data()), body.size());
+  std::string header = "x-amz-content-sha256: ";
+  for (unsigned char b : digest) header += fmt::format("{:02x}", b);
+  curl_slist* headers = curl_slist_append(nullptr, header.c_str());
+  std::string out;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
+  curl_easy_setopt(c, CURLOPT_USERPWD, user.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+  if (put_body) {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, put_body->data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(put_body->size()));
+  }
+  long status = 0;
+  const bool ok = curl_easy_perform(c) == CURLE_OK && curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+                  status == 200;
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(c);
+  if (!ok) return {};
+  return put_body ? std::string("ok") : out;
+}
+
 // Where kjit's HTTP store keeps a name: <base>/ac/<sha256 of the name> (docs/http-store.md).
 std::string http_value_url(const std::string& base, const std::string& name) {
   unsigned char digest[crypto_hash_sha256_BYTES];
@@ -149,7 +192,7 @@ int child(const std::string& mode, const std::string& url, const std::string& so
   if (mode.ends_with("-gpu")) kjit::Device::get(0).make_current();  // not timed
   kjit::trace::attach(&g_recorder);
   double t0 = now_us(), t1 = 0, ctor = 0;
-  if (mode == "kjit-gpu" || mode == "kjit-http-gpu") {
+  if (mode == "kjit-gpu" || mode == "kjit-http-gpu" || mode == "kjit-s3-gpu") {
     kjit::Runtime rt(c);
     ctor = now_us() - t0;
     auto m = rt.load(kjit::Program("remote_hit.cu", k_source));
@@ -177,8 +220,20 @@ int child(const std::string& mode, const std::string& url, const std::string& so
     std::string entry = raw_http_get(socket);
     t1 = now_us();
     if (entry.empty()) return 3;
+  } else if (mode == "raw-s3-gpu") {
+    const auto& api = kjit::driver::get();
+    std::string cubin = raw_s3_request(socket);
+    CUmodule m;
+    CUfunction f;
+    kjit::driver::check(api.cuModuleLoadData(&m, cubin.data()), "cuModuleLoadData", "bench");
+    kjit::driver::check(api.cuModuleGetFunction(&f, m, "square"), "cuModuleGetFunction", "bench");
+    t1 = now_us();
+  } else if (mode == "raw-s3-cpu") {
+    std::string entry = raw_s3_request(socket);
+    t1 = now_us();
+    if (entry.empty()) return 3;
 #endif
-  } else if (mode == "kjit-cpu" || mode == "kjit-http-cpu") {
+  } else if (mode == "kjit-cpu" || mode == "kjit-http-cpu" || mode == "kjit-s3-cpu") {
     kjit::Runtime rt(c);
     ctor = now_us() - t0;
     auto r = rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
@@ -365,6 +420,54 @@ int main(int argc, char** argv) {
     }
   } else {
     std::printf("\nHTTP level: skipped (no nginx: install nginx-light or set KJIT_NGINX)\n");
+  }
+
+  // 2b. The same hit from an S3 level.
+  if (const std::string why = kjit::test::s3_unavailable(); why.empty()) {
+    kjit::test::S3Server s3(base / "s3");
+    kjit::test::S3Server::use_credentials();  // this process's AWS_* variables: the children inherit them
+    const std::string url = s3.url("bench");
+    {
+      kjit::RuntimeConfig c;
+      c.cache_dir = base / "s3-filler";
+      c.remote_cache = url;
+      c.remote_timeout = std::chrono::seconds(1);
+      kjit::Runtime rt(c);
+      rt.compile(kjit::Program("remote_hit.cu", k_source), {.arch = kjit::Arch::sm(90)});
+      if (gpu) {
+        auto native = rt.compile(kjit::Program("remote_hit.cu", k_source), {});
+        if (raw_s3_request(s3.endpoint() + "/kjit/raw-cubin", &native.cubin).empty()) {
+          std::fprintf(stderr, "bench_remote: the signed PUT of the cubin failed\n");
+        }
+      }
+    }
+    // kjit's S3 store keeps a name at <bucket>/<prefix>/ac/<sha256 of the name> (docs/remote-cache.md).
+    std::string entry_url = http_value_url(s3.endpoint() + "/kjit/bench", "kjit:" + key);
+    std::vector<double> kjit_s3, raw_s3, kjit_s3_gpu, raw_s3_gpu;
+    for (int i = 0; i < runs; ++i) {
+      raw_s3.push_back(run_child(argv[0], "raw-s3-cpu", url, entry_url, local, key));
+      kjit_s3.push_back(run_child(argv[0], "kjit-s3-cpu", url, entry_url, local, key));
+      if (gpu) {
+        raw_s3_gpu.push_back(run_child(argv[0], "raw-s3-gpu", url, s3.endpoint() + "/kjit/raw-cubin", local, key));
+        kjit_s3_gpu.push_back(run_child(argv[0], "kjit-s3-gpu", url, entry_url, local, key));
+      }
+      for (auto* v : {&raw_s3, &kjit_s3, &raw_s3_gpu, &kjit_s3_gpu}) {
+        if (!v->empty() && v->back() < 0) {
+          std::fprintf(stderr, "bench_remote: an S3 child failed (or was not a remote hit): %s\n",
+                       v == &raw_s3 ? "raw" : v == &kjit_s3 ? "kjit" : v == &raw_s3_gpu ? "raw gpu" : "kjit gpu");
+          return 2;
+        }
+      }
+    }
+    std::printf("\nS3 level (s3rver on loopback, SigV4), medians of %d fresh processes each\n", runs);
+    kjit::bench_util::row("S3 remote hit, CPU part (GET+checks), us", median(kjit_s3), median(raw_s3), "us",
+                          "reported; raw = libcurl init + signed GET");
+    if (gpu) {
+      kjit::bench_util::row("S3 remote hit -> launchable kernel, us", median(kjit_s3_gpu), median(raw_s3_gpu), "us",
+                            "1.5x; raw = libcurl signed GET + cuModuleLoadData");
+    }
+  } else {
+    std::printf("\nS3 level: skipped (%s)\n", why.c_str());
   }
 #endif
 

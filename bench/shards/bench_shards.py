@@ -6,28 +6,43 @@ would), each writing its bundle; then the N bundles merged.
 
 For each N it prints and records: the wall time (first start to last exit), compiles per second,
 the speed-up against N = 1 measured in the same run (the floor) and its ratio to N; and checks
-what must hold whatever the timing: the shards' items are disjoint and make up the whole, the
+what must hold whatever the timing (and, beside the wall time, the CPU time the shard processes
+used together: on a shared machine the wall time also measures the neighbours, the CPU time does
+not): the shards' items are disjoint and make up the whole, the
 NVRTC compiles summed from the caches' own counters (`kjit cache stats`) equal the items (0
 duplicate compiles), and the merged bundle's entries are byte for byte N = 1's (their records,
 in key order).
 
-One command writes everything into OUT: results.json, results.md (the table), a plot
-(shards.png with matplotlib, else a text plot in results.md), machine.txt:
+One command writes everything into OUT: results.json, results.md (the table), the plot
+(plot_shards.py: shards.svg and shards.png with matplotlib, else a text plot in results.md and
+plot_shards.py run later where matplotlib is), machine.txt:
 
     bench/shards/bench_shards.py --kjit build/cli/kjit --shards 1,2,4,8,16 \\
         --out bench/results/$(date +%F)-$(hostname)-shards
-    bench/shards/bench_shards.py --variants 200 --shards 1,2 ...    # a sample: 600 items
+    bench/shards/bench_shards.py --variants 200 --shards 1,2 --repeats 3 ...   # 600 items, medians of 3
+
+With --repeats R each N runs R times, interleaved (1, 2, ..., 1, 2, ...), and the medians count.
+With --floor RESULTS.json the N = 1 row (its wall time and its merged records' SHA-256) comes from
+an earlier run of the same manifest on the same machine, so that a run too long for one sitting
+splits in two: `--shards 1 --out A`, then `--shards 2,4,8,16 --floor A/results.json --out B`
+(B's results.json then holds all the rows).
+
+Only Python's standard library and the kjit CLI: the shards are real processes, one per shard,
+started at once on this host (as N machines or N Dask or Slurm tasks would run them; no Dask).
 
 Exit status 1 when a check fails (a failed item, a duplicate compile, a merge that differs).
 """
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import pathlib
 import platform
+import resource
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -36,6 +51,8 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import plot_shards  # noqa: E402  (beside this file)
 
 
 def records(bundle):
@@ -53,6 +70,7 @@ def run_n(kjit, manifest, archs, n, jobs, work, env):
     """N shard processes at once; their reports, counters and the merged bundle."""
     work.mkdir(parents=True)
     procs = []
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     for i in range(n):
         cmd = [kjit, "--cache-dir", str(work / f"cache{i}"), "--json", "-q", "warm", str(manifest), "--arch", archs,
@@ -63,6 +81,8 @@ def run_n(kjit, manifest, archs, n, jobs, work, env):
         out, err = p.communicate()
         outs.append((p.returncode, out, err))
     wall = time.perf_counter() - start
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the shards', reaped above
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
 
     reports, compiles, failures = [], 0, []
     for i, (code, out, err) in enumerate(outs):
@@ -86,6 +106,7 @@ def run_n(kjit, manifest, archs, n, jobs, work, env):
     return {
         "n": n,
         "wall_s": wall,
+        "cpu_s": cpu,  # user + system time of the N shard processes together
         "items": len(keys),
         "distinct_items": len(set(keys)),
         "compiled": sum(r["compiled"] for r in reports),
@@ -126,35 +147,6 @@ def text_plot(rows):
     return "\n".join(lines)
 
 
-def plot(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    ns = [r["n"] for r in rows]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot(ns, [r["speedup"] for r in rows], "o-", label="measured")
-    a.plot(ns, ns, "--", color="grey", label="ideal (N)")
-    a.plot(ns, [0.85 * n for n in ns], ":", color="grey", label="0.85 N")
-    a.set_xlabel("shard processes N")
-    a.set_ylabel("speed-up against N = 1")
-    a.legend()
-    b.plot(ns, [r["compiles_per_s"] for r in rows], "o-")
-    b.set_xlabel("shard processes N")
-    b.set_ylabel("compiles per second")
-    for ax in (a, b):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.grid(True, alpha=0.3)
-    fig.suptitle(f"kjit warm --shard i/N: {rows[0]['items']} items")
-    fig.tight_layout()
-    path = out / "shards.png"
-    fig.savefig(path, dpi=120)
-    return path
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description="kjit warm --shard I/N with N = 1, 2, 4, ... processes (see the top).")
     p.add_argument("--kjit", default=str(ROOT / "build" / "cli" / "kjit"), help="the kjit executable")
@@ -162,12 +154,26 @@ def main(argv=None):
     p.add_argument("--archs", default="sm_80,sm_89,sm_90", help="the archs warmed (default 3)")
     p.add_argument("--shards", default="1,2,4,8,16", help="the N to run, comma-separated (1 first: the floor)")
     p.add_argument("--jobs", type=int, default=1, help="-j of each shard process (default 1)")
+    p.add_argument("--repeats", type=int, default=1, help="runs of each N, interleaved; the medians count (default 1)")
     p.add_argument("--out", required=True, help="the results folder (made)")
     p.add_argument("--work", help="scratch folder (default: a temporary one, removed)")
+    p.add_argument("--floor", help="an earlier run's results.json (same variants and archs, same machine) whose "
+                                   "N = 1 row is the floor; then --shards need not hold 1")
     args = p.parse_args(argv)
     ns = [int(x) for x in args.shards.split(",") if x]
-    if not ns or ns[0] != 1:
-        p.error("--shards must start with 1 (the floor the others are measured against)")
+    floor_row = None
+    if args.floor:
+        earlier = json.loads(pathlib.Path(args.floor).read_text())
+        if (earlier["variants"], earlier["archs"]) != (args.variants, args.archs):
+            p.error(f"--floor {args.floor} ran {earlier['variants']} variants x {earlier['archs']}, "
+                    f"not {args.variants} x {args.archs}")
+        floor_row = next((r for r in earlier["rows"] if r["n"] == 1), None)
+        if floor_row is None or "merged_records_sha256" not in floor_row:
+            p.error(f"--floor {args.floor} has no N = 1 row with its merged records' digest")
+        floor_row = dict(floor_row, floor_from=str(args.floor), floor_date=earlier["machine"].get("date"))
+        ns = [n for n in ns if n != 1]
+    if not ns or (floor_row is None and ns[0] != 1):
+        p.error("--shards must start with 1 (the floor the others are measured against), or give --floor")
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -190,62 +196,84 @@ def main(argv=None):
     print(f"{items} items ({args.variants} variants x {args.archs}), N = {ns}, -j {args.jobs} each, "
           f"{info['cores']} cores ({info['cpu']}), load {info['load_at_start'][0]:.1f}", flush=True)
 
-    rows, failures, floor = [], [], None
+    runs, failures = [], []
+    floor = floor_row["merged_records_sha256"] if floor_row else None
     try:
-        for n in ns:
-            r = run_n(args.kjit, manifest, args.archs, n, args.jobs, work / f"n{n}", env)
-            failures += r["failures"]
-            if r["failed"]:
-                failures.append(f"N={n}: {r['failed']} items failed")
-            if r["items"] != items or r["distinct_items"] != items:
-                failures.append(f"N={n}: the shards hold {r['items']} items ({r['distinct_items']} distinct), not {items}")
-            r["duplicate_compiles"] = r["nvrtc_compiles"] - r["distinct_items"]
-            if r["duplicate_compiles"] != 0 or r["compiled"] != items:
-                failures.append(f"N={n}: {r['nvrtc_compiles']} NVRTC compiles by the counters, {r['compiled']} "
-                                f"reported, for {items} items")
-            if r["merged"]:
-                mine = records(r["merged"])
-                if floor is None:
-                    floor = {"wall_s": r["wall_s"], "records": mine}
-                r["merged_identical_to_n1"] = mine == floor["records"]
-                if not r["merged_identical_to_n1"]:
-                    failures.append(f"N={n}: the merged bundle's entries differ from N=1's")
-            r["compiles_per_s"] = r["compiled"] / r["wall_s"]
-            r["speedup"] = floor["wall_s"] / r["wall_s"] if floor else 0.0
-            r["efficiency"] = r["speedup"] / n
-            rows.append(r)
-            print(f"N={n:>3}: {r['wall_s']:8.1f} s  {r['compiles_per_s']:7.2f} compiles/s  speed-up {r['speedup']:5.2f} "
-                  f"({r['efficiency']:.2f} N)  duplicates {r['duplicate_compiles']}  merged = N=1: "
-                  f"{r.get('merged_identical_to_n1')}", flush=True)
+        for rep in range(args.repeats):  # interleaved: N = 1, 2, ..., then again, so that a busy spell hits all
+            for n in ns:
+                r = run_n(args.kjit, manifest, args.archs, n, args.jobs, work / f"r{rep}-n{n}", env)
+                failures += r["failures"]
+                if r["failed"]:
+                    failures.append(f"N={n}: {r['failed']} items failed")
+                if r["items"] != items or r["distinct_items"] != items:
+                    failures.append(f"N={n}: the shards hold {r['items']} items ({r['distinct_items']} distinct), "
+                                    f"not {items}")
+                r["duplicate_compiles"] = r["nvrtc_compiles"] - r["distinct_items"]
+                if r["duplicate_compiles"] != 0 or r["compiled"] != items:
+                    failures.append(f"N={n}: {r['nvrtc_compiles']} NVRTC compiles by the counters, {r['compiled']} "
+                                    f"reported, for {items} items")
+                if r["merged"]:
+                    mine = hashlib.sha256(records(r["merged"])).hexdigest()
+                    r["merged_records_sha256"] = mine
+                    if floor is None and n == 1:
+                        floor = mine
+                    r["merged_identical_to_n1"] = mine == floor
+                    if not r["merged_identical_to_n1"]:
+                        failures.append(f"N={n}: the merged bundle's entries differ from N=1's")
+                r.pop("merged", None)
+                r["repeat"] = rep
+                runs.append(r)
+                print(f"N={n:>3} (run {rep + 1}): {r['wall_s']:8.1f} s  (CPU {r['cpu_s']:.1f} s)  "
+                      f"duplicates {r['duplicate_compiles']}  merged = N=1: {r.get('merged_identical_to_n1')}", flush=True)
+                shutil.rmtree(work / f"r{rep}-n{n}", ignore_errors=True)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
 
+    # Per N: the median of its runs; the speed-up against N = 1's median (or the --floor run's).
+    rows = [floor_row] if floor_row else []
+    for n in ns:
+        mine = [r for r in runs if r["n"] == n]
+        if not mine:
+            continue
+        row = dict(mine[0])
+        for k in ("wall_s", "cpu_s"):
+            row[k] = statistics.median(r[k] for r in mine)
+        row["wall_s_runs"] = [r["wall_s"] for r in mine]
+        row["duplicate_compiles"] = max(r["duplicate_compiles"] for r in mine)
+        row["merged_identical_to_n1"] = all(r.get("merged_identical_to_n1") for r in mine)
+        row["merged_records_sha256"] = mine[0].get("merged_records_sha256")
+        row.pop("repeat", None)
+        rows.append(row)
+    for row in rows:
+        row["compiles_per_s"] = row["compiled"] / row["wall_s"]
+        row["speedup"] = rows[0]["wall_s"] / row["wall_s"]
+        row["efficiency"] = row["speedup"] / row["n"]
+
+    table = ["| N | wall s | CPU s (all shards) | compiles/s | speed-up vs N=1 | speed-up / N | items per shard "
+             "(min-max) | NVRTC compiles (counters) | duplicate compiles | merged = N=1 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        r.pop("merged", None)
-    table = ["| N | wall s | compiles/s | speed-up vs N=1 | speed-up / N | items per shard (min-max) | NVRTC compiles "
-             "(counters) | duplicate compiles | merged = N=1 |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        table.append(f"| {r['n']} | {r['wall_s']:.1f} | {r['compiles_per_s']:.2f} | {r['speedup']:.2f} | "
+        table.append(f"| {r['n']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['compiles_per_s']:.2f} | {r['speedup']:.2f} | "
                      f"{r['efficiency']:.2f} | {min(r['per_shard_items'])}-{max(r['per_shard_items'])} | "
                      f"{r['nvrtc_compiles']} | {r['duplicate_compiles']} | {r.get('merged_identical_to_n1')} |")
-    png = plot(rows, out) if rows else None
-    md = [f"# kjit warm --shard i/N: {items} items ({args.variants} variants x {args.archs}), -j {args.jobs} a shard",
+    results = {"machine": info, "items": items, "variants": args.variants, "archs": args.archs, "jobs": args.jobs,
+               "repeats": args.repeats, "floor": args.floor, "rows": rows, "runs": runs, "failures": failures}
+    png = plot_shards.plot(results, out) if rows else None
+    md = [f"# kjit warm --shard i/N: {items} items ({args.variants} variants x {args.archs}), -j {args.jobs} a shard, "
+          f"median of {args.repeats} run{'s' if args.repeats != 1 else ''} a N",
           "", f"{info['date']}, {info['host']}: {info['cores']} cores, {info['cpu']}, load {info['load_at_start'][0]:.1f} "
           f"at start; kjit {info.get('kjit')}, NVRTC {info.get('nvrtc')}", "", *table, ""]
     md += [f"![speed-up]({png.name})" if png else "```\n" + text_plot(rows) + "\n```", ""]
     if failures:
         md += ["Checks that failed:", "", *[f"- {f}" for f in failures], ""]
     (out / "results.md").write_text("\n".join(md))
-    (out / "results.json").write_text(json.dumps({"machine": info, "items": items, "variants": args.variants,
-                                                  "archs": args.archs, "jobs": args.jobs, "rows": rows,
-                                                  "failures": failures}, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (out / "machine.txt").write_text("\n".join(f"{k}: {v}" for k, v in info.items()) + "\n")
     print("\n".join(table))
     if not png:
         print(text_plot(rows))
-    print(f"wrote {out}/results.md, results.json, machine.txt{', ' + png.name if png else ''}")
+    print(f"wrote {out}/results.md, results.json, machine.txt{', shards.svg, shards.png' if png else ''}")
     for f in failures:
         print(f"bench_shards: check failed: {f}", file=sys.stderr)
     return 1 if failures else 0

@@ -1,5 +1,6 @@
 #include "support/registry_server.hpp"
 
+#include "support/loopback_port.hpp"
 #include "support/temp_dir.hpp"
 
 #include <fmt/format.h>
@@ -19,21 +20,6 @@
 
 namespace kjit::test {
 namespace {
-
-int unused_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error(std::string("binding a loopback port: ") + std::strerror(errno));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 bool port_answers(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -63,7 +49,7 @@ std::string registry_unavailable() {
 
 RegistryServer::RegistryServer(const std::filesystem::path& dir, Auth auth) : m_dir(dir) {
   std::filesystem::create_directories(m_dir / "data");
-  m_port = unused_loopback_port();
+  m_port = free_loopback_port();
   std::string auth_config;
   if (auth == Auth::basic) {
     // bcrypt of k_password (cost 4): docker-registry reads bcrypt htpasswd lines only.
