@@ -511,6 +511,15 @@ public:
       m_first_log = std::string(log);
       m_first_found = host.declarations;
     }
+    if (log.find("Error limit reached.") != std::string_view::npos && !m_error_limit_raised) {
+      // NVRTC stops at 100 errors, and a body whose callees went in an earlier round (main() after a
+      // project's helpers) fails on their names without the error that marks it host code: every
+      // error of the program first, then all of it in one round.
+      m_call.arguments.emplace_back(k_error_limit);
+      m_error_limit_raised = true;
+      ++m_rounds;
+      return true;
+    }
     if (!m_context) m_context = program_context(texts());
     std::vector<std::string> files;
     bool cccl = false;
@@ -547,13 +556,6 @@ public:
       m_call.arguments.emplace_back("-default-device");
       m_default_device = true;
       m_constexpr_note = explain_host_declarations(host.declarations);
-      progress = true;
-    }
-    if (log.find("Error limit reached.") != std::string_view::npos && !m_error_limit_raised) {
-      // NVRTC stops at 100 errors, and a body whose callees went in an earlier round (a project's
-      // helpers) fails on their names without the error that marks it host code: all of them in one round.
-      m_call.arguments.emplace_back(k_error_limit);
-      m_error_limit_raised = true;
       progress = true;
     }
     if (progress) ++m_rounds;

@@ -5,6 +5,7 @@
 #include "core/compile/scan/include_scanner.hpp"
 #include "core/compile/scan/source_scan.hpp"
 #include "core/compile/headers/standard_headers.hpp"
+#include "core/compile/source/lexer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -40,6 +41,16 @@ std::unordered_set<std::string> environment_names() {
       if (std::find(k_not_declared.begin(), k_not_declared.end(), id) == k_not_declared.end()) names.emplace(id);
       return false;
     });
+    // A function-like macro's parameters (INT8_C(X)) are no names of the environment.
+    const std::vector<Token> tokens = lex(content);
+    for (std::size_t i = 0; i + 3 < tokens.size(); ++i) {
+      if (!tokens[i].directive || tokens[i].text(content) != "#" || directive_name(content, tokens, i) != "define") continue;
+      const Token& macro = tokens[i + 2];
+      if (tokens[i + 3].text(content) != "(" || tokens[i + 3].offset != macro.offset + macro.length) continue;
+      for (std::size_t k = i + 4; k < tokens.size() && tokens[k].text(content) != ")"; ++k) {
+        if (tokens[k].kind == TokenKind::identifier) names.erase(std::string(tokens[k].text(content)));
+      }
+    }
     for (const auto& [spelling, quoted] : IncludeScanner::include_lines(content)) {
       const auto inc = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == spelling; });
       if (inc != files.end()) work.push_back(inc->first);

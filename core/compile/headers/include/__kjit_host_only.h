@@ -19,6 +19,16 @@ template <class...> inline constexpr bool __host_only = false;
   template <class... _Args> class name {                                                                 \
     static_assert(::std::__kjit::__host_only<_Args...>, __KJIT_HOST_ONLY_MESSAGE(#name, header));         \
   };
+// A class template a host class holds by value (struct Named { std::string_view name; }): complete,
+// so that the host class compiles; constructing or destroying one in device code fails with the message.
+#define __KJIT_HOST_ONLY_VALUE_TEMPLATE(name, header)                                                    \
+  template <class... _Args> class name {                                                                 \
+   public:                                                                                               \
+    __KJIT_HD name() { static_assert(::std::__kjit::__host_only<_Args...>, __KJIT_HOST_ONLY_MESSAGE(#name, header)); } \
+    template <class... _Init> __KJIT_HD name(_Init&&...) {                                                 \
+      static_assert(::std::__kjit::__host_only<_Init...>, __KJIT_HOST_ONLY_MESSAGE(#name, header));      \
+    }                                                                                                    \
+  };
 // A class (std::mutex, std::thread).
 #define __KJIT_HOST_ONLY_CLASS(name, header)                                                             \
   template <class _Tp = void> class __kjit_host_##name {                                                 \
