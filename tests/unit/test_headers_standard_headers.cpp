@@ -204,7 +204,7 @@ TEST_SUITE("standard_headers") {
     std::vector<std::string> pairs;
     for (const auto& [name, content] : kjit::compile::standard_header_files()) {
       const std::string n(name);
-      for (const auto& folder : kjit::compile::NvrtcCompiler::toolkit_include_dirs()) {
+      for (const auto& folder : kjit::compile::NvrtcInfo::toolkit_include_dirs()) {
         if (n.find('.') == std::string::npos && n.rfind("__kjit_", 0) != 0 &&
             std::filesystem::is_regular_file(folder / "cuda/std" / n)) {
           pairs.push_back(n);
