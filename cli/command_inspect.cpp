@@ -135,6 +135,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
                     "launch bounds and registers, or the driver's with a GPU of the arch; \"-\" where unknown), "
                     "as a table, or with --json as an array of objects. C++ kernels by their demangled names.");
   resources->callback([&ctx, r] {
+    ctx.refuse_extra_words("resources", r->file, r->flags);
     ctx.input = r->file;
     const Program program = ctx.program(r->file);
     const CompileResult result =
@@ -155,9 +156,11 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH); "
                "without them it exits 3 (could not run) and names the folders searched.");
   sass->callback([&ctx, s] {
+    ctx.refuse_extra_words("sass", s->file, s->flags);
     ctx.input = s->file;
-    const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));
-    const std::string text = s->kernel.empty() ? inspect::sass(result) : ctx.kernel_text(s->kernel, result, [&](const std::string& name) {
+    const Program program = ctx.program(s->file);
+    const CompileResult result = ctx.runtime().compile(program, ctx.options(s->arch, s->flags));
+    const std::string text = s->kernel.empty() ? inspect::sass(result) : ctx.kernel_text(s->kernel, program, result, [&](const std::string& name) {
       return inspect::sass(result, name);
     });
     if (ctx.json) {

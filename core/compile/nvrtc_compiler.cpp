@@ -428,6 +428,114 @@ std::string explain_unresolved_externs(std::string_view log, const std::string& 
                      symbol, program);
 }
 
+// NVRTC's "device-side kernel launch could not be processed as the required runtime APIs are not
+// declared": a kernel launches a kernel (dynamic parallelism), which needs relocatable device code
+// linked with the device runtime. A note saying how, or "" for any other log.
+std::string explain_device_launch(std::string_view log, const std::string& program) {
+  if (log.find("device-side kernel launch could not be processed") == std::string_view::npos) return {};
+  return fmt::format("kjit: a kernel of {} launches a kernel from the device (dynamic parallelism), which needs "
+                     "relocatable device code (-rdc) linked with the CUDA device runtime: compile it in a link, kjit "
+                     "compile --link {} (C++: kjit::Link, Python: kjit.Link), which adds the toolkit's "
+                     "libcudadevrt.a\n",
+                     program, program);
+}
+
+// NVRTC's "cannot determine which instance of function template "shift" is intended" for a name
+// expression: the template is there, and no instance of it takes those template arguments (an
+// enable_if or a constraint that excludes them, or too many). A note quoting NVRTC's reason, or ""
+// for any other log; then the namespace hint (name_expression_hint) does not apply.
+std::string explain_excluded_instance(std::string_view log, const std::vector<std::string>& expressions) {
+  constexpr std::string_view marker = "cannot determine which instance of function template \"";
+  std::string out;
+  for (std::size_t at = log.find(marker); at != std::string_view::npos; at = log.find(marker, at + 1)) {
+    const std::size_t start = at + marker.size();
+    const std::size_t end = log.find('"', start);
+    if (end == std::string_view::npos) break;
+    const std::string_view name = log.substr(start, end - start);
+    const std::size_t line_start = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
+    std::string_view reason = log.substr(line_start, log.find('\n', at) - line_start);
+    if (const std::size_t e = reason.find("error: "); e != std::string_view::npos) reason.remove_prefix(e + 7);
+    for (const std::string& expression : expressions) {
+      const std::string_view e = expression;
+      const std::size_t open = e.find('<');
+      std::string_view template_name = e.substr(0, open);
+      while (!template_name.empty() && template_name.front() == ' ') template_name.remove_prefix(1);
+      while (!template_name.empty() && template_name.back() == ' ') template_name.remove_suffix(1);
+      if (const std::size_t colons = template_name.rfind("::"); colons != std::string_view::npos) {
+        template_name.remove_prefix(colons + 2);
+      }
+      if (template_name != name) continue;
+      const std::string line = fmt::format(
+          "kjit: the name expression \"{}\" names no instance: the template kernel {} is there, and none of its "
+          "instances takes these template arguments (an enable_if or a constraint that excludes them, or a wrong "
+          "number of them); NVRTC: {}; name arguments it accepts\n",
+          expression, name, reason);
+      if (out.find(line) == std::string::npos) out += line;
+    }
+  }
+  return out;
+}
+
+// A log without NVRTC's "function "X" was declared but never referenced" warnings for the host
+// functions kjit left out (`left_out`, in `program`): kjit made those declarations (and the warning
+// would quote its rewritten line, on every cache hit). The Remark after the warnings goes with
+// them when none is left.
+std::string without_left_out_warnings(std::string_view log, const std::string& program,
+                                      const std::vector<std::string>& left_out) {
+  if (left_out.empty() || log.find("was declared but never referenced") == std::string_view::npos) {
+    return std::string(log);
+  }
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < log.size();) {
+    const std::size_t end = log.find('\n', pos);
+    lines.push_back(log.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos + 1));
+    pos = end == std::string_view::npos ? log.size() : end + 1;
+  }
+  std::string out;
+  bool warnings_left = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    bool dropped = false;
+    if (line.starts_with(program + "(") && line.find("was declared but never referenced") != std::string_view::npos) {
+      for (const std::string& name : left_out) {
+        if (line.find("function \"" + name + "\"") == std::string_view::npos) continue;
+        // The warning, its quoted line and caret, up to the blank line that ends it.
+        while (i + 1 < lines.size() && lines[i + 1] != "\n" && !lines[i + 1].empty()) ++i;
+        if (i + 1 < lines.size()) ++i;
+        dropped = true;
+        break;
+      }
+    }
+    if (dropped) continue;
+    if (line.find(": warning") != std::string_view::npos) warnings_left = true;
+    out += line;
+  }
+  if (!warnings_left) {
+    constexpr std::string_view remark = "Remark: The warnings can be suppressed with";
+    if (const std::size_t at = out.find(remark); at != std::string::npos) {
+      std::size_t end = out.find('\n', at);
+      end = end == std::string::npos ? out.size() : end + 1;
+      if (end < out.size() && out[end] == '\n') ++end;  // and its blank line
+      out.erase(at, end - at);
+    }
+  }
+  return out;
+}
+
+// The user's -default-device (every function without an execution space compiled as device
+// code, host code included) in a compile that failed: a note saying what it did and the way out,
+// or "".
+std::string explain_default_device(const std::vector<std::string>& arguments) {
+  const bool asked = std::any_of(arguments.begin(), arguments.end(), [](const std::string& a) {
+    return a == "-default-device" || a == "--device-as-default-execution-space";
+  });
+  if (!asked) return {};
+  return "kjit: -default-device compiles every function without __host__ or __device__ as device code, the "
+         "program's host code too (main, the functions it calls, their std:: containers and CUDA runtime calls), "
+         "which NVRTC cannot compile: drop -default-device (kjit leaves host function definitions out by itself "
+         "and compiles what remains), or keep the host code inside #ifndef __CUDACC_RTC__ ... #endif\n";
+}
+
 // The folders NVRTC searches for #include, in the order given (-I DIR, --include-path=DIR).
 std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& arguments) {
   std::vector<std::filesystem::path> out;
@@ -464,6 +572,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
   double spent_ms = 0;  // every attempt's NVRTC time
   std::string note;     // kjit's word in the log, when it compiled host declarations as device ones
   std::string host_left_out;             // kjit's word when host definitions were left out
+  std::vector<std::string> left_out_names;  // the functions whose bodies it left out
   std::size_t arguments_before_host = 0;  // call.arguments before that retry
   // The arguments a compile without the host definitions failed with: with those, the program as it
   // is (other arguments, such as another front end's, try again).
@@ -513,12 +622,19 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       // that does not compile either, the program as it is, with its own errors.
       if (call.source) {
         if (declarations_only && note.empty()) {
-          note = host_left_out + explain_host_declarations(host.functions);
+          // The declarations kjit made of the functions it left out are not said again as "compiled
+          // as device functions": one note, not two that contradict each other.
+          std::vector<HostFunction> others;
+          for (const HostFunction& f : host.functions) {
+            if (std::find(left_out_names.begin(), left_out_names.end(), f.name) == left_out_names.end()) others.push_back(f);
+          }
+          note = host_left_out + (others.empty() ? std::string() : explain_host_declarations(others));
           call.arguments.emplace_back("-default-device");
           continue;
         }
         call.source.reset();
         call.arguments.resize(arguments_before_host);
+        left_out_names.clear();
         note.clear();
         host_retried_with = call.arguments;
         continue;
@@ -526,6 +642,10 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       if (host_retried_with != call.arguments && !declarations_only && note.empty()) {
         if (auto without = without_host_definitions(program.source(), name, host.functions)) {
           host_left_out = explain_host_definitions_left_out(host.functions, name);
+          left_out_names.clear();
+          for (const HostFunction& f : host.functions) {  // as without_host_definitions chose them
+            if (f.definition && !f.is_constexpr && f.file == name) left_out_names.push_back(f.name);
+          }
           arguments_before_host = call.arguments.size();
           call.source = std::move(*without);
           continue;
@@ -544,8 +664,12 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         fall_back();
         continue;
       }
-      result.log = note + result.log + explain_host_definitions(host.functions) +
-                   name_expression_hint(result.log, program.source(), program.name_expressions()) +
+      const std::string excluded = explain_excluded_instance(result.log, program.name_expressions());
+      // What the errors come from, when it is a header NVRTC cannot take, first: hundreds of lines follow.
+      result.log = note + explain_unusable_headers(result.log) + result.log + explain_host_definitions(host.functions) +
+                   (excluded.empty() ? name_expression_hint(result.log, program.source(), program.name_expressions())
+                                     : excluded) +
+                   explain_device_launch(result.log, name) + explain_default_device(arguments) +
                    explain_unresolved_externs(result.log, name) +
                    explain_missing_headers(result.log, include_folders(call.arguments));
       out.why_full = std::move(call.why_full);
@@ -554,7 +678,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
     read_outputs(*prog, program, arguments, resolved, result);
-    result.log = note + result.log;
+    result.log = note + (call.source ? without_left_out_warnings(result.log, name, left_out_names) : result.log);
     out.why_full = std::move(call.why_full);
     out.succeeded = true;
     return out;

@@ -29,10 +29,20 @@ def result(tmp_path_factory):
     return rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
 
 
-def sig(result, name, named=True):
-    s = result.signature(name)
-    if named:
-        assert s.read_declaration(SOURCE)
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """A result that knows no source (as one loaded from elsewhere): its signatures have no names."""
+    rt = kjit.Runtime(cache_dir=str(tmp_path_factory.mktemp("cache")))
+    r = rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    del r._source
+    return r
+
+
+def sig(result, name, named=True, bare=None):
+    if not named:
+        return bare.signature(name)
+    s = result.signature(name)  # kjit.compile's result reads the names from its program's source
+    assert s.read_declaration(SOURCE)
     return s
 
 
@@ -61,8 +71,8 @@ def test_two_outputs_in_order_and_restrict(result):  # and "in", a Python keywor
         "two(Tensor in_, SymInt n) -> (Tensor, Tensor)"
 
 
-def test_outputs_named_by_the_caller_take_the_writable_pointers_in_order(result):
-    s = sig(result, "two_out", named=False)
+def test_outputs_named_by_the_caller_take_the_writable_pointers_in_order(bare):
+    s = sig(None, "two_out", named=False, bare=bare)
     assert all(p["source_name"] == "" for p in s.parameters)
     assert kt.schema(s, "t::two", outputs={"s": lambda x, n: None, "d": lambda x, n: None}) == \
         "two(Tensor x, SymInt n) -> (Tensor, Tensor)"
@@ -76,10 +86,10 @@ def test_mutated_input(result):
     assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
 
 
-def test_extern_c_pointers_are_typed_by_the_declaration(result):
-    bare = sig(result, "plain", named=False)  # the PTX alone: a pointer or a 64-bit integer, either way
-    assert all(p["kind"] == "pointer or 64-bit integer" for p in bare.parameters[:2])
-    assert all(p["element"] == "unchecked" for p in bare.parameters)
+def test_extern_c_pointers_are_typed_by_the_declaration(result, bare):
+    unread = sig(None, "plain", named=False, bare=bare)  # the PTX alone: a pointer or a 64-bit integer, either way
+    assert all(p["kind"] == "pointer or 64-bit integer" for p in unread.parameters[:2])
+    assert all(p["element"] == "unchecked" for p in unread.parameters)
     s = sig(result, "plain")  # the declaration says float*, const float*, unsigned
     assert [p["kind"] for p in s.parameters] == ["pointer", "pointer", "unsigned integer"]
     assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
@@ -110,8 +120,8 @@ def test_comments_and_default_arguments_in_the_declaration(result):
     assert [p["source_name"] for p in s.parameters] == ["a", "b", "n"]
 
 
-def test_name_parameters_needs_the_declaration(result):
-    s = result.signature("square_matrix_kernel")
+def test_name_parameters_needs_the_declaration(bare):
+    s = bare.signature("square_matrix_kernel")
     assert not s.read_declaration("__global__ void other(int a) {}")
     assert not s.read_declaration("void square_matrix_kernel(const float* m, float* r, int w, int h);")  # not __global__
     assert not s.read_declaration("__global__ void square_matrix_kernel(int only) {}")  # other arity
@@ -192,3 +202,45 @@ def test_a_name_torch_has_is_refused(result):
     _torch()
     with pytest.raises(kjit.UsageError, match="torch has an operator of this name"):
         kt.op(_FakeKernel(sig(result, "in_place")), "aten::add", grid=1, block=1, mutates=["data"])
+
+
+def test_a_compile_result_names_its_kernels_parameters_from_its_source(tmp_path):  # #57 item 16
+    # kjit.compile keeps the program's source: no GPU and no read_declaration call for the names.
+    rt = kjit.Runtime(cache_dir=str(tmp_path / "cache"))
+    r = rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    assert [p["source_name"] for p in r.signature("plain").parameters] == ["out", "in", "n"]
+    assert [p["source_name"] for p in r.signature("square_matrix_kernel").parameters] == \
+        ["matrix", "result", "width", "height"]
+    # load_inline(arch=) too, and a cache hit in a new Runtime.
+    again = kjit.Runtime(cache_dir=str(tmp_path / "cache")).compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    assert again.outcome == "hit"
+    assert [p["source_name"] for p in again.signature("two_out").parameters] == ["in", "sum", "diff", "n"]
+    inline = kjit.load_inline("ops", cuda_sources=SOURCE, functions=["plain"], arch="sm_90",
+                              build_directory=str(tmp_path / "cache"))
+    assert [p["source_name"] for p in inline.signature("plain").parameters] == ["out", "in", "n"]
+
+
+def test_an_unknown_pointer_is_refused_as_a_written_one(bare):  # #57 item 16
+    # An extern "C" kernel's 64-bit parameters without their declaration: the kernel may write them,
+    # so the op refuses to take them as read-only inputs without a word, as for a non-const pointer.
+    s = bare.signature("plain")
+    with pytest.raises(kjit.UsageError, match="may be a pointer the kernel writes: its type is unknown"):
+        kt.schema(s, "t::plain", outputs={"out": empty_like})
+    # Declared, it is taken: one output by position, the other mutated.
+    assert kt.schema(s, "t::plain", outputs={"out": empty_like}, mutates=[1]) == \
+        "plain(Tensor(a!) arg1, SymInt arg2) -> Tensor"
+
+
+@pytest.mark.parametrize("key, meant", [("reslut", "result"), ("results", "result"), ("out", None)])
+def test_an_output_name_the_kernel_lacks_is_refused(result, key, meant):  # #57 item 14
+    # A typo in outputs= is refused as one in mutates= is, never taken by position.
+    s = sig(result, "square_matrix_kernel")
+    with pytest.raises(kjit.UsageError) as e:
+        kt.schema(s, "mylib::square", outputs={key: empty_like})
+    assert f"the output {key!r} is no parameter of the kernel" in str(e.value)
+    assert "outputs= names the pointers it writes: result" in str(e.value)
+    assert (f"did you mean {meant!r}" in str(e.value)) == (meant is not None)
+
+
+def test_schema_doc_says_symint():  # #57 item 15
+    assert "SymInt width" in kt.schema.__doc__ and "int width" not in kt.schema.__doc__.replace("SymInt width", "")
