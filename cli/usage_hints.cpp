@@ -174,11 +174,19 @@ std::string usage_message(CLI::App& app, const CLI::ParseError& error, int argc,
     if (at == 0 && places.count(extra) > 0) continue;  // moved already, as the value of the flag before it
     const std::string name = extra.substr(0, extra.find('='));
     if (compile_flags && at > 0) {
+      // With the next word when that word is no flag of its own and the two are one (-Xcompiler
+      // -fPIC, -Xptxas -v, -I inc), else alone (-O3, -Xcompiler alone is dropped too).
+      const bool next_free = at + 1 < argc && !misplaced_at[static_cast<std::size_t>(at + 1)];
+      if (next_free && !is_compile_flag({argv[at + 1]}) && is_compile_flag({extra, argv[at + 1]})) {
+        misplace(at);
+        misplace(at + 1);
+        continue;
+      }
       if (is_compile_flag({extra})) {
         misplace(at);
         continue;
       }
-      if (at + 1 < argc && !misplaced_at[static_cast<std::size_t>(at + 1)] && is_compile_flag({extra, argv[at + 1]})) {
+      if (next_free && is_compile_flag({extra, argv[at + 1]})) {  // -Xptxas -v: a flag that needs its value
         misplace(at);
         misplace(at + 1);
         continue;

@@ -111,6 +111,7 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
     // libcudadevrt.a is added, as CuPy does, unless the link has it (the same inputs always add the
     // same library: the key, which names the toolkit's version, stays the inputs').
     std::string device_runtime_note;
+    std::string device_runtime;  // its bytes, which the part below points to (LinkPart owns none)
     const auto launcher = std::find_if(compiled.begin(), compiled.end(), launches_from_device);
     const bool has_runtime = std::any_of(link.inputs().begin(), link.inputs().end(),
                                          [](const Link::Input& in) { return is_device_runtime(in.name); });
@@ -131,7 +132,8 @@ CompileResult link(CompileService& service, const Link& link, const Arch& arch, 
         throw IoError(fmt::format("linking {}: reading the device runtime for program {}: {}", link.name(), program,
                                   content.why()));
       }
-      parts.push_back({Link::InputKind::library, devrt->string(), std::move(content.bytes)});
+      device_runtime = std::move(content.bytes);
+      parts.push_back({Link::InputKind::library, devrt->string(), device_runtime});
       device_runtime_note = fmt::format("added the device runtime {} (program {} launches kernels from the device)",
                                         devrt->string(), program);
       service.log(LogLevel::info, fmt::format("linking {}: {}", link.name(), device_runtime_note));
