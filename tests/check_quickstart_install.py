@@ -39,20 +39,44 @@ def installed_from_build(build):
     return out
 
 
+def made_by(ninja, build, targets):
+    """Every node the targets depend on, order-only ones included (ninja -t query, breadth first)."""
+    seen, layer = set(targets), list(targets)
+    while layer:
+        r = subprocess.run([ninja, "-C", build, "-t", "query"] + layer, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"ninja -t query failed: {r.stderr}")
+        layer = []
+        section = None
+        for line in r.stdout.splitlines():
+            if not line.startswith(" "):
+                section = None  # "node:"
+            elif line.strip().startswith("input:"):
+                section = "input"
+            elif line.strip() == "outputs:":
+                section = "outputs"
+            elif section == "input":
+                node = os.path.normpath(line.strip().lstrip("|").strip())
+                if node not in seen:
+                    seen.add(node)
+                    layer.append(node)
+    return seen
+
+
 def main():
     source, build, ninja = sys.argv[1:4]
     if not os.path.exists(os.path.join(build, "build.ninja")):
         print("[kjit-skip] the build graph is read through Ninja's; this build has another generator")
         return 0
     targets = quickstart_targets(source)
-    r = subprocess.run([ninja, "-C", build, "-t", "inputs"] + targets, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"ninja -t inputs {' '.join(targets)} failed: {r.stderr}")
-    made = {os.path.normpath(line.strip()) for line in r.stdout.splitlines() if line.strip()}
+    made = made_by(ninja, build, targets)
     # A shared library's versioned file is made with its links (libkjit.so.0.1.0 and libkjit.so.0).
     made |= {os.path.normpath(os.path.relpath(os.path.realpath(os.path.join(build, m)), os.path.realpath(build)))
              for m in made}
-    needed = installed_from_build(build)
+    # Files the build graph makes at all (the exported targets' files are written at configure time).
+    r = subprocess.run([ninja, "-C", build, "-t", "targets", "all"], capture_output=True, text=True)
+    built = {os.path.normpath(line.rsplit(": ", 1)[0]) for line in r.stdout.splitlines() if ": " in line}
+    needed = {n for n in installed_from_build(build) if n in built}
     if not needed:
         sys.exit(f"no install script of {build} copies a file from the build: nothing was checked")
     missing = sorted(n for n in needed if n not in made)

@@ -1,4 +1,4 @@
-// kjit::compile::toolkit_roots: where the CUDA toolkit may be, in the order kjit tries them:
+// kjit::base::toolkit_roots: where the CUDA toolkit may be, in the order kjit tries them:
 // $KJIT_CUDA_HOME, $CUDA_HOME, $CUDA_PATH, the toolkit of the libnvrtc this process loaded, the
 // toolkit kjit was built with, /usr/local/cuda. The one list for every toolkit file kjit looks
 // for: NVRTC's include dirs, libnvJitLink, nvdisasm and cuobjdump. Never throws.
@@ -32,7 +32,7 @@ std::optional<ToolkitVariable> named_toolkit();
 std::optional<std::string> toolkit_variable_problem();
 // Loads libnvrtc-builtins from beside the loaded libnvrtc, once (call it before a compile). NVRTC
 // opens it by its name alone, which finds only what the loader's paths find: a toolkit elsewhere
-// than those (linked through kjitConfig.cmake's find_dependency) then compiles too. Never throws;
+// than those (named by KJIT_CUDA_HOME, CUDA_HOME or CUDA_PATH) then compiles too. Never throws;
 // without it there, NVRTC looks for itself as before.
 void load_nvrtc_builtins();
 // The folder of the libnvrtc this process loaded (empty when it cannot be told): its siblings
