@@ -129,7 +129,9 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                   "with \"key\" and \"outcome\" (hit, remote_hit, compiled or waited), or {\"file\", \"error\"} "
                   "for a file that failed (the others are still compiled). With --link, one line for the link (its "
                   "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
-                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning. Flags after -- "
+                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning, and so does a "
+                  "template kernel left without an instance. One arch a run, .cu files only: a list of archs or a "
+                  "folder of kernels is kjit warm's (a kjit.json lists them). Flags after -- "
                   "are NVRTC's or nvcc's (translated, host-only ones dropped with a warning): docs/nvcc-flags.md "
                   "lists what kjit does with each nvcc flag." + typed_options_help());
   compile->callback([&ctx, args, compile] {
@@ -248,7 +250,7 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ptx->add_option("file", *ptx_file, "CUDA source file")->required();
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
   auto kernel = std::make_shared<std::string>();
-  ptx->add_option("--kernel", *kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
+  ptx->add_option("--kernel", *kernel, "Only this kernel (its name, a C++ kernel's plain name, without its namespace when that names one, or as in the PTX)");
   ctx.add_instantiate_option(*ptx, true);
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);

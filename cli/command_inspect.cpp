@@ -149,7 +149,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto* sass = app.add_subcommand("sass", "Print the SASS of a .cu file (all kernels, or one with --kernel)");
   sass->add_option("file", s->file, "CUDA source file")->required();
   sass->add_option("--arch", s->arch, "Target: native (default) or sm_XX");
-  sass->add_option("--kernel", s->kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
+  sass->add_option("--kernel", s->kernel, "Only this kernel (its name, a C++ kernel's plain name, without its namespace when that names one, or as in the PTX)");
   ctx.add_instantiate_option(*sass, true);
   sass->add_option("flags", s->flags, "NVRTC flags, after --");
   sass->positionals_at_end(false);
