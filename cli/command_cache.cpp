@@ -1,4 +1,4 @@
-// kjit cache stats | ls | verify | prune | clear | explain | export | import | keygen.
+// kjit cache stats | ls | verify | prune | clear | explain | export | import | bundle merge | keygen.
 #include "commands.hpp"
 
 #include <kjit/tools/cache.hpp>
@@ -358,13 +358,14 @@ struct ExportArgs {
   std::vector<std::string> archs;
 };
 
-// --remote-name NAME: the bundle in the fleet's HTTP store (the first http(s):// entry of --remote
-// or KJIT_REMOTE_CACHE), with its credentials file. Exactly one of FILE and NAME.
+// --remote-name NAME: the bundle in the fleet's HTTP or S3 store (the first entry of --remote or
+// KJIT_REMOTE_CACHE whose backend keeps bundles), with its credentials file. Exactly one of FILE and NAME.
 RemoteBundle remote_bundle(const Context& ctx, const std::string& file, const std::string& name) {
   if (file.empty() == name.empty()) throw UsageError("give the bundle's FILE or --remote-name NAME (one of them)");
   const RuntimeConfig c = ctx.runtime_config();
   if (c.remote_cache.empty()) {
-    throw UsageError("--remote-name: no HTTP store to use: give --remote http(s)://host/prefix or set KJIT_REMOTE_CACHE");
+    throw UsageError("--remote-name: no store to use: give --remote http(s)://host/prefix or s3://bucket/prefix, or set "
+                     "KJIT_REMOTE_CACHE");
   }
   return RemoteBundle{c.remote_cache, name, c.remote_http_auth_file};
 }
@@ -376,8 +377,8 @@ void add_export(CLI::App& cache, Context& ctx) {
                 "with KJIT_REMOTE_SIGNING_KEY_FILE, else KJIT_REMOTE_SECRET_FILE, else unsigned");
   command->add_option("file", args->file, "The bundle to write (replaced whole)");
   command->add_option("--remote-name", args->remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (the first http(s):// entry of "
-                      "--remote or KJIT_REMOTE_CACHE; KJIT_REMOTE_HTTP_AUTH_FILE)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (the first http(s):// or "
+                      "s3:// entry of --remote or KJIT_REMOTE_CACHE)");
   command->add_option("--arch", args->archs, "Only compile results for these archs (sm_90, repeat or comma-separated); "
                                              "tuning decisions go along")
       ->delimiter(',')
@@ -419,7 +420,7 @@ void add_import(CLI::App& cache, Context& ctx) {
                 "cache; an import that was killed is reported and finished by the next (exit 1: refused)");
   command->add_option("file", *file, "The bundle to import");
   command->add_option("--remote-name", *remote_name,
-                      "Instead of FILE: the bundle NAME in the fleet's HTTP store (as export's --remote-name)");
+                      "Instead of FILE: the bundle NAME in the fleet's HTTP or S3 store (as export's --remote-name)");
   command->add_flag("--check", *check, "Check the bundle whole and import nothing");
   command->callback([&ctx, file, remote_name, check] {
     CacheImportOptions o;
@@ -467,6 +468,50 @@ void add_import(CLI::App& cache, Context& ctx) {
   });
 }
 
+// kjit cache bundle merge A B ... -o ALL: one bundle of several (the shards of one warm).
+void add_bundle_merge(CLI::App* bundle, Context& ctx) {
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto* merge = bundle->add_subcommand(
+      "merge", "Check bundles whole (as import does), then write one bundle of their entries, each key once, byte for "
+               "byte as they hold them; signed as export signs (KJIT_REMOTE_SIGNING_KEY_FILE, else "
+               "KJIT_REMOTE_SECRET_FILE, else unsigned)");
+  merge->add_option("bundles", *inputs, "The bundles to merge (kjit warm --shard I/N --bundle F writes one a shard)")
+      ->required();
+  merge->add_option("-o,--output", *output, "The bundle to write (replaced whole)")->required();
+  merge->footer("Exit codes: 0 merged, 1 an input is refused (truncated, damaged, altered, signed with a key not "
+                "configured here, made by another toolkit) and nothing is written, 2 usage.");
+  merge->callback([&ctx, inputs, output] {
+    ctx.input = *output;
+    BundleMergeOptions o;
+    o.keys = bundle_keys(ctx);
+    std::vector<std::filesystem::path> files(inputs->begin(), inputs->end());
+    const BundleMergeResult r = merge_bundles(files, *output, o);
+    if (!r.conflicts.empty() && ctx.shows(LogLevel::warn)) {
+      fmt::print(stderr, "kjit: warning: {} key{} came with different bytes from two bundles (the first one's kept), "
+                         "e.g. {}\n",
+                 r.conflicts.size(), r.conflicts.size() == 1 ? "" : "s", r.conflicts.front());
+    }
+    if (ctx.json) {
+      nlohmann::json in = nlohmann::json::array();
+      for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+        in.push_back({{"file", json_name((*inputs)[i])}, {"bundle", bundle_json(r.inputs[i])}});
+      }
+      print_json(nlohmann::json{{"file", json_name(r.file.string())}, {"file_size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"inputs", in}, {"duplicates", r.duplicates},
+                                {"conflicts", r.conflicts}},
+                 2);
+      return;
+    }
+    fmt::print("merged {} bundle{} into {}: {} ({}), {}{}\n", r.inputs.size(), r.inputs.size() == 1 ? "" : "s",
+               r.file.string(), entries(r.bundle.entries), human(r.bundle.bytes),
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature,
+               r.duplicates + r.conflicts.size() == 0
+                   ? std::string()
+                   : fmt::format("; {} found in more than one", r.duplicates + r.conflicts.size()));
+  });
+}
+
 void add_keygen(CLI::App& cache, Context& ctx) {
   auto out = std::make_shared<std::string>();
   auto* command = cache.add_subcommand(
@@ -490,6 +535,68 @@ void add_keygen(CLI::App& cache, Context& ctx) {
   });
 }
 
+// `kjit cache bundle push|pull REF`: a warm bundle as an OCI artifact in a registry
+// (docs/bundles.md#as-oci-artifacts); credentials from KJIT_REMOTE_HTTP_AUTH_FILE.
+void add_bundle(CLI::App& cache, Context& ctx) {
+  auto* bundle = cache.add_subcommand(
+      "bundle", "Warm bundles: merge several into one; push and pull them as OCI artifacts in a registry");
+  bundle->require_subcommand(1);
+  bundle->fallthrough();
+  add_bundle_merge(bundle, ctx);
+  auto push_ref = std::make_shared<std::string>();
+  auto archs = std::make_shared<std::vector<std::string>>();
+  auto* push = bundle->add_subcommand(
+      "push", "Export the cache's entries as one signed bundle and push it to oci://HOST[:PORT]/REPO:TAG; prints the "
+              "artifact's digest (pull by it)");
+  push->add_option("reference", *push_ref, "oci://HOST[:PORT]/REPO:TAG")->required();
+  push->add_option("--arch", *archs, "Only compile results for these archs (sm_90, repeat or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  push->callback([&ctx, push_ref, archs] {
+    CacheExportOptions o;
+    o.archs = *archs;
+    o.keys = bundle_keys(ctx);
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheExportResult r = open_cache(ctx).export_bundle(RemoteBundle{*push_ref, "", c.remote_http_auth_file}, o);
+    warn_skipped(r.skipped);
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", r.remote}, {"digest", r.digest}, {"size", r.file_size},
+                                {"bundle", bundle_json(r.bundle)}, {"skipped", skipped_json(r.skipped)}},
+                 2);
+      return;
+    }
+    fmt::print("pushed {} ({}) to {}: {}, {}\n", entries(r.bundle.entries), human(r.file_size), r.remote, r.digest,
+               r.bundle.signature == "none" ? std::string("unsigned") : "signed " + r.bundle.signature);
+  });
+  auto pull_ref = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
+  auto* pull = bundle->add_subcommand(
+      "pull", "Pull a bundle from oci://HOST[:PORT]/REPO@sha256:DIGEST (or :TAG, resolved and printed as its digest), "
+              "check the registry's digests and the bundle whole, then import it (exit 1: refused)");
+  pull->add_option("reference", *pull_ref, "oci://HOST[:PORT]/REPO@sha256:DIGEST or oci://HOST[:PORT]/REPO:TAG")
+      ->required();
+  pull->add_flag("--check", *check, "Check the bundle whole and import nothing");
+  pull->callback([&ctx, pull_ref, check] {
+    CacheImportOptions o;
+    o.keys = bundle_keys(ctx);
+    o.check_only = *check;
+    const RuntimeConfig c = ctx.runtime_config();
+    CacheImportResult r = open_cache(ctx).import_bundle(RemoteBundle{*pull_ref, "", c.remote_http_auth_file}, o);
+    for (const auto& w : r.warnings) {
+      if (ctx.shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}\n", w);
+    }
+    if (ctx.json) {
+      print_json(nlohmann::json{{"reference", *pull_ref}, {"digest", r.digest}, {"bundle", bundle_json(r.bundle)},
+                                {"imported", !*check}, {"written", r.written}, {"present", r.present},
+                                {"evicted", r.evicted}, {"warnings", r.warnings}},
+                 2);
+      return;
+    }
+    fmt::print("pulled {} ({}): {}, {} written, {} already present{}\n", *pull_ref, r.digest,
+               entries(r.bundle.entries), r.written, r.present, *check ? " (checked only)" : "");
+  });
+}
+
 }  // namespace
 
 void add_cache_commands(CLI::App& app, Context& ctx) {
@@ -505,6 +612,7 @@ void add_cache_commands(CLI::App& app, Context& ctx) {
   add_explain(*cache, ctx);
   add_export(*cache, ctx);
   add_import(*cache, ctx);
+  add_bundle(*cache, ctx);
   add_keygen(*cache, ctx);
 }
 

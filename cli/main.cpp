@@ -18,6 +18,9 @@ namespace kjit::cli {
 
 RuntimeConfig Context::runtime_config() const {
   RuntimeConfig config = RuntimeConfig::from_environment();
+  // The CLI makes its Runtime where it first needs it: nothing to overlap NVRTC's preparation with,
+  // and a command that compiles nothing (cache stats) would wait for it at exit.
+  config.prepare = false;
   if (!cache_dir.empty()) config.cache_dir = cache_dir;
   config.cache_required = cache_required;
   if (verbose == 1) config.log_level = LogLevel::info;

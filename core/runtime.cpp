@@ -9,6 +9,7 @@
 
 #include "core/system/hash.hpp"
 #include "core/base/default_log.hpp"
+#include "core/base/nvrtc_library.hpp"
 #include "core/base/toolkit_location.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
 #include "core/compile/option_marshalling.hpp"
@@ -19,6 +20,7 @@
 #include "core/request/module_registry.hpp"
 #include "core/request/request_hash.hpp"
 #include "core/trace/phase.hpp"
+#include "core/nvrtc_preparation.hpp"
 #include "core/runtime_access.hpp"
 
 #include <fmt/format.h>
@@ -47,6 +49,17 @@ void set_dump_writer(DumpWriter writer) {
   g_dump_writer = std::move(writer);
 }
 
+namespace {
+
+// The config, NVRTC's preparation started first when it asks for it: the thread then works while
+// the rest of the Runtime is made.
+RuntimeConfig prepared(RuntimeConfig config) {
+  prepare(config);
+  return config;
+}
+
+}  // namespace
+
 struct Runtime::Impl {
   RuntimeConfig config;
   request::Counters counters;
@@ -54,7 +67,7 @@ struct Runtime::Impl {
   request::ModuleRegistry registry;
 
   explicit Impl(RuntimeConfig c)
-      : config(std::move(c)),
+      : config(prepared(std::move(c))),
         service(config, counters, [this](LogLevel level, std::string_view message) { log(level, message); }),
         registry(counters) {
     if (auto problem = base::toolkit_variable_problem()) log(LogLevel::warn, *problem);
@@ -95,7 +108,7 @@ struct Runtime::Impl {
   CompileResult link(const Link& link, const CompileOptions& options, std::optional<Device> device) {
     const compile::NormalizedOptions o = normalize(options);
     Arch arch = service.resolve(o->arch, device);
-    return request::link(service, link, arch, request::PreparedLink::make(link, o, arch));
+    return request::link(service, link, arch, request::PreparedLink::make(link, o, arch, service.fast_path()));
   }
 };
 
@@ -159,7 +172,7 @@ Runtime::KeyExplanation Runtime::explain(const Program& program, const CompileOp
   Arch arch = m_impl->service.resolve(o->arch, std::nullopt);
   auto flags = compile::marshal(o, arch);
   auto key = request::CacheKey::compute(program, flags, arch, o->include_dirs, program.directory(),
-                                        cache::Hasher::Fields::keep);
+                                        m_impl->service.fast_path(), cache::Hasher::Fields::keep);
   KeyExplanation out;
   out.key = key.key.hex();
   for (const auto& f : key.fields) out.fields.emplace_back(f.label, f.value);
@@ -178,6 +191,17 @@ void Runtime::flush_stats() { m_impl->service.flush(); }
 request::EntryStore& RuntimeAccess::entries(Runtime& runtime) { return runtime.m_impl->service; }
 void Runtime::report(std::string_view message) const { m_impl->deliver(LogLevel::info, message); }
 void Runtime::log(LogLevel level, std::string_view message) const { m_impl->log(level, message); }
+
+void prepare(Wait wait) {
+  NvrtcPreparation::start();
+  if (wait == Wait::yes) NvrtcPreparation::wait();
+}
+
+void prepare(const RuntimeConfig& config) {
+  if (config.prepare) NvrtcPreparation::start();
+}
+
+void add_nvrtc_fallback(const std::filesystem::path& library) { base::add_nvrtc_fallback(library.string()); }
 
 std::string nvrtc_version() { return compile::NvrtcCompiler::version(); }
 std::vector<int> supported_archs() { return compile::NvrtcCompiler::supported_archs(); }

@@ -3,7 +3,7 @@
 # the libraries, the CLI, the profiler's injection library) and examples/square, run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --build-only
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build --target kjit_installable square
 build/examples/square/square

@@ -107,7 +107,7 @@ def export_problems(root):
     section = doc.read_text().split("\n## Exports\n", 1)[1].split("\n## ", 1)[0]
     listed = set()
     for span in re.findall(r"`([^`]+)`", section):
-        listed |= set(re.findall(r"\w+", span))
+        listed |= set(re.findall(r"~?\w+", span))  # a destructor is listed as `~Name`
     problems = []
     for path in sorted((root / "core").rglob("*.hpp")):
         for n, line in enumerate(path.read_text().splitlines(), 1):

@@ -8,6 +8,14 @@
 //   kjit, fast path on          Runtime::compile, cache disabled (every request compiles),
 //                               RuntimeConfig::nvrtc_fast on: what a cold load compiles
 //   kjit, fast path off         the same with KJIT_NVRTC_FAST=off
+//   kjit, prepared at start     the fast path on, in a program that called kjit::prepare() at its
+//                               start, 100 ms before its first request (its own start-up: CUDA init,
+//                               reading data); the floor opens NVRTC inside its clock (#58)
+//   raw NVRTC, extern "C"       the square as an extern "C" kernel (a C-named entry point)
+//   raw, extern "C" + query     the same with kjit's type query (compile::KernelTypes: the appended
+//                               variable template and one name expression): its cost alone, the
+//                               ratio of these two rows (issue #55: within 1%)
+//   kjit, extern "C", fast      Runtime::compile of the extern "C" square (with its query)
 // Every NVRTC call has --no-cache (NVRTC 12.9+'s own cache would serve the repeats). Each
 // measurement runs in a process of its own (fork; the parent never touches NVRTC), as a
 // program's first kernel compiles; --in-process measures a long-running program's later
@@ -18,6 +26,7 @@
 #include <kjit/kjit.hpp>
 
 #include "bench_util.hpp"
+#include "core/compile/kernel_types.hpp"
 
 #include <nvrtc.h>
 
@@ -25,8 +34,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,14 +68,21 @@ double cpu_ms() {
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
-// One raw NVRTC compile to a cubin, timed from nvrtcCreateProgram to the cubin read.
-Sample raw_nvrtc(const std::vector<std::string>& options) {
+const std::string k_square_c = std::string("extern \"C\" ") + k_square;
+
+// One raw NVRTC compile to a cubin, timed from nvrtcCreateProgram to the cubin read; `query`: with
+// kjit's type query for the extern "C" square's kernel.
+Sample raw_nvrtc(const std::vector<std::string>& options, const std::string& source = k_square, bool query = false) {
   std::vector<const char*> argv;
   for (const auto& o : options) argv.push_back(o.c_str());
   const double start = kjit::bench_util::now_us();
   const double cpu_start = cpu_ms();
   nvrtcProgram p;
-  nvrtcCreateProgram(&p, k_square, "square.cu", 0, nullptr, nullptr);
+  const auto queries = query ? kjit::compile::KernelTypes::queries(source, options)
+                             : std::vector<kjit::compile::KernelTypeQuery>{};
+  const std::string text = query ? source + std::string(kjit::compile::KernelTypes::declaration()) : source;
+  nvrtcCreateProgram(&p, text.c_str(), "square.cu", 0, nullptr, nullptr);
+  for (const auto& q : queries) nvrtcAddNameExpression(p, q.expression.c_str());
   const nvrtcResult r = nvrtcCompileProgram(p, static_cast<int>(argv.size()), argv.data());
   Sample s;
   if (r == NVRTC_SUCCESS) {
@@ -89,7 +107,16 @@ Sample raw_nvrtc(const std::vector<std::string>& options) {
   return s;
 }
 
-Sample kjit_compile(const std::string& arch, bool fast) {
+Sample kjit_compile(const std::string& arch, bool fast, const std::string& source = k_square);
+
+// A program that prepares NVRTC at its start and requests its first kernel 100 ms later.
+Sample kjit_prepared(const std::string& arch) {
+  kjit::prepare();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return kjit_compile(arch, true);
+}
+
+Sample kjit_compile(const std::string& arch, bool fast, const std::string& source) {
   kjit::RuntimeConfig c;
   c.cache_disabled = true;
   c.nvrtc_fast = fast;
@@ -97,7 +124,7 @@ Sample kjit_compile(const std::string& arch, bool fast) {
   const double start = kjit::bench_util::now_us();
   const double cpu_start = cpu_ms();
   kjit::Runtime rt(c);
-  const kjit::CompileResult r = rt.compile(kjit::Program("square.cu", k_square), {.arch = kjit::Arch::parse(arch)});
+  const kjit::CompileResult r = rt.compile(kjit::Program("square.cu", source), {.arch = kjit::Arch::parse(arch)});
   Sample s;
   s.ms = (kjit::bench_util::now_us() - start) / 1000;
   s.cpu = cpu_ms() - cpu_start;
@@ -179,6 +206,11 @@ int main(int argc, char** argv) {
        false, {}, {}, {}},
       {"kjit, fast path on", [&] { return kjit_compile(arch, true); }, true, {}, {}, {}},
       {"kjit, fast path off", [&] { return kjit_compile(arch, false); }, true, {}, {}, {}},
+      {"kjit, prepared at start", [&] { return kjit_prepared(arch); }, true, {}, {}, {}},
+      {"raw NVRTC, extern \"C\"", [&] { return raw_nvrtc({gpu_arch, "--no-cache"}, k_square_c); }, false, {}, {}, {}},
+      {"raw, extern \"C\" + query", [&] { return raw_nvrtc({gpu_arch, "--no-cache"}, k_square_c, true); }, false, {},
+       {}, {}},
+      {"kjit, extern \"C\", fast", [&] { return kjit_compile(arch, true, k_square_c); }, false, {}, {}, {}},
   };
   int nvrtc_major = 0, nvrtc_minor = 0;
   nvrtcVersion(&nvrtc_major, &nvrtc_minor);
@@ -216,6 +248,15 @@ int main(int argc, char** argv) {
                 median / floor_median, cpu, cpu / floor_cpu,
                 same ? "same as default" : (r.same_ptx ? "DIFFERS (wrong)" : "differs (other options)"));
   }
-  std::printf("target (issue #51, on a GPU machine with the module load): kjit at most 0.8x the default\n");
+  std::printf("target (#51, #58): kjit at most 0.8x the default (#58: prepared at start)\n");
+  // The type query's cost alone: the extern "C" square with it against without it, both raw.
+  const Row& plain_c = rows[rows.size() - 3];
+  const Row& queried = rows[rows.size() - 2];
+  std::printf("type query (issue #55, target within 1%%): median %.3fx, best %.3fx, cpu %.3fx of the same compile "
+              "without it\n",
+              kjit::bench_util::median(queried.ms) / kjit::bench_util::median(plain_c.ms),
+              *std::min_element(queried.ms.begin(), queried.ms.end()) /
+                  *std::min_element(plain_c.ms.begin(), plain_c.ms.end()),
+              kjit::bench_util::median(queried.cpu) / kjit::bench_util::median(plain_c.cpu));
   return status;
 }

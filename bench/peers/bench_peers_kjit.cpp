@@ -1,5 +1,7 @@
 // bench_peers_kjit: kjit's side of bench/peers/peers.py, one phase per process, public API only.
 //   bench_peers_kjit cold|warm CACHE_DIR [LAUNCHES]
+// Calls kjit::prepare() first thing, as a program that compiles at run time does (NVRTC made
+// ready on a thread of its own while the program starts: CuPy's import opens NVRTC as well).
 // Measures, after cuInit and the primary context (as the Python peers measure after the
 // framework import and CUDA init):
 //   load_s   load_inline of the lecture's square kernel (build_directory = CACHE_DIR), the typed
@@ -7,6 +9,9 @@
 //            earlier process filled it
 //   hot_s    the same again in the same process (the in-process registry)
 //   call_us  LAUNCHES (default 20000) enqueues of a 16x16 launch, then one sync, per launch
+//   first_result_s  from the process's start to the first call's result copied to the host: the
+//            time PEERS_SPAWN_NS (CLOCK_MONOTONIC in ns, set by peers.py just before it started
+//            this process) to then; absent without it
 // Every result is checked against the square computed on the host from random inputs (never
 // zero) written over a poisoned output. Prints one JSON line on stdout; exit 0 even when the
 // check fails ("check" says why), 1 when kjit throws ("error" says what).
@@ -87,9 +92,9 @@ struct Case {
     return {.grid = {kjit::ceil_div(width, 16), kjit::ceil_div(height, 16)}, .block = {16, 16}};
   }
   void poison() { out.fill_bytes(0xFF); }  // NaN in every element
-  // "ok", or what is wrong with the first bad element.
-  std::string check(const char* what) const {
-    std::vector<float> got = out.to_host();
+  // "ok", or what is wrong with the first bad element (of `got`, else of the output read now).
+  std::string check(const char* what) const { return check(what, out.to_host()); }
+  std::string check(const char* what, const std::vector<float>& got) const {
     for (std::size_t i = 0; i < got.size(); ++i) {
       float want = host[i] * host[i];
       if (!(std::fabs(got[i] - want) <= 1e-6f * want) || got[i] == 0.0f) {
@@ -121,9 +126,16 @@ int usage() {
   return 2;
 }
 
+// Nanoseconds on CLOCK_MONOTONIC (steady_clock's clock), as Python's time.monotonic_ns().
+long long monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  kjit::prepare();  // first thing: NVRTC gets ready while the program starts
   if (argc < 3) return usage();
   const std::string mode = argv[1];
   if (mode != "cold" && mode != "warm") return usage();
@@ -134,7 +146,6 @@ int main(int argc, char** argv) {
   std::string out = "{\"peer\":\"kjit\",\"mode\":" + json_string(mode);
   try {
     out += ",\"version\":" + json_string(std::string(kjit::version()));
-    out += ",\"nvrtc\":" + json_string(kjit::nvrtc_version());
     if (!kjit::driver_available() || kjit::device_count() == 0) {
       std::printf("%s,\"error\":%s}\n", out.c_str(),
                   json_string("no CUDA device: " + kjit::driver_unavailable_reason()).c_str());
@@ -164,7 +175,9 @@ int main(int argc, char** argv) {
     square.launch(small.config(), small.in.data(), small.out.data(), small.width, small.height);
     device.synchronize();
     double load_s = now_s() - t0;
-    keep(small.check("first call"));
+    const std::vector<float> first = small.out.to_host();  // the first result, on the host
+    const long long first_ns = monotonic_ns();
+    keep(small.check("first call", first));
 
     small.poison();
     device.synchronize();
@@ -191,6 +204,11 @@ int main(int argc, char** argv) {
     std::snprintf(buf, sizeof buf, ",\"outcome\":%s,\"load_s\":%.9g,\"hot_s\":%.9g,\"call_us\":%.6g,\"launches\":%ld",
                   json_string(kjit::to_string(outcome)).c_str(), load_s, hot_s, call_us, launches);
     out += buf;
+    out += ",\"nvrtc\":" + json_string(kjit::nvrtc_version());  // asked after the clocks: it waits for NVRTC's opening
+    if (const char* spawn = std::getenv("PEERS_SPAWN_NS"); spawn != nullptr && *spawn) {
+      std::snprintf(buf, sizeof buf, ",\"first_result_s\":%.9g", static_cast<double>(first_ns - std::atoll(spawn)) / 1e9);
+      out += buf;
+    }
     // A cold run must have compiled and a warm one hit the disk cache: else the phase is mislabelled.
     if (mode == "cold" && outcome != kjit::Outcome::compiled) keep("cold run did not compile (outcome " + std::string(kjit::to_string(outcome)) + ")");
     if (mode == "warm" && outcome != kjit::Outcome::hit) keep("warm run missed the disk cache (outcome " + std::string(kjit::to_string(outcome)) + ")");

@@ -9,13 +9,18 @@ import and CUDA init:
   warm      a new process on the cache the cold process filled
   hot       the same request again in the same process, + launch + sync
   launch    LAUNCHES enqueues of a 16x16 launch, then one sync, per launch
+  start to first result (cold, warm)
+            from the process's start (the orchestrator's CLOCK_MONOTONIC just before it started
+            the process, PEERS_SPAWN_NS) to the first call's result copied to the host, on the
+            process's own clock: interpreter, import or init, compile or hit, load, launch, sync
 
 Each result is checked against the square of random inputs (never zero); a wrong result makes
 the peer's row an error row. Medians over rounds (cold: --rounds, warm: --warm-rounds; hot and
-launch over every process of the peer), ratios to kjit from the same run.
+launch over every process of the peer), ratios to kjit from the same run. Rounds are interleaved:
+each round runs every peer's cold process, then its warm one, before the next round.
 
     python3 bench/peers/peers.py --kjit build/bench/bench_peers_kjit --out DIR
-        [--rounds 3] [--warm-rounds 7] [--launches 20000] [--only kjit,cupy,...]
+        [--rounds 11] [--warm-rounds 7] [--launches 20000] [--only kjit,cupy,...]
 
 Writes DIR/peers.json, DIR/peers.md and DIR/peers.png (when matplotlib is there); progress on
 stderr.
@@ -106,6 +111,14 @@ def check(what, inputs, got):
 
 def flat(t):
     return [v for row in t.tolist() for v in row]
+
+
+def first_result(out):
+    """Records first_result_s: from PEERS_SPAWN_NS (the orchestrator's time.monotonic_ns() just before it
+    started this process) to now, on the same clock."""
+    spawn = os.environ.get('PEERS_SPAWN_NS')
+    if spawn:
+        out['first_result_s'] = (time.monotonic_ns() - int(spawn)) / 1e9
 
 
 class Phases:
@@ -259,7 +272,9 @@ def run_peer(kind, mode, cache, launches):
         y = first(x1, r1)
         sync()
         out['load_s'] = time.perf_counter() - t
-        p.keep(check('first call', h1, flat(y.cpu())))
+        host = y.cpu()  # the first result on the host
+        first_result(out)
+        p.keep(check('first call', h1, flat(host)))
     except Exception as e:
         p.error('load', e)
         return out
@@ -352,7 +367,9 @@ def child_cupy(out, cache, launches, kjit_python=False):
         launch(k, x1, r1)
         dev.synchronize()
         out['load_s'] = time.perf_counter() - t
-        p.keep(check('first call', h1, flat(cp.asnumpy(r1))))
+        host = cp.asnumpy(r1)  # the first result on the host
+        first_result(out)
+        p.keep(check('first call', h1, flat(host)))
     except Exception as e:
         p.error('load', e)
         return out
@@ -440,6 +457,7 @@ def run_process(kind, mode, root, args):
     else:
         cmd = [sys.executable, os.path.abspath(__file__), '--child', kind, mode, cache, str(args.launches)]
     t = time.perf_counter()
+    env['PEERS_SPAWN_NS'] = str(time.monotonic_ns())  # the child's start to its first result: first_result_s
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
     except subprocess.TimeoutExpired as e:
@@ -511,6 +529,8 @@ PHASES = [  # (name, processes it is taken from, field, the field naming its exc
     ('hot', 'all', 'hot_s', 'hot_error', 's'),
     ('launch', 'all', 'call_us', 'call_error', 'us'),
     ('warm_process', 'warm', 'process_s', None, 's'),
+    ('first_cold', 'cold', 'first_result_s', None, 's'),
+    ('first_warm', 'warm', 'first_result_s', None, 's'),
 ]
 
 
@@ -629,15 +649,15 @@ def markdown(doc):
         f"in this run (above 1: slower than kjit).",
         '',
         '| peer | cold (empty cache) | warm (new process, cache on disk) | hot (same process) | per launch '
-        '| warm process wall (import + init + all) |',
-        '|---|---|---|---|---|---|',
+        '| warm process wall (import + init + all) | start to first result, cold | start to first result, warm |',
+        '|---|---|---|---|---|---|---|---|',
     ]
     for kind, s in doc['peers'].items():
         label = s['label']
         if s['status'] == 'missing':
-            lines.append(f"| {label} | not installed: {s['reason'][:100]} | | | | |")
+            lines.append(f"| {label} | not installed: {s['reason'][:100]} | | | | | | |")
         elif s['status'] == 'error':
-            lines.append(f"| {label} | ERROR: {s['reason'].splitlines()[0][:200].replace('|', '/')} | | | | |")
+            lines.append(f"| {label} | ERROR: {s['reason'].splitlines()[0][:200].replace('|', '/')} | | | | | | |")
         else:
             cells = [cell(s, p, u).replace('|', '/') for p, _, _, _, u in PHASES]
             lines.append(f"| {label} | " + ' | '.join(cells) + ' |')
@@ -712,7 +732,7 @@ def main():
                     help='the folder that holds the kjit package (build/python, or a pip --target); default: '
                          'the kjit importable here')
     ap.add_argument('--out', required=True, help='folder for peers.json, peers.md, peers.png')
-    ap.add_argument('--rounds', type=int, default=3, help='cold rounds, each a fresh cache (default 3)')
+    ap.add_argument('--rounds', type=int, default=11, help='cold rounds, each a fresh cache (default 11)')
     ap.add_argument('--warm-rounds', type=int, default=7, help='warm processes per peer (default 7)')
     ap.add_argument('--launches', type=int, default=20000, help='launches in the per-launch loop (default 20000)')
     ap.add_argument('--only', default=','.join(PEERS), help=f"comma-separated subset of {','.join(PEERS)}")
@@ -779,14 +799,16 @@ def main():
     if results.get('kjit_python', {}).get('status') == 'ok':
         results['kjit_python']['import_kjit'] = import_times(args)
     doc = {
-        'what': "kjit and its peers on the lecture's square_matrix_kernel: cold, warm, hot, per launch",
+        'what': "kjit and its peers on the lecture's square_matrix_kernel: cold, warm, hot, per launch, "
+                "process start to first result",
         'machine': machine_info(results),
         'config': {'rounds': args.rounds, 'warm_rounds': args.warm_rounds, 'launches': args.launches,
                    'shape_checked': [H, W], 'launch_shape': [LOOP, LOOP], 'budget_s': args.budget,
                    'timeout_s': args.timeout, 'kjit': args.kjit},
         'budget_hit': budget_hit,
         'peers': results,
-        'units': {'cold': 's', 'warm': 's', 'hot': 's', 'launch': 'us per launch', 'warm_process': 's'},
+        'units': {'cold': 's', 'warm': 's', 'hot': 's', 'launch': 'us per launch', 'warm_process': 's',
+              'first_cold': 's', 'first_warm': 's'},
     }
     md = markdown(doc)
     png = os.path.join(args.out, 'peers.png')

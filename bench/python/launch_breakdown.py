@@ -51,6 +51,8 @@ def main():
     xp, yp = x.data_ptr(), y.data_ptr()
     s = torch.cuda.current_stream().cuda_stream
     launcher = k[(1, 1), (16, 16), 0, s]
+    bound = k.bind((1, 1), (16, 16), stream=s)
+    bound_current = k.bind((1, 1), (16, 16))
     at = mod.square_at[(1, 1), (16, 16), 0, s]
     default = k[(1, 1), (16, 16)]
     rx, ry = kjit.raw(x), kjit.raw(y)
@@ -58,6 +60,8 @@ def main():
         ("launcher reused, int pointers, explicit stream", lambda: at(xp, yp, 16, 16)),
         ("launcher reused, 2 tensors, explicit stream", lambda: launcher(x, y, 16, 16)),
         ("launcher reused, 2 tensors as kjit.raw (no type/layout check)", lambda: launcher(rx, ry, 16, 16)),
+        ("k.bind(grid, block, stream=s) reused, 2 tensors, 2 ints", lambda: bound(x, y, 16, 16)),
+        ("k.bind(grid, block) reused, torch's current stream", lambda: bound_current(x, y, 16, 16)),
         ("launcher reused, 2 tensors, torch's current stream", lambda: default(x, y, 16, 16)),
         ("k[grid, block](2 tensors, 2 ints) (as users write it)", lambda: k[(1, 1), (16, 16)](x, y, 16, 16)),
         ("k.launch(grid=, block=, args=(...)) keywords", lambda: k.launch(grid=(1, 1), block=(16, 16), args=(x, y, 16, 16))),
@@ -68,7 +72,7 @@ def main():
     for name, fn in rows:
         us = per_launch(fn, n)
         floor = floor or us
-        print(f"{name:62s} {us:7.2f} us  {us / floor:5.2f}x")
+        print(f"{name:62s} {us:7.2f} us  {us / floor:5.2f}x", flush=True)
     torch.cuda.synchronize()
     y.fill_(float("nan"))
     k[(1, 1), (16, 16)](x, y, 16, 16)

@@ -39,8 +39,8 @@ enum class EnvParser {
 
 // The variables, in README's order; the enum indexes k_environment.
 enum class Env : std::size_t {
-  cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, nvrtc_fast, dump_dir, log, lock_timeout,
-  lock_stale_after, remote_cache, remote_secret_file, remote_signing_key_file, remote_public_key_file,
+  cache_dir, cache_shared, cache_max_size, cache_disable, always_compile, nvrtc_fast, prepare, dump_dir, log,
+  lock_timeout, lock_stale_after, remote_cache, remote_secret_file, remote_signing_key_file, remote_public_key_file,
   remote_http_auth_file, remote_readonly, remote_timeout, remote_ttl, remote_max_value,
   require_hit, kernel_path, max_source_size, hot_reload, cuda_home, cupti_library, profile_injection, tune, print_tuning,
   tune_metrics, count_
@@ -63,6 +63,8 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
     {Env::always_compile, "KJIT_ALWAYS_COMPILE", "off", EnvParser::flag, "compile each request"},
     {Env::nvrtc_fast, "KJIT_NVRTC_FAST", "on", EnvParser::flag,
      "NVRTC's minimal front end where a program allows it (off: always the full one)"},
+    {Env::prepare, "KJIT_PREPARE", "on", EnvParser::flag,
+     "NVRTC made ready on a thread of its own when a Runtime is made and on `import kjit` (off: by the first compile)"},
     {Env::dump_dir, "KJIT_DUMP_DIR", "unset", EnvParser::text, "a folder per compile: source, PTX, cubin, log"},
     {Env::log, "KJIT_LOG", "warn", EnvParser::log_level, "the log level"},
     {Env::lock_timeout, "KJIT_LOCK_TIMEOUT", "5m", EnvParser::duration,
@@ -70,7 +72,7 @@ inline constexpr std::array<EnvVariable, static_cast<std::size_t>(Env::count_)> 
     {Env::lock_stale_after, "KJIT_LOCK_STALE_AFTER", "10s", EnvParser::duration,
      "stop waiting once the compiler shows no progress this long"},
     {Env::remote_cache, "KJIT_REMOTE_CACHE", "unset", EnvParser::text,
-     "the fleet cache: redis:// or unix:// shards with weights, then http(s):// levels, comma-separated"},
+     "the fleet cache: redis:// or unix:// shards with weights, then http(s):// and s3:// levels, comma-separated"},
     {Env::remote_secret_file, "KJIT_REMOTE_SECRET_FILE", "unset", EnvParser::text,
      "the fleet secret: values signed, only valid ones loaded"},
     {Env::remote_signing_key_file, "KJIT_REMOTE_SIGNING_KEY_FILE", "unset", EnvParser::text,

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -43,6 +44,7 @@ struct NvrtcTable {
 
 std::mutex g_nvrtc_mutex;
 std::atomic<const NvrtcTable*> g_nvrtc_table{nullptr};  // set once, never freed: the library stays open
+std::vector<std::string> g_fallbacks;                   // add_nvrtc_fallback's, under g_nvrtc_mutex
 thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for the open library: not while opening it
 
 constexpr const char* k_nvrtc_folders[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
@@ -67,13 +69,14 @@ std::string folders_listed() {
 }
 
 // Where NVRTC is looked for when no variable names a toolkit: the loader's own search, then the
-// toolkit of kjit's build and /usr/local/cuda.
+// toolkit of kjit's build and /usr/local/cuda, then the fallbacks the program named. Under g_nvrtc_mutex.
 std::vector<std::string> fallback_candidates() {
   std::vector<std::string> out{nvrtc_soname()};
   for (const std::filesystem::path& root :
        {std::filesystem::path(KJIT_CUDA_INCLUDE_DIR).parent_path(), std::filesystem::path("/usr/local/cuda")}) {
     for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / nvrtc_soname()).string());
   }
+  out.insert(out.end(), g_fallbacks.begin(), g_fallbacks.end());  // the program's own (add_nvrtc_fallback)
   return out;
 }
 
@@ -167,6 +170,11 @@ const NvrtcTable& nvrtc_table() {
 }
 
 }  // namespace
+
+void add_nvrtc_fallback(std::string file) {
+  std::lock_guard lock(g_nvrtc_mutex);
+  if (std::find(g_fallbacks.begin(), g_fallbacks.end(), file) == g_fallbacks.end()) g_fallbacks.push_back(std::move(file));
+}
 
 std::vector<std::filesystem::path> nvrtc_files_in(const std::filesystem::path& root) {
   std::vector<std::filesystem::path> out;

@@ -10,7 +10,8 @@
 //     one that is missing or cannot be opened (not a library, a folder, a symbolic link loop) is
 //     an error naming the file and why;
 //  3. else where the loader finds it (LD_LIBRARY_PATH, ldconfig), else in the build's toolkit and
-//     /usr/local/cuda.
+//     /usr/local/cuda, else the fallbacks the program named (add_nvrtc_fallback: the Python package
+//     names pip's CUDA packages').
 // The nvrtc* functions kjit calls are defined in nvrtc_library.cpp, hidden (libkjit exports none),
 // and forward to it. When none opens, each call throws UnavailableError saying why (the file and
 // the loader's reason; the variables set and what is wrong with them), and the next call looks again.
@@ -28,5 +29,9 @@ std::string nvrtc_library_file();
 // The libnvrtc.so.<major> files under a toolkit's root (lib64/, lib/, targets/<arch>/lib/), in that
 // order: each path that is there, whatever it is (a file, a folder, a dangling symbolic link).
 std::vector<std::filesystem::path> nvrtc_files_in(const std::filesystem::path& root);
+
+// A libnvrtc file to try after every place above (kjit::add_nvrtc_fallback), in the order added;
+// a file named twice is tried once.
+void add_nvrtc_fallback(std::string file);
 
 }  // namespace kjit::base

@@ -4,7 +4,7 @@
 
 #include <kjit/error.hpp>
 
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/base/environment.hpp"
 
 #include <fmt/format.h>
@@ -34,6 +34,7 @@ RuntimeConfig RuntimeConfig::from_environment() {
   c.cache_disabled = base::env_flag(Env::cache_disable);
   c.always_compile = base::env_flag(Env::always_compile);
   c.nvrtc_fast = base::env_flag(Env::nvrtc_fast);
+  c.prepare = base::env_flag(Env::prepare);
   if (auto dir = base::env_text(Env::dump_dir)) c.dump_dir = *dir;
   c.cache_shared = base::env_flag(Env::cache_shared);
   if (auto url = base::env_text(Env::remote_cache)) {
@@ -111,6 +112,8 @@ const OptionRow k_options[] = {
      }},
     {{"nvrtc_fast", "KJIT_NVRTC_FAST", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.nvrtc_fast = base::flag_value(v, what); }},
+    {{"prepare", "KJIT_PREPARE", ""},
+     [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.prepare = base::flag_value(v, what); }},
     {{"log_level", "KJIT_LOG", ""},
      [](RuntimeConfig& c, std::string_view v, const std::string& what) { c.log_level = base::log_level_value(v, what); }},
     {{"cache_shared", "KJIT_CACHE_SHARED", ""},

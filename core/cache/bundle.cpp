@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -220,13 +221,18 @@ struct Checked {
   std::vector<Record> records;
 };
 
-std::string refused(const std::string& file, std::string_view why) {
-  return fmt::format("the bundle {} is refused, and nothing was imported from it: {}", file, why);
+// What a refusal means for the caller's work: an import's, a merge's.
+enum class Refusing { import, merge };
+
+std::string refused(const std::string& file, std::string_view why, Refusing what = Refusing::import) {
+  return fmt::format("the bundle {} is refused, and nothing was {}: {}", file,
+                     what == Refusing::import ? "imported from it" : "merged", why);
 }
 
 // Pass 1: everything about the bundle, before anything is written.
-system::Result<Checked> check_bundle(const Source& in, const std::string& file, const BundleVerify& verify) {
-  auto refuse = [&](std::string_view why) { return system::Failure{refused(file, why)}; };
+system::Result<Checked> check_bundle(const Source& in, const std::string& file, const BundleVerify& verify,
+                                     Refusing refusing = Refusing::import) {
+  auto refuse = [&](std::string_view why) { return system::Failure{refused(file, why, refusing)}; };
   auto io = [&](int err, std::string_view what) {
     if (err < 0) return refuse(fmt::format("it ends inside {} (truncated)", what));
     return system::Failure{fmt::format("reading the bundle {} ({}): {}", file, what, std::strerror(err))};
@@ -356,45 +362,103 @@ std::string bundle_signed_message(std::string_view hash) {
 
 namespace {
 
-// The export itself, its bytes handed to `write` in pieces of about k_write_buffer.
-system::Result<BundleExportResult> export_to(Store& store, const std::function<system::Result<void>(std::string_view)>& write,
-                                             const BundleExportOptions& options) {
-  if (auto ok = store.trusted(); !ok) return ok.error();
-  init_sodium_once();
-  BundleExportResult result;
-  BundleManifest& m = result.manifest;
-  std::string generation(16, '\0');
-  randombytes_buf(generation.data(), generation.size());
-  m.generation = hex_of(generation);
-  m.toolkit = options.toolkit;
-  m.kjit = options.kjit;
-  m.selection = options.selection;
-  m.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+using Write = std::function<system::Result<void>(std::string_view)>;
 
-  Blake2b whole;
-  std::string buffer;
-  buffer.reserve(k_write_buffer + 64);
-  std::optional<system::Failure> failed;
-  auto emit = [&](std::string_view bytes, bool hashed = true) {
-    if (hashed) whole.update(bytes);
-    buffer += bytes;
-    if (buffer.size() >= k_write_buffer && !failed) {
-      if (auto w = write(buffer); !w) failed = w.error();
-      buffer.clear();
-    }
+// A bundle's bytes in file order, handed to `write` in pieces of about k_write_buffer: the
+// header (a new generation), each entry given to add(), then the manifest and the trailer with
+// its signature (finish()). The one writer of the format: export and merge both use it.
+class BundleWriter {
+public:
+  BundleWriter(Write write, std::string toolkit, std::string kjit, std::string selection) : m_write(std::move(write)) {
+    init_sodium_once();
+    std::string generation(16, '\0');
+    randombytes_buf(generation.data(), generation.size());
+    m_manifest.generation = hex_of(generation);
+    m_manifest.toolkit = std::move(toolkit);
+    m_manifest.kjit = std::move(kjit);
+    m_manifest.selection = std::move(selection);
+    m_manifest.created =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    m_buffer.reserve(k_write_buffer + 64);
+    std::string header(k_header_magic);
+    put_le(header, k_bundle_format_version, 2);
+    put_le(header, 0, 2);
+    put_le(header, 0, 4);
+    header += generation;
+    emit(header);
+  }
+
+  bool failed() const { return m_failed.has_value(); }
+
+  void add(std::string_view entry) {
+    std::string head;
+    put_le(head, entry.size(), 8);
+    emit(head);
+    emit(entry);
+    m_at += head.size() + entry.size();
+    m_manifest.entries += 1;
+    m_manifest.bytes += entry.size();
+  }
+
+  struct Finished {
+    BundleManifest manifest;
+    BundleScheme scheme = BundleScheme::none;
+    std::uint64_t file_size = 0;
   };
-  std::string header(k_header_magic);
-  put_le(header, k_bundle_format_version, 2);
-  put_le(header, 0, 2);
-  put_le(header, 0, 4);
-  header += generation;
-  emit(header);
 
+  system::Result<Finished> finish(const BundleSign& sign) {
+    const std::string manifest = manifest_text(m_manifest);
+    emit(manifest);
+    std::string trailer(k_trailer_magic);
+    put_le(trailer, m_at, 8);
+    put_le(trailer, manifest.size(), 8);
+    put_le(trailer, m_manifest.entries, 8);
+    emit(trailer);
+    const std::string hash = m_whole.finish();
+    BundleSignature signature = sign ? sign(bundle_signed_message(hash)) : BundleSignature{};
+    if (signature.bytes.size() > k_max_signature) return system::Failure{"a bundle signature longer than 1 KiB"};
+    std::string rest = hash;
+    rest.push_back(static_cast<char>(signature.scheme));
+    rest.push_back('\0');
+    put_le(rest, signature.bytes.size(), 2);
+    rest += signature.bytes;
+    put_le(rest, k_trailer_fixed + signature.bytes.size(), 4);
+    rest += k_done_magic;
+    emit(rest, false);
+    if (!m_failed && !m_buffer.empty()) {
+      if (auto w = m_write(m_buffer); !w) m_failed = w.error();
+    }
+    if (m_failed) return *m_failed;
+    return Finished{m_manifest, signature.scheme, m_at + manifest.size() + trailer.size() + rest.size()};
+  }
+
+private:
+  void emit(std::string_view bytes, bool hashed = true) {
+    if (hashed) m_whole.update(bytes);
+    m_buffer += bytes;
+    if (m_buffer.size() >= k_write_buffer && !m_failed) {
+      if (auto w = m_write(m_buffer); !w) m_failed = w.error();
+      m_buffer.clear();
+    }
+  }
+
+  Write m_write;
+  BundleManifest m_manifest;
+  Blake2b m_whole;
+  std::string m_buffer;
+  std::optional<system::Failure> m_failed;
+  std::uint64_t m_at = k_bundle_header_size;
+};
+
+// The export itself.
+system::Result<BundleExportResult> export_to(Store& store, const Write& write, const BundleExportOptions& options) {
+  if (auto ok = store.trusted(); !ok) return ok.error();
+  BundleExportResult result;
+  BundleWriter out(write, options.toolkit, options.kjit, options.selection);
   ListResult listed = store.list_with_skipped();
   result.skipped = std::move(listed.skipped);
-  std::uint64_t at = k_bundle_header_size;
   for (const EntryInfo& info : listed.entries) {
-    if (failed) break;
+    if (out.failed()) break;
     if (options.pick && !options.pick(info)) continue;
     GetResult got = store.peek_in_place(info.key);
     if (got.outcome == GetResult::Outcome::miss) continue;  // evicted meanwhile
@@ -403,38 +467,13 @@ system::Result<BundleExportResult> export_to(Store& store, const std::function<s
       continue;
     }
     if (options.keep && !options.keep(info.key, got.bytes, got.sections)) continue;
-    std::string head;
-    put_le(head, got.bytes.size(), 8);
-    emit(head);
-    emit(got.bytes);
-    at += head.size() + got.bytes.size();
-    m.entries += 1;
-    m.bytes += got.bytes.size();
+    out.add(got.bytes);
   }
-  const std::string manifest = manifest_text(m);
-  emit(manifest);
-  std::string trailer(k_trailer_magic);
-  put_le(trailer, at, 8);
-  put_le(trailer, manifest.size(), 8);
-  put_le(trailer, m.entries, 8);
-  emit(trailer);
-  const std::string hash = whole.finish();
-  BundleSignature signature = options.sign ? options.sign(bundle_signed_message(hash)) : BundleSignature{};
-  if (signature.bytes.size() > k_max_signature) return system::Failure{"a bundle signature longer than 1 KiB"};
-  std::string rest = hash;
-  rest.push_back(static_cast<char>(signature.scheme));
-  rest.push_back('\0');
-  put_le(rest, signature.bytes.size(), 2);
-  rest += signature.bytes;
-  put_le(rest, k_trailer_fixed + signature.bytes.size(), 4);
-  rest += k_done_magic;
-  emit(rest, false);
-  if (!failed && !buffer.empty()) {
-    if (auto w = write(buffer); !w) failed = w.error();
-  }
-  if (failed) return *failed;
-  result.scheme = signature.scheme;
-  result.file_size = at + manifest.size() + trailer.size() + rest.size();
+  auto finished = out.finish(options.sign);
+  if (!finished) return finished.error();
+  result.manifest = std::move(finished->manifest);
+  result.scheme = finished->scheme;
+  result.file_size = finished->file_size;
   return result;
 }
 
@@ -550,25 +589,125 @@ system::Result<BundleImportResult> import_from(Store& store, const Source& in, c
 
 }  // namespace
 
+namespace {
+
+// A bundle file open for reading (pread), as long as this lives.
+struct FileSource {
+  std::unique_ptr<system::UniqueFd> fd;
+  Source source;
+};
+
+system::Result<FileSource> open_bundle(const std::string& file, const std::string& shown, Refusing what) {
+  FileSource out{std::make_unique<system::UniqueFd>(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)), {}};
+  if (out.fd->get() < 0) return system::Failure{fmt::format("reading the bundle {}: {}", file, std::strerror(errno))};
+  struct stat st{};
+  if (::fstat(out.fd->get(), &st) != 0) {
+    return system::Failure{fmt::format("reading the bundle {}: {}", file, std::strerror(errno))};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return system::Failure{refused(shown, "it is not a regular file (a bundle is read from its end first)", what)};
+  }
+  const int raw = out.fd->get();
+  out.source = Source{static_cast<std::uint64_t>(st.st_size), [raw](std::uint64_t offset, char* into, std::size_t n) {
+                        return read_at(raw, offset, into, n);
+                      }};
+  return out;
+}
+
+}  // namespace
+
 system::Result<BundleImportResult> import_bundle(Store& store, const std::string& file, const BundleImportOptions& options) {
   const std::string source = options.source.empty() ? file : options.source;
-  const system::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return system::Failure{fmt::format("reading the bundle {}: {}", file, std::strerror(errno))};
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0) return system::Failure{fmt::format("reading the bundle {}: {}", file, std::strerror(errno))};
-  if (!S_ISREG(st.st_mode)) {
-    return system::Failure{refused(source, "it is not a regular file (a bundle is read from its end first)")};
-  }
-  const int raw = fd.get();
-  const Source in{static_cast<std::uint64_t>(st.st_size), [raw](std::uint64_t offset, char* out, std::size_t n) {
-                    return read_at(raw, offset, out, n);
-                  }};
-  return import_from(store, in, source, options);
+  auto in = open_bundle(file, source, Refusing::import);
+  if (!in) return in.error();
+  return import_from(store, in->source, source, options);
 }
 
 system::Result<BundleImportResult> import_bundle_bytes(Store& store, std::string_view bytes, const BundleImportOptions& options) {
   return import_from(store, memory_source(bytes), options.source.empty() ? std::string("(in memory)") : options.source,
                      options);
+}
+
+system::Result<BundleMergeResult> merge_bundles(const std::vector<std::string>& files, const std::string& output,
+                                                const BundleMergeOptions& options) {
+  if (files.empty()) return system::Failure{"merging bundles: no bundle was given"};
+  // Pass 1: every input checked whole, as an import checks it, before anything is written.
+  std::vector<FileSource> sources;
+  std::vector<Checked> checked;
+  BundleMergeResult result;
+  for (const std::string& file : files) {
+    auto in = open_bundle(file, file, Refusing::merge);
+    if (!in) return in.error();
+    auto c = check_bundle(in->source, file, options.verify, Refusing::merge);
+    if (!c) return c.error();
+    result.inputs.push_back({c->manifest, c->scheme});
+    sources.push_back(std::move(*in));
+    checked.push_back(std::move(*c));
+  }
+  for (std::size_t i = 1; i < checked.size(); ++i) {
+    if (checked[i].manifest.toolkit != checked[0].manifest.toolkit) {
+      return system::Failure{fmt::format("merging bundles: {} was made with NVRTC {} and {} with NVRTC {}; a key names "
+                                         "its toolkit, so merge the bundles of one toolkit",
+                                         files[0], checked[0].manifest.toolkit, files[i], checked[i].manifest.toolkit)};
+    }
+  }
+
+  // Each key once (the first input's), in key order.
+  struct Pick {
+    std::size_t input = 0;
+    const Record* record = nullptr;
+  };
+  std::vector<Pick> picks;
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    for (const Record& r : checked[i].records) picks.push_back({i, &r});
+  }
+  std::stable_sort(picks.begin(), picks.end(),
+                   [](const Pick& a, const Pick& b) { return a.record->key.bytes < b.record->key.bytes; });
+  std::vector<Pick> kept;
+  kept.reserve(picks.size());
+  for (const Pick& p : picks) {
+    if (!kept.empty() && kept.back().record->key == p.record->key) {
+      if (kept.back().record->digest == p.record->digest) {
+        result.duplicates += 1;
+      } else if (result.conflicts.empty() || !(result.conflicts.back() == p.record->key)) {
+        result.conflicts.push_back(p.record->key);
+      }
+      continue;
+    }
+    kept.push_back(p);
+  }
+
+  // Pass 2: the entries, read again and compared with what pass 1 checked, into one bundle.
+  std::string selection = fmt::format("merge of {} bundles", files.size());
+  if (std::all_of(checked.begin(), checked.end(),
+                  [&](const Checked& c) { return c.manifest.selection == checked[0].manifest.selection; })) {
+    selection += "; " + checked[0].manifest.selection;
+  }
+  auto out = system::AtomicFile::create(output);
+  if (!out) return system::Failure{fmt::format("writing the bundle {}: {}", output, out.error().message)};
+  BundleWriter writer([&](std::string_view bytes) { return out->write(bytes); }, checked[0].manifest.toolkit,
+                      options.kjit, selection);
+  std::string bytes;
+  for (const Pick& p : kept) {
+    if (writer.failed()) break;
+    bytes.resize(p.record->size);
+    const int err = sources[p.input].source.read(p.record->offset, bytes.data(), bytes.size());
+    if (err != 0 || sodium_memcmp(Blake2b::of(bytes).data(), p.record->digest.data(), k_hash_size) != 0) {
+      return system::Failure{fmt::format("the bundle {} changed while it was merged (an entry is not the one checked); "
+                                         "nothing was written: merge again once it stays as it is",
+                                         files[p.input])};
+    }
+    writer.add(bytes);
+  }
+  auto finished = writer.finish(options.sign);
+  if (!finished) return system::Failure{fmt::format("writing the bundle {}: {}", output, finished.error().message)};
+  if (auto c = out->commit(system::AtomicFile::Sync::yes); !c) {
+    return system::Failure{fmt::format("writing the bundle {}: {}", output, c.error().message)};
+  }
+  result.manifest = std::move(finished->manifest);
+  result.scheme = finished->scheme;
+  result.file_size = finished->file_size;
+  return result;
 }
 
 }  // namespace kjit::cache

@@ -15,6 +15,8 @@
 // whole archive. The last 12 bytes, the trailer's size and the completion marker "KJBNDONE",
 // are read first: an archive cut short, or still being written, is refused at once.
 //
+// merge_bundles writes one archive of several (the shards of one warm), each checked whole first.
+//
 // import_bundle checks the whole archive before it writes anything: the completion marker, the
 // hash, the signature, the header's and manifest's generation and counts against the trailer's,
 // and every entry as a disk hit checks it (core/cache/entry's parse). Only then does it write, each
@@ -122,6 +124,35 @@ KJIT_TOOLS_API system::Result<BundleImportResult> import_bundle(Store& store, co
 // The same, from a bundle's bytes in memory (fetched from a remote store; options.source names it).
 KJIT_TOOLS_API system::Result<BundleImportResult> import_bundle_bytes(Store& store, std::string_view bytes,
                                                        const BundleImportOptions& options);
+
+struct BundleMergeOptions {
+  std::string kjit;      // the merging kjit's version, into the manifest (its toolkit: the inputs')
+  BundleVerify verify;   // checks each input's signature; unset: only unsigned inputs are accepted
+  BundleSign sign;       // unset: an unsigned bundle
+};
+
+struct BundleMergeInput {
+  BundleManifest manifest;
+  BundleScheme scheme = BundleScheme::none;
+};
+
+struct BundleMergeResult {
+  BundleManifest manifest;
+  BundleScheme scheme = BundleScheme::none;
+  std::uint64_t file_size = 0;
+  std::vector<BundleMergeInput> inputs;  // in the order given
+  std::uint64_t duplicates = 0;          // entries in more than one input, with the same bytes
+  std::vector<Key> conflicts;            // keys in more than one input with different bytes (the first kept)
+};
+
+// One bundle of the entries of `files` (each key once: the first input's; in key order; each
+// entry's bytes as its input holds them), written to `output` through AtomicFile. Every input is
+// checked whole first, as import_bundle checks one (a Failure naming it: "the bundle F is refused,
+// and nothing was merged: ..."), and inputs of different toolkits are refused; each entry is read
+// again and compared with what the check saw before it is written.
+KJIT_TOOLS_API system::Result<BundleMergeResult> merge_bundles(const std::vector<std::string>& files,
+                                                               const std::string& output,
+                                                               const BundleMergeOptions& options);
 
 // The store's journal of an import that did not finish, if any.
 std::optional<ImportJournal> read_import_journal(const Store& store);

@@ -32,7 +32,7 @@ std::uint64_t get_be64(const char* p) {
 
 bool known_kind(std::uint64_t kind) {
   return kind >= static_cast<std::uint16_t>(SectionKind::cubin) &&
-         kind <= static_cast<std::uint16_t>(SectionKind::tuning);
+         kind <= static_cast<std::uint16_t>(SectionKind::kernel_types);
 }
 
 }  // namespace

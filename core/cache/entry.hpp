@@ -7,7 +7,8 @@
 //   <sections> ::= ( u16 kind u64 size bytes )*      (payload_size = total bytes of <sections>)
 //   <checksum> ::= XXH3-128 of header + sections     (16 bytes, big-endian high then low)
 //   integers are little-endian; kinds: 1 cubin, 2 ptx, 3 log, 4 lowered_names, 5 meta, 6 ltoir,
-//   7 tuning (a tuner's decision: an entry of its own, under a key of its own domain)
+//   7 tuning (a tuner's decision: an entry of its own, under a key of its own domain), 8 kernel_types
+//   (pairs of names, as lowered_names: what the compiler said of the parameters of C-named entry points)
 // The header records the key the entry was stored under: an entry read under another key (a
 // file copied or planted under another name) is refused by the store, never served.
 #pragma once
@@ -24,7 +25,8 @@
 
 namespace kjit::cache {
 
-enum class SectionKind : std::uint16_t { cubin = 1, ptx = 2, log = 3, lowered_names = 4, meta = 5, ltoir = 6, tuning = 7 };
+enum class SectionKind : std::uint16_t { cubin = 1, ptx = 2, log = 3, lowered_names = 4, meta = 5, ltoir = 6, tuning = 7,
+                                         kernel_types = 8 };
 
 inline constexpr std::uint16_t k_entry_format_version = 2;  // 2: the key in the header
 

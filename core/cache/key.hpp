@@ -21,7 +21,7 @@ struct Key {
   // 32 lowercase hex digits.
   KJIT_TOOLS_API std::string hex() const;
   // Parses 32 hex digits; nullopt for anything else.
-  static std::optional<Key> from_hex(std::string_view hex);
+  KJIT_TOOLS_API static std::optional<Key> from_hex(std::string_view hex);
 
   friend bool operator==(const Key&, const Key&) = default;
 };

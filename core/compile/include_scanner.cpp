@@ -1,6 +1,7 @@
 #include "core/compile/include_scanner.hpp"
 
 #include "core/base/source_file.hpp"
+#include "core/compile/source/lexer.hpp"
 
 #include <kjit/error.hpp>
 
@@ -17,29 +18,19 @@ IncludeScanner::IncludeScanner(std::vector<std::filesystem::path> include_dirs, 
 
 std::vector<std::pair<std::string, bool>> IncludeScanner::include_lines(const std::string& text) {
   std::vector<std::pair<std::string, bool>> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::size_t i = pos;
-    auto skip_space = [&] { while (i < end && (text[i] == ' ' || text[i] == '\t')) ++i; };
-    skip_space();
-    if (i < end && text[i] == '#') {
-      ++i;
-      skip_space();
-      if (text.compare(i, 7, "include") == 0) {
-        i += 7;
-        skip_space();
-        if (i < end && (text[i] == '"' || text[i] == '<')) {
-          char close = text[i] == '"' ? '"' : '>';
-          std::size_t close_pos = text.find(close, i + 1);
-          if (close_pos != std::string::npos && close_pos < end) {
-            out.emplace_back(text.substr(i + 1, close_pos - i - 1), close == '"');
-          }
-        }
-      }
-    }
-    pos = end + 1;
+  // The cache key asks on every request: a text with no "include" (nor a splice that could build one) has none.
+  if (text.find("include") == std::string::npos && text.find("\\\n") == std::string::npos) return out;
+  const std::vector<Token> tokens = lex(text);
+  for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
+    const std::string directive = directive_name(text, tokens, k);
+    if (directive != "include" && directive != "include_next") continue;
+    const Token& target = tokens[k + 2];
+    if (target.line_start) continue;
+    const bool quoted = target.kind == TokenKind::string && !target.raw && target.text(text).starts_with('"');
+    if (target.kind != TokenKind::header_name && !quoted) continue;  // #include MACRO
+    const std::string spelled = spelling(text, target);
+    if (spelled.size() < 2 || spelled.back() != (quoted ? '"' : '>')) continue;  // unterminated
+    out.emplace_back(spelled.substr(1, spelled.size() - 2), quoted);
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// kjit::compile::IncludeScanner: finds the user headers a source reaches through #include,
+// kjit::compile::IncludeScanner: finds the user headers a source reaches through #include (read
+// from its tokens, compile::lex: an #include in a comment or a string is none),
 // for the cache key. It reads every include line, whatever the conditionals around it (an
 // over-approximation), resolves "..." relative to the including file and then along the user
 // include dirs, <...> along the user include dirs; what is not found there is a toolkit or

@@ -1,5 +1,6 @@
 #include "core/compile/minimal_front_end.hpp"
 
+#include "core/compile/source/lexer.hpp"
 #include "core/compile/source_scan.hpp"
 #include "core/compile/standard_headers.hpp"
 
@@ -48,7 +49,42 @@ bool standard_header(std::string_view name) {
   return it != files.end() && it->first == name;
 }
 
+// Names the implementation reserves whose definition is the same with --minimal and without the
+// nvcc environment's pre-include (checked by tests/unit/test_compile_minimal_front_end.cpp): a
+// conditional on one of these cannot tell the paths apart.
+constexpr std::array<std::string_view, 18> k_stable_reserved = {
+    "__CUDA_ARCH__", "__CUDACC__", "__NVCC__", "__CUDACC_RTC__", "__cplusplus", "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__CUDACC_RDC__", "__CUDACC_EWP__", "__CUDACC_DEBUG__",
+    "__CUDA_ARCH_LIST__", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__", "__FILE__", "__LINE__",
+    "__COUNTER__", "__STDC__"};
+
+bool reserved(std::string_view name) {
+  return name.size() >= 2 && name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'));
+}
+
 }  // namespace
+
+std::string MinimalFrontEnd::observing_construct(std::string_view text) {
+  const std::vector<Token> tokens = lex(text);
+  std::string directive;  // the directive of the line being read
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    const Token& t = tokens[k];
+    if (t.line_start) directive = t.directive ? directive_name(text, tokens, k) : std::string();
+    if (t.kind == TokenKind::punctuator && t.is(text, "##")) return "token pasting (##) can build any name";
+    if (t.kind != TokenKind::identifier) continue;
+    const std::string name = spelling(text, t);
+    if (t.spliced) return "the name " + name + " is split by a line splice";
+    if (name == "__has_include" || name == "__has_include_next") return "it asks " + name;
+    if (name == "__CUDACC_RTC_MINIMAL__") return "it names __CUDACC_RTC_MINIMAL__";
+    const bool conditional = directive == "if" || directive == "ifdef" || directive == "ifndef" ||
+                             directive == "elif" || directive == "elifdef" || directive == "elifndef";
+    if (conditional && reserved(name) &&
+        std::find(k_stable_reserved.begin(), k_stable_reserved.end(), name) == k_stable_reserved.end()) {
+      return "a conditional asks for the reserved name " + name;
+    }
+  }
+  return {};
+}
 
 std::string MinimalFrontEnd::excluded_name(std::string_view text) {
   return std::string(first_name(text, [](std::string_view name) {
@@ -75,10 +111,13 @@ std::string MinimalFrontEnd::ruled_out(const ProgramText& text) {
     else if (a.starts_with("--define-macro=")) define = a.substr(15);
     else if (a.starts_with("-D")) define = a.substr(2);
     if (std::string name = excluded_name(define); !name.empty()) return "a define names " + name;
+    if (std::string why = observing_construct(define); !why.empty()) return "a define: " + why;
   }
   if (std::string name = excluded_name(text.source); !name.empty()) return "the source names " + name;
+  if (std::string why = observing_construct(text.source); !why.empty()) return "the source: " + why;
   for (std::string_view h : text.headers) {
     if (std::string name = excluded_name(h); !name.empty()) return "a header names " + name;
+    if (std::string why = observing_construct(h); !why.empty()) return "a header: " + why;
   }
   for (std::string_view spelling : text.other_includes) {
     if (!standard_header(spelling) && !allowed_toolkit_header(spelling)) {

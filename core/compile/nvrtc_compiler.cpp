@@ -6,6 +6,7 @@
 #include "core/compile/missing_headers.hpp"
 #include "core/compile/nvcc_environment.hpp"
 #include "core/compile/include_scanner.hpp"
+#include "core/compile/kernel_types.hpp"
 #include "core/compile/standard_headers.hpp"
 #include "core/compile/template_kernels.hpp"
 #include "core/compile/toolkit_headers.hpp"
@@ -21,6 +22,7 @@
 
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -203,6 +205,10 @@ struct NvrtcCall {
   std::size_t program = 0;   // the program's hash, for MinimalFrontEnd's memory
   std::string why_full;      // why not --minimal, for the debug log
   bool environment_left_out = false;  // the nvcc environment's pre-include dropped (NvccEnvironment)
+  // What the fast path left out, put back by a retry on the full path: the arguments and headers.
+  std::vector<std::string> full_arguments;
+  std::vector<const char*> full_header_names, full_header_sources;
+  std::vector<KernelTypeQuery> type_queries;  // extern "C" kernels' types asked of NVRTC (KernelTypes)
 };
 
 // A hash of everything NVRTC reads for the program: which programs failed under --minimal.
@@ -238,6 +244,13 @@ void leave_out_unused_environment(const Program& program, const Reach& reach, Nv
     if (!NvccEnvironment::name_used(e).empty()) return;
   }
   if (!NvccEnvironment::name_used(program.source()).empty()) return;
+  if (!MinimalFrontEnd::observing_construct(program.source()).empty()) return;  // __has_include(<cmath>), ##
+  for (const auto& e : program.name_expressions()) {
+    if (!MinimalFrontEnd::observing_construct(e).empty()) return;
+  }
+  call.full_arguments = call.arguments;
+  call.full_header_names = call.header_names;
+  call.full_header_sources = call.header_sources;
   std::erase(call.arguments, pre_include);
   call.header_names.clear();
   call.header_sources.clear();
@@ -305,6 +318,7 @@ NvrtcCall prepare_call(const Program& program, const std::vector<std::string>& a
     all.push_back("--diag-suppress=629,630");
   }
   choose_front_end(program, reach, fast, call);
+  call.type_queries = KernelTypes::queries(program.source(), arguments);
   return call;
 }
 
@@ -313,12 +327,18 @@ using UniqueProgram = std::unique_ptr<nvrtcProgram, ProgramDeleter>;
 UniqueProgram create_program(const Program& program, const NvrtcCall& call) {
   const std::string& name = program.name();
   auto prog = UniqueProgram(new nvrtcProgram{});
-  check_nvrtc(nvrtcCreateProgram(prog.get(), call.source ? call.source->c_str() : program.source().c_str(), name.c_str(),
+  const std::string& source = call.source ? *call.source : program.source();
+  std::string with_queries;  // the source and the type queries' variable
+  if (!call.type_queries.empty()) with_queries = source + std::string(KernelTypes::declaration());
+  check_nvrtc(nvrtcCreateProgram(prog.get(), call.type_queries.empty() ? source.c_str() : with_queries.c_str(), name.c_str(),
                                  static_cast<int>(call.header_sources.size()), call.header_sources.data(),
                                  call.header_names.data()),
               "nvrtcCreateProgram", name);
   for (const auto& expr : program.name_expressions()) {
     check_nvrtc(nvrtcAddNameExpression(*prog, expr.c_str()), "nvrtcAddNameExpression", name);
+  }
+  for (const auto& query : call.type_queries) {
+    check_nvrtc(nvrtcAddNameExpression(*prog, query.expression.c_str()), "nvrtcAddNameExpression", name);
   }
   return prog;
 }
@@ -380,8 +400,8 @@ void throw_if_option_rejected(nvrtcResult r, const std::string& log, const std::
 
 // What a successful compile made: LTO-IR (-dlto, which makes no PTX or cubin for a link with
 // -lto), the PTX, the cubin (for a real arch), the lowered name of each name expression.
-void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<std::string>& arguments,
-                  const Arch& resolved, CompileResult& result) {
+void read_outputs(nvrtcProgram prog, const Program& program, const NvrtcCall& call,
+                  const std::vector<std::string>& arguments, const Arch& resolved, CompileResult& result) {
   const std::string& name = program.name();
   const bool lto = std::find(arguments.begin(), arguments.end(), "-dlto") != arguments.end();
   if (lto) {
@@ -406,6 +426,11 @@ void read_outputs(nvrtcProgram prog, const Program& program, const std::vector<s
     const char* lowered = nullptr;
     check_nvrtc(nvrtcGetLoweredName(prog, expr.c_str(), &lowered), "nvrtcGetLoweredName", name);
     result.lowered_names.emplace_back(expr, lowered ? lowered : "");
+  }
+  for (const auto& query : call.type_queries) {
+    const char* lowered = nullptr;
+    check_nvrtc(nvrtcGetLoweredName(prog, query.expression.c_str(), &lowered), "nvrtcGetLoweredName", name);
+    if (lowered) result.kernel_types.emplace_back(query.kernel, lowered);
   }
 }
 
@@ -561,8 +586,18 @@ std::optional<std::string> source_named(const Program& program, const std::strin
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_requested{false};  // a request began or compile() was called in this process
+}  // namespace
+
+void NvrtcCompiler::note_request() noexcept {
+  if (!g_requested.load(std::memory_order_relaxed)) g_requested.store(true, std::memory_order_relaxed);
+}
+bool NvrtcCompiler::requested() noexcept { return g_requested.load(std::memory_order_relaxed); }
+
 NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std::string>& arguments,
                                    const Arch& resolved, const std::filesystem::path& pch_dir, FastPath fast) {
+  note_request();
   const std::string& name = program.name();
   check_no_nul_in(program, arguments);
   NvrtcCall call = prepare_call(program, arguments, pch_dir, fast);
@@ -589,6 +624,16 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     // that failed under --minimal: its log is the one the user sees. Remembered for this process.
     auto fall_back = [&call, &front_end] {
       std::erase(call.arguments, std::string("--minimal"));
+      if (call.environment_left_out) {  // the whole full path: the nvcc environment back too
+        std::vector<std::string> arguments = call.full_arguments;
+        for (const auto& added : call.arguments) {  // what a retry added since (-default-device)
+          if (std::find(arguments.begin(), arguments.end(), added) == arguments.end()) arguments.push_back(added);
+        }
+        call.arguments = std::move(arguments);
+        call.header_names = call.full_header_names;
+        call.header_sources = call.full_header_sources;
+        call.environment_left_out = false;
+      }
       call.minimal = false;
       front_end = FrontEnd::fell_back;
     };
@@ -609,6 +654,12 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     result.log = program_log(*prog, name);
     if (call.pch) result.pch = strip_pch_messages(result.log);
     throw_if_option_rejected(run.result, result.log, name);
+    if (run.result == NVRTC_ERROR_COMPILATION && !call.type_queries.empty()) {
+      // Compiled again without the type queries: NVRTC could not answer one (a kernel declared
+      // through a function-like macro), or the program fails as it is, and its log is its own.
+      call.type_queries.clear();
+      continue;
+    }
     if (run.result == NVRTC_ERROR_COMPILATION) {
       const HostFunctionErrors host = find_host_functions(result.log, [&](const std::string& file) {
         return file == name && call.source ? std::optional<std::string>(*call.source) : source_named(program, file);
@@ -677,7 +728,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       return out;
     }
     check_nvrtc(run.result, "nvrtcCompileProgram", name);
-    read_outputs(*prog, program, arguments, resolved, result);
+    read_outputs(*prog, program, call, arguments, resolved, result);
     result.log = note + (call.source ? without_left_out_warnings(result.log, name, left_out_names) : result.log);
     out.why_full = std::move(call.why_full);
     out.succeeded = true;

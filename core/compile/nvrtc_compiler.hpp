@@ -57,6 +57,11 @@ public:
   static bool has_own_cache();
   // Real archs NVRTC can compile to (75, 80, ..., 120).
   static std::vector<int> supported_archs();
+  // Whether a request has begun in this process (its key computed: the request path calls
+  // note_request()) or compile() was called: NvrtcPreparation then skips its empty kernel (a compile
+  // does NVRTC's first-compile set-up itself, a hit needs none, and neither should share the CPU).
+  static void note_request() noexcept;
+  static bool requested() noexcept;
   // The toolkit's include dirs (CUDA headers and CCCL), found once.
   static const std::vector<std::filesystem::path>& toolkit_include_dirs();
 };

@@ -1,100 +1,25 @@
 #include "core/compile/template_kernels.hpp"
 
+#include "core/compile/source/lexer.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <regex>
 
 namespace kjit::compile {
-namespace {
-
-bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// `source` with comments, string and character literals and preprocessor lines replaced by
-// spaces (line breaks kept), so that braces and keywords in them count for nothing.
-std::string code_only(std::string_view s) {
-  std::string out(s);
-  std::size_t i = 0;
-  bool line_start = true;
-  auto blank = [&out](std::size_t from, std::size_t to) {
-    for (std::size_t k = from; k < to && k < out.size(); ++k) {
-      if (out[k] != '\n') out[k] = ' ';
-    }
-  };
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '\n') {
-      line_start = true;
-      ++i;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-      continue;
-    }
-    if (line_start && c == '#') {  // a directive, with its continuation lines
-      std::size_t end = i;
-      while (end < s.size() && !(s[end] == '\n' && s[end - 1] != '\\')) ++end;
-      blank(i, end);
-      i = end;
-      continue;
-    }
-    line_start = false;
-    if (s.substr(i, 2) == "//") {
-      std::size_t end = s.find('\n', i);
-      if (end == std::string_view::npos) end = s.size();
-      blank(i, end);
-      i = end;
-    } else if (s.substr(i, 2) == "/*") {
-      std::size_t end = s.find("*/", i + 2);
-      end = end == std::string_view::npos ? s.size() : end + 2;
-      blank(i, end);
-      i = end;
-    } else if (c == '"' || c == '\'') {
-      // A raw string R"delim( ... )delim".
-      if (c == '"' && i > 0 && s[i - 1] == 'R') {
-        const std::size_t open = s.find('(', i);
-        if (open != std::string_view::npos) {
-          const std::string close = ")" + std::string(s.substr(i + 1, open - i - 1)) + "\"";
-          std::size_t end = s.find(close, open);
-          end = end == std::string_view::npos ? s.size() : end + close.size();
-          blank(i, end);
-          i = end;
-          continue;
-        }
-      }
-      std::size_t end = i + 1;
-      while (end < s.size() && s[end] != c && s[end] != '\n') end += s[end] == '\\' ? 2 : 1;
-      blank(i, end + 1);
-      i = end + 1;
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
-
-// The identifier that starts at `i` (empty when none).
-std::string_view ident_at(std::string_view s, std::size_t i) {
-  std::size_t end = i;
-  while (end < s.size() && is_ident_char(s[end])) ++end;
-  return s.substr(i, end - i);
-}
-
-std::size_t skip_space(std::string_view s, std::size_t i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-  return i;
-}
-
-}  // namespace
-
 std::vector<std::string> template_kernels(std::string_view source) {
   static const std::regex k_kernel(
       R"(^template\s*<[^{;]*>\s*(?:(?:static|inline|__forceinline__|__noinline__)\s+)*__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\()");
-  const std::string code = code_only(source);
-  const std::string_view s = code;
+  // The code's tokens: directives, comments and literals count for nothing here.
+  std::vector<Token> tokens;
+  for (const Token& t : lex(source)) {
+    if (!t.directive) tokens.push_back(t);
+  }
+  auto text = [&](std::size_t k) { return spelling(source, tokens[k]); };
+  auto is_punct = [&](std::size_t k, std::string_view p) {
+    return tokens[k].kind == TokenKind::punctuator && tokens[k].is(source, p);
+  };
   // One entry per open brace: the namespace names it opened ("" for another block).
   std::vector<std::vector<std::string>> scopes;
   std::vector<std::string> out;
@@ -113,42 +38,44 @@ std::vector<std::string> template_kernels(std::string_view source) {
   };
   std::vector<std::string> pending;  // the names of a `namespace a::b` before its brace
   bool namespace_open = false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '{') {
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (is_punct(k, "{")) {
       scopes.push_back(namespace_open ? pending : std::vector<std::string>{});
       if (namespace_open && pending.empty()) scopes.back().push_back("");  // anonymous: not named
       namespace_open = false;
       pending.clear();
       continue;
     }
-    if (c == '}') {
+    if (is_punct(k, "}")) {
       if (!scopes.empty()) scopes.pop_back();
       continue;
     }
-    if (c == ';') {  // `namespace a = b;`
+    if (is_punct(k, ";")) {  // `namespace a = b;`
       namespace_open = false;
       pending.clear();
       continue;
     }
-    if (!is_ident_char(c) || (i > 0 && is_ident_char(s[i - 1]))) continue;
-    const std::string_view word = ident_at(s, i);
+    if (tokens[k].kind != TokenKind::identifier) continue;
+    const std::string word = text(k);
     if (word == "namespace") {
       namespace_open = true;
       pending.clear();
-      std::size_t p = skip_space(s, i + word.size());
-      while (p < s.size() && is_ident_char(s[p])) {
-        const std::string_view part = ident_at(s, p);
-        if (part != "inline") pending.emplace_back(part);
-        p = skip_space(s, p + part.size());
-        if (s.substr(p, 2) == "::") p = skip_space(s, p + 2);
+      std::size_t p = k + 1;
+      while (p < tokens.size() && tokens[p].kind == TokenKind::identifier) {
+        if (const std::string part = text(p); part != "inline") pending.push_back(part);
+        ++p;
+        if (p < tokens.size() && is_punct(p, "::")) ++p;
       }
-      i = p - 1;
+      k = p - 1;
       continue;
     }
     if (word == "template" && at_namespace_scope()) {
-      const std::size_t end = s.find_first_of("{;", i);
-      std::string declaration(s.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i));
+      // The declaration up to its body or its ';', one space between tokens.
+      std::string declaration;
+      for (std::size_t p = k; p < tokens.size() && !is_punct(p, "{") && !is_punct(p, ";"); ++p) {
+        if (!declaration.empty()) declaration += ' ';
+        declaration += text(p);
+      }
       std::smatch m;
       if (std::regex_search(declaration, m, k_kernel)) {
         std::string name = qualified(m[1].str());
@@ -158,7 +85,6 @@ std::vector<std::string> template_kernels(std::string_view source) {
         if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
       }
     }
-    i += word.size() - 1;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include "core/base/source_file.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
+#include "core/compile/source/lexer.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -16,42 +17,6 @@ namespace {
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_ident(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-// The text without its comments; the newlines inside a block comment are kept (line numbers in
-// NVRTC's messages stay close), string and character literals are left alone.
-std::string without_comments(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      const std::size_t end = s.find("*/", i + 2);
-      const std::size_t stop = end == std::string_view::npos ? s.size() : end + 2;
-      bool newline = false;
-      for (std::size_t k = i; k < stop; ++k) {
-        if (s[k] == '\n') {
-          out += '\n';
-          newline = true;
-        }
-      }
-      if (!newline) out += ' ';
-      i = stop;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
-      std::size_t k = i + 1;
-      while (k < s.size() && s[k] != c && s[k] != '\n') k += s[k] == '\\' ? 2 : 1;
-      k = k < s.size() ? k + 1 : s.size();
-      out.append(s.substr(i, k - i));
-      i = k;
-    } else {
-      out += c;
-      ++i;
-    }
-  }
-  return out;
-}
 
 // Past the parenthesis or brace that closes the one at `open`, or npos.
 std::size_t past_closing(std::string_view t, std::size_t open, char opening, char closing) {

@@ -6,11 +6,60 @@
 
 #include <fmt/format.h>
 
-
 #include <mutex>
+#include <string_view>
 
 namespace kjit::driver {
 namespace {
+
+using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+// The one table (the Loader's) and libcuda's resolver, for the entry points resolved on first call.
+DriverApi* g_table = nullptr;
+GetProc g_get_proc = nullptr;
+
+// The entry points of KJIT_DRIVER_FUNCTIONS resolved when the driver is opened: what opening it
+// calls and the launch path's (a launch never asks cuGetProcAddress).
+constexpr bool eager(std::string_view name) {
+  return name == "cuInit" || name == "cuDriverGetVersion" || name == "cuCtxGetCurrent" || name == "cuCtxSetCurrent" ||
+         name == "cuLaunchKernel" || name == "cuLaunchKernelEx";
+}
+
+// The newest ABI version among the entry points kjit needs: a driver older than that lacks some.
+constexpr int k_newest_version = [] {
+  int newest = 0;
+#define KJIT_NEWEST_VERSION(name, version) newest = newest > version ? newest : version;
+  KJIT_DRIVER_FUNCTIONS(KJIT_NEWEST_VERSION)
+#undef KJIT_NEWEST_VERSION
+  return newest;
+}();
+
+void* resolve(const char* name, int version) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (g_get_proc(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) return nullptr;
+  return p;
+}
+
+// An entry point's first call: resolves it, stores it in the table and calls it. A driver that has
+// it not (kjit checked the version, so this is a driver that lies about it) answers NOT_FOUND, which
+// the caller's check turns into a CudaError naming the call.
+template <class Fn, auto Field, const char* Name, int Version>
+struct FirstCall;
+template <class... A, auto Field, const char* Name, int Version>
+struct FirstCall<CUresult (*)(A...), Field, Name, Version> {
+  static CUresult call(A... a) {
+    using Fn = CUresult (*)(A...);
+    const auto fn = reinterpret_cast<Fn>(resolve(Name, Version));
+    if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;
+    (g_table->*Field).set(fn);
+    return fn(a...);
+  }
+};
+
+#define KJIT_DRIVER_NAME(name, version) constexpr char k_name_##name[] = #name;
+KJIT_DRIVER_FUNCTIONS(KJIT_DRIVER_NAME)
+#undef KJIT_DRIVER_NAME
 
 struct Loader {
   DriverApi api;
@@ -25,34 +74,29 @@ struct Loader {
       error = fmt::format("dlopen failed: {}", lib.why());  // why: libcuda.so.1: dlerror's reason
       return;
     }
-    using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
     GetProc get_proc = nullptr;
     lib.resolve(get_proc, "cuGetProcAddress_v2");
     if (get_proc == nullptr) {
       error = "libcuda.so.1 has no cuGetProcAddress_v2 (driver older than CUDA 12)";
       return;
     }
+    g_get_proc = get_proc;
+    g_table = &api;
     std::string missing;
 #define KJIT_RESOLVE_DRIVER_FN(name, version)                                                             \
-    {                                                                                              \
-      void* p = nullptr;                                                                           \
-      CUdriverProcAddressQueryResult status{};                                                     \
-      if (get_proc(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS      \
-          && p != nullptr) {                                                                       \
-        api.name = reinterpret_cast<decltype(api.name)>(p);                                       \
-      } else {                                                                                     \
-        missing += missing.empty() ? #name : ", " #name;                                           \
-      }                                                                                            \
+    if (eager(#name)) {                                                                                  \
+      if (void* p = resolve(#name, version)) {                                                           \
+        api.name.set(reinterpret_cast<PFN_##name##_v##version>(p));                                      \
+      } else {                                                                                           \
+        missing += missing.empty() ? #name : ", " #name;                                                 \
+      }                                                                                                  \
+    } else {                                                                                             \
+      api.name.set(&FirstCall<PFN_##name##_v##version, &DriverApi::name, k_name_##name, version>::call); \
     }
     KJIT_DRIVER_FUNCTIONS(KJIT_RESOLVE_DRIVER_FN)
 #undef KJIT_RESOLVE_DRIVER_FN
 #define KJIT_RESOLVE_OPTIONAL_FN(name, version)                                                        \
-    {                                                                                              \
-      void* p = nullptr;                                                                           \
-      CUdriverProcAddressQueryResult status{};                                                     \
-      if (get_proc(#name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS)     \
-        api.name = reinterpret_cast<decltype(api.name)>(p);                                       \
-    }
+    if (void* p = resolve(#name, version)) api.name.set(reinterpret_cast<PFN_##name##_v##version>(p));
     KJIT_DRIVER_OPTIONAL_FUNCTIONS(KJIT_RESOLVE_OPTIONAL_FN)
 #undef KJIT_RESOLVE_OPTIONAL_FN
     if (!missing.empty()) {
@@ -66,6 +110,16 @@ struct Loader {
       return;
     }
     api.cuDriverGetVersion(&api.driver_version);
+    if (api.driver_version < k_newest_version) {  // the entry points resolved on first call: all there?
+#define KJIT_TOO_NEW(name, version) \
+      if (version > api.driver_version) missing += missing.empty() ? #name : ", " #name;
+      KJIT_DRIVER_FUNCTIONS(KJIT_TOO_NEW)
+#undef KJIT_TOO_NEW
+      error = fmt::format("the driver in libcuda.so.1 (CUDA {}.{}) lacks entry points kjit needs ({}); kjit needs a "
+                          "driver for CUDA 12.4 or newer", api.driver_version / 1000, api.driver_version % 1000 / 10,
+                          missing);
+      return;
+    }
     ok = true;
   }
 };

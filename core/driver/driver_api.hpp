@@ -1,7 +1,11 @@
 // kjit::driver::DriverApi: the CUDA driver entry points kjit uses, resolved at run time.
 // libcuda.so.1 is opened on first use (dlopen), cuGetProcAddress gives each entry point at the
-// driver API version kjit was built with; nothing links libcuda. driver::get() throws
-// DriverNotFoundError when there is no usable driver; check() turns a CUresult into CudaError.
+// driver API version kjit was built with; nothing links libcuda. The launch path's entry points
+// (and the optional ones, whose presence decides how modules load) are resolved when the driver
+// is opened, every other one on its first call (a process's first request pays for the few it
+// uses, not for all of them); a driver older than the newest entry point's version is refused
+// when it is opened, as before. driver::get() throws DriverNotFoundError when there is no usable
+// driver; check() turns a CUresult into CudaError.
 #pragma once
 
 #include <cuda.h>
@@ -9,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,8 +49,26 @@ namespace kjit::driver {
   X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000) X(cuLibraryGetKernelCount, 12040)      \
   X(cuLibraryEnumerateKernels, 12040) X(cuKernelGetName, 12030) X(cuStreamGetCtx, 9020)
 
+// One entry point, called as the function it is (api.cuLaunchKernel(...)): a relaxed-cost atomic
+// load (a plain load on x86-64) and the call. Until it is resolved it holds a function of kjit's
+// that resolves it, stores the driver's and calls that (two threads may both resolve: the same
+// address). False when the driver has none (an optional entry point).
+template <class Fn>
+class DriverEntry;
+template <class... A>
+class DriverEntry<CUresult (*)(A...)> {
+public:
+  using Fn = CUresult (*)(A...);
+  CUresult operator()(A... a) const { return m_fn.load(std::memory_order_acquire)(a...); }
+  explicit operator bool() const noexcept { return m_fn.load(std::memory_order_acquire) != nullptr; }
+  void set(Fn fn) noexcept { m_fn.store(fn, std::memory_order_release); }
+
+private:
+  std::atomic<Fn> m_fn{nullptr};
+};
+
 struct DriverApi {
-#define KJIT_DECLARE_DRIVER_FN(name, version) PFN_##name##_v##version name = nullptr;
+#define KJIT_DECLARE_DRIVER_FN(name, version) DriverEntry<PFN_##name##_v##version> name;
   KJIT_DRIVER_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
   KJIT_DRIVER_OPTIONAL_FUNCTIONS(KJIT_DECLARE_DRIVER_FN)
 #undef KJIT_DECLARE_DRIVER_FN

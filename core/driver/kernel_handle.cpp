@@ -118,7 +118,7 @@ void launch(KernelState& k, const LaunchConfig& c, void** args) {
   CUcontext current = nullptr;
   api.cuCtxGetCurrent(&current);
   CUcontext want;
-  if (!is_default_stream(c.stream) && api.cuStreamGetCtx != nullptr) {
+  if (!is_default_stream(c.stream) && api.cuStreamGetCtx) {
     want = nullptr;
     check(api.cuStreamGetCtx(c.stream, &want), "cuStreamGetCtx", "launching kernel {} of program {}: reading the "
           "context of its stream", k.name, k.module_name);

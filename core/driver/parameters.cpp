@@ -4,6 +4,8 @@
 #include <kjit/error.hpp>
 #include <kjit/parameters.hpp>
 
+#include "core/compile/kernel_types.hpp"
+#include "core/compile/source/kernel_declarations.hpp"
 #include "core/driver/symbols.hpp"
 
 #include <fmt/format.h>
@@ -141,45 +143,13 @@ std::string canonical(const std::vector<std::string>& words) {
   return is_unsigned ? "unsigned " + base : base;
 }
 
-// NVRTC's and CUDA's own names for the types of the table (<stdint.h>, <cuda_fp16.h>,
-// <cuComplex.h>): what a source may write without defining it.
-std::string builtin_alias(std::string_view name) {
-  static const std::pair<std::string_view, std::string_view> k_aliases[] = {
-      {"int8_t", "signed char"}, {"uint8_t", "unsigned char"}, {"int16_t", "short"}, {"uint16_t", "unsigned short"},
-      {"int32_t", "int"}, {"uint32_t", "unsigned int"}, {"int64_t", "long long"}, {"uint64_t", "unsigned long long"},
-      {"size_t", "unsigned long"}, {"ptrdiff_t", "long"}, {"intptr_t", "long"}, {"uintptr_t", "unsigned long"},
-      {"ssize_t", "long"}, {"uint", "unsigned int"}, {"ushort", "unsigned short"}, {"ulong", "unsigned long"},
-      {"half", "__half"}, {"nv_half", "__half"}, {"nv_bfloat16", "__nv_bfloat16"}, {"half2", "__half2"},
-      {"nv_half2", "__half2"}, {"nv_bfloat162", "__nv_bfloat162"}, {"cuFloatComplex", "float2"},
-      {"cuComplex", "float2"}, {"cuDoubleComplex", "double2"}};
-  for (const auto& [alias, type] : k_aliases) {
-    if (alias == name) return std::string(type);
-  }
-  return {};
-}
-
-std::optional<ElementType> table_type(std::string_view canonical_name) {
-  static const std::pair<std::string_view, ElementType> k_table[] = {
-      {"float", ElementType::float32}, {"double", ElementType::float64}, {"__half", ElementType::float16},
-      {"__nv_bfloat16", ElementType::bfloat16}, {"char", ElementType::int8}, {"signed char", ElementType::int8},
-      {"unsigned char", ElementType::uint8}, {"bool", ElementType::boolean}, {"short", ElementType::int16},
-      {"unsigned short", ElementType::uint16}, {"int", ElementType::int32}, {"unsigned int", ElementType::uint32},
-      {"long", ElementType::int64}, {"long long", ElementType::int64}, {"unsigned long", ElementType::uint64},
-      {"unsigned long long", ElementType::uint64}, {"float2", ElementType::float32x2},
-      {"double2", ElementType::float64x2}, {"__half2", ElementType::float16x2},
-      {"__nv_bfloat162", ElementType::bfloat16x2}, {"void", ElementType::any}};
-  for (const auto& [name, type] : k_table) {
-    if (name == canonical_name) return type;
-  }
-  return std::nullopt;
-}
-
-// A source's `typedef T name;` and `using name = T;` (function-pointer typedefs left out).
-using Aliases = std::vector<std::pair<std::string, std::string>>;
+// The element type of a canonical C++ spelling ("float", "unsigned long", "__half"): the rows of
+// element_types(), each spelling canonicalized as a parameter's type is.
+std::optional<ElementType> table_type(std::string_view canonical_name);
 
 // A parameter type resolved to the table's words: its canonical base ("float", "unsigned long")
-// and pointer depth, through the builtin aliases and `aliases`; `unresolved` names the word that
-// did not resolve (a macro, a template's typedef) and is empty when all did.
+// and pointer depth; `unresolved` names the word that is in no row (a struct) and is empty when
+// the base is in the table or names a kind.
 struct Resolved {
   std::string base;
   int pointers = 0;
@@ -187,25 +157,30 @@ struct Resolved {
   std::string unresolved;
 };
 
-Resolved resolve(std::string_view type, const Aliases& aliases) {
+Resolved resolve(std::string_view type) {
   TypeShape shape = shape_of(type);
   Resolved r{canonical(shape.words), shape.pointers, shape.pointee_const, {}};
-  for (int depth = 0; depth < 8; ++depth) {
-    if (table_type(r.base) || cpp_kind(r.base)) return r;
-    if (std::string b = builtin_alias(r.base); !b.empty()) {
-      r.base = b;
-      continue;
-    }
-    auto found = std::find_if(aliases.begin(), aliases.end(), [&](const auto& a) { return a.first == r.base; });
-    if (found == aliases.end()) break;
-    if (found->second.empty()) return r;  // a struct or class the source defines
-    TypeShape inner = shape_of(found->second);
-    if (r.pointers == 0) r.pointee_const = inner.pointee_const;
-    r.pointers += inner.pointers;
-    r.base = canonical(inner.words);
-  }
-  r.unresolved = r.base.empty() ? std::string(type) : r.base;
+  if (!table_type(r.base) && !cpp_kind(r.base)) r.unresolved = r.base.empty() ? std::string(type) : r.base;
   return r;
+}
+
+std::optional<ElementType> table_type(std::string_view canonical_name) {
+  static const std::vector<std::pair<std::string, ElementType>> spellings = [] {
+    std::vector<std::pair<std::string, ElementType>> out{{"void", ElementType::any}};
+    for (const ElementTypeRow& row : element_types()) {
+      std::string_view list = row.cpp;
+      while (!list.empty()) {
+        const std::size_t comma = list.find(", ");
+        out.emplace_back(canonical(shape_of(list.substr(0, comma)).words), row.type);
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 2);
+      }
+    }
+    return out;
+  }();
+  for (const auto& [name, type] : spellings) {
+    if (name == canonical_name) return type;
+  }
+  return std::nullopt;
 }
 
 // The element of a pointer of resolved type `r`, with the note that says why when unchecked.
@@ -214,8 +189,6 @@ void set_element(Parameter& p, const Resolved& r) {
   p.element_note.clear();
   if (r.pointers > 1) {
     p.element_note = "a pointer to a pointer: unchecked";
-  } else if (!r.unresolved.empty()) {
-    p.element_note = fmt::format("{}: a macro or a type kjit cannot resolve: unchecked", r.unresolved);
   } else if (auto e = table_type(r.base)) {
     p.element = *e;
   } else {
@@ -281,14 +254,14 @@ Parameter parse_parameter(std::string_view declaration, std::size_t index) {
   return p;
 }
 
-// Refines the PTX's view with a C++ type: a mangled name's (`aliases` empty) or, for an
-// extern "C" kernel, its declaration's in the source (`spelled` as written there).
-void refine(Parameter& p, const std::string& spelled, const Aliases& aliases = {}) {
+// Refines the PTX's view with the C++ type the compiler gives: a mangled name's, or for an
+// extern "C" kernel the lowered name of its type query (compile::KernelTypes).
+void refine(Parameter& p, const std::string& spelled) {
   p.type = spelled;
   if (p.kind == ParameterKind::bytes || p.kind == ParameterKind::floating) {
     return;  // a struct stays bytes, a float stays floating (whatever its C++ spelling)
   }
-  const Resolved r = resolve(spelled, aliases);
+  const Resolved r = resolve(spelled);
   if (r.pointers > 0) {
     if (p.size != 8) return;  // not what the PTX passes
     p.kind = ParameterKind::pointer;
@@ -324,45 +297,10 @@ std::string_view to_string(ParameterKind kind) {
   return "?";
 }
 
-std::string_view to_string(ElementType type) {
-  switch (type) {
-    case ElementType::unchecked: return "unchecked";
-    case ElementType::any: return "any (void)";
-    case ElementType::float16: return "float16";
-    case ElementType::bfloat16: return "bfloat16";
-    case ElementType::float32: return "float32";
-    case ElementType::float64: return "float64";
-    case ElementType::int8: return "int8";
-    case ElementType::uint8: return "uint8";
-    case ElementType::boolean: return "bool";
-    case ElementType::int16: return "int16";
-    case ElementType::uint16: return "uint16";
-    case ElementType::int32: return "int32";
-    case ElementType::uint32: return "uint32";
-    case ElementType::int64: return "int64";
-    case ElementType::uint64: return "uint64";
-    case ElementType::float16x2: return "float16x2";
-    case ElementType::bfloat16x2: return "bfloat16x2";
-    case ElementType::float32x2: return "float32x2";
-    case ElementType::float64x2: return "float64x2";
-  }
-  return "?";
-}
-
 std::optional<ElementType> element_type_of(std::string_view cpp_type) {
-  const Resolved r = resolve(cpp_type, {});
+  const Resolved r = resolve(cpp_type);
   if (r.pointers != 0 || !r.unresolved.empty()) return std::nullopt;
   return table_type(r.base);
-}
-
-ElementType lane_type(ElementType type) {
-  switch (type) {
-    case ElementType::float16x2: return ElementType::float16;
-    case ElementType::bfloat16x2: return ElementType::bfloat16;
-    case ElementType::float32x2: return ElementType::float32;
-    case ElementType::float64x2: return ElementType::float64;
-    default: return type;
-  }
 }
 
 namespace {
@@ -414,6 +352,32 @@ KernelSignature::KernelSignature(std::string_view ptx, std::string symbol, std::
 }
 
 KernelSignature KernelSignature::of(const CompileResult& result, std::string_view name) {
+  KernelSignature s = find(result, name);
+  s.add_compiled_types(result);
+  return s;
+}
+
+void KernelSignature::add_compiled_types(const CompileResult& result) {
+  if (driver::demangle(m_symbol) != m_symbol) return;  // a C++ kernel: its mangled name said them
+  const auto found = std::find_if(result.kernel_types.begin(), result.kernel_types.end(),
+                                  [this](const auto& t) { return t.first == m_symbol; });
+  std::optional<std::vector<std::string>> types;
+  if (found != result.kernel_types.end()) types = compile::KernelTypes::parameter_types(found->second);
+  if (types && types->size() == m_parameters.size()) {
+    for (std::size_t i = 0; i < types->size(); ++i) refine(m_parameters[i], (*types)[i]);
+    return;
+  }
+  const std::string why =
+      found == result.kernel_types.end()
+          ? "NVRTC was not asked its type (an extern \"C\" kernel kjit did not find declared: made by a "
+            "function-like macro, or compiled below C++14, or a compile that failed with the question): unchecked"
+          : "NVRTC's type for it does not match its PTX: unchecked";
+  for (Parameter& p : m_parameters) {
+    if (p.kind == ParameterKind::pointer_or_integer) p.element_note = why;
+  }
+}
+
+KernelSignature KernelSignature::find(const CompileResult& result, std::string_view name) {
   if (auto lowered = result.lowered_name(name)) return KernelSignature(result.ptx, *lowered, std::string(name));
   std::vector<std::string> entries, found;
   std::string_view ptx = result.ptx;
@@ -443,158 +407,17 @@ KernelSignature KernelSignature::of(const CompileResult& result, std::string_vie
                                    ? " (a template needs its name expression: instantiate(\"name<args>\") on the Program)" : ""));
 }
 
-namespace {
-
-// `source` without its comments (each replaced by a space) and without string literals' contents.
-std::string without_comments(std::string_view source) {
-  std::string out;
-  out.reserve(source.size());
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    if (source.compare(i, 2, "//") == 0) {
-      while (i < source.size() && source[i] != '\n') ++i;
-      out += '\n';
-    } else if (source.compare(i, 2, "/*") == 0) {
-      std::size_t end = source.find("*/", i + 2);
-      i = end == std::string_view::npos ? source.size() : end + 1;
-      out += ' ';
-    } else if (source[i] == '"') {
-      out += '"';
-      for (++i; i < source.size() && source[i] != '"'; ++i) {
-        if (source[i] == '\\') ++i;
-      }
-      out += '"';
-    } else {
-      out += source[i];
-    }
-  }
-  return out;
-}
-
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// The declarators of a parameter list's text ("const float* matrix, int n = 4" -> {"const float*",
-// "matrix"}, {"int", "n"}; "float a[]" -> {"float*", "a"}); nullopt when one has no name.
-std::optional<std::vector<std::pair<std::string, std::string>>> declarators(std::string_view list) {
-  std::vector<std::pair<std::string, std::string>> out;
-  int depth = 0;
-  std::size_t start = 0;
-  auto one = [&](std::string_view piece) -> bool {
-    if (auto eq = piece.find('='); eq != std::string_view::npos) piece = piece.substr(0, eq);
-    bool array = false;
-    if (auto bracket = piece.find('['); bracket != std::string_view::npos) {
-      piece = piece.substr(0, bracket);
-      array = true;
-    }
-    std::size_t end = piece.size();
-    while (end > 0 && !is_identifier_char(piece[end - 1])) --end;
-    std::size_t begin = end;
-    while (begin > 0 && is_identifier_char(piece[begin - 1])) --begin;
-    if (begin == end || std::isdigit(static_cast<unsigned char>(piece[begin]))) return false;
-    std::string_view name = piece.substr(begin, end - begin);
-    std::string_view before = piece.substr(0, begin);
-    // "int" alone or "float*" alone has no name: the last identifier is then a type.
-    bool has_type = before.find_first_not_of(" \t\r\n") != std::string_view::npos;
-    if (!has_type || name == "const" || name == "volatile" || name == "__restrict__") return false;
-    std::string type;
-    for (auto t : tokens(before)) type += (type.empty() ? "" : " ") + std::string(t);
-    if (array) type += "*";
-    out.emplace_back(std::move(type), std::string(name));
-    return true;
-  };
-  auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\r\n") == std::string_view::npos; };
-  if (blank(list) || tokens(list) == std::vector<std::string_view>{"void"}) return out;  // "()", "(void)"
-  for (std::size_t i = 0; i <= list.size(); ++i) {
-    char c = i < list.size() ? list[i] : ',';
-    if (c == '(' || c == '<' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == '>' || c == ']' || c == '}') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      if (!one(list.substr(start, i - start))) return std::nullopt;
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
-// The `typedef T name;`, `using name = T;` and `struct name` of a source without comments.
-Aliases aliases_of(std::string_view text) {
-  Aliases out;
-  auto word_at = [&](std::size_t at, std::string_view word) {
-    return text.compare(at, word.size(), word) == 0 && (at == 0 || !is_identifier_char(text[at - 1])) &&
-           (at + word.size() >= text.size() || !is_identifier_char(text[at + word.size()]));
-  };
-  for (std::size_t at = 0; at < text.size(); ++at) {
-    if (word_at(at, "typedef")) {
-      std::size_t end = text.find(';', at);
-      if (end == std::string_view::npos) break;
-      std::string_view body = text.substr(at + 7, end - at - 7);
-      if (body.find('(') == std::string_view::npos && body.find('{') == std::string_view::npos) {
-        std::size_t e = body.size();
-        while (e > 0 && !is_identifier_char(body[e - 1])) --e;
-        std::size_t b = e;
-        while (b > 0 && is_identifier_char(body[b - 1])) --b;
-        if (b < e) out.emplace_back(std::string(body.substr(b, e - b)), std::string(body.substr(0, b)));
-      }
-      at = end;
-    } else if (word_at(at, "using")) {
-      std::size_t eq = text.find('=', at), end = text.find(';', at);
-      if (eq == std::string_view::npos || end == std::string_view::npos || eq > end) continue;
-      auto name = tokens(text.substr(at + 5, eq - at - 5));
-      if (name.size() == 1) out.emplace_back(std::string(name[0]), std::string(text.substr(eq + 1, end - eq - 1)));
-      at = end;
-    } else if (word_at(at, "struct") || word_at(at, "class")) {
-      auto t = tokens(text.substr(at, std::min<std::size_t>(128, text.size() - at)));
-      if (t.size() >= 2) {
-        std::string_view name = t[1];
-        std::size_t e = 0;
-        while (e < name.size() && is_identifier_char(name[e])) ++e;
-        if (e > 0) out.emplace_back(std::string(name.substr(0, e)), std::string());
-      }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 bool KernelSignature::read_declaration(std::string_view source) {
   const std::string demangled = driver::demangle(m_symbol);
-  const bool mangled = demangled != m_symbol;
   std::string plain = driver::plain_name(demangled);
   if (auto lt = plain.find('<'); lt != std::string::npos) plain.resize(lt);
   if (auto colon = plain.rfind("::"); colon != std::string::npos) plain = plain.substr(colon + 2);
   if (plain.empty()) return false;
-  const std::string text = without_comments(source);
-  std::optional<std::vector<std::pair<std::string, std::string>>> chosen;
-  for (std::size_t at = 0; (at = text.find(plain, at)) != std::string::npos; at += plain.size()) {
-    if (at > 0 && is_identifier_char(text[at - 1])) continue;
-    std::size_t open = text.find_first_not_of(" \t\r\n", at + plain.size());
-    if (open == std::string::npos || text[open] != '(') continue;
-    // The declaration starts after the previous ';', '}' or '{' (or a preprocessor line) and says __global__.
-    std::size_t head = text.find_last_of(";{}#", at);
-    std::string_view declaration(text.data() + (head == std::string::npos ? 0 : head + 1),
-                                 at - (head == std::string::npos ? 0 : head + 1));
-    if (declaration.find("__global__") == std::string_view::npos) continue;
-    int depth = 0;
-    std::size_t close = open;
-    for (; close < text.size(); ++close) {
-      if (text[close] == '(') ++depth;
-      else if (text[close] == ')' && --depth == 0) break;
-    }
-    if (close >= text.size()) break;
-    auto found = declarators(std::string_view(text).substr(open + 1, close - open - 1));
-    if (!found || found->size() != m_parameters.size()) continue;
-    if (chosen && *chosen != *found) return false;  // overloads of one arity that disagree
-    chosen = std::move(found);
-  }
-  if (!chosen) return false;
-  const Aliases aliases = mangled ? Aliases{} : aliases_of(text);
-  for (std::size_t i = 0; i < m_parameters.size(); ++i) {
-    m_parameters[i].source_name = (*chosen)[i].second;
-    // A mangled name says the types already; an extern "C" kernel's come from here.
-    if (!mangled) refine(m_parameters[i], (*chosen)[i].first, aliases);
-  }
+  // The names only: a type is the compiler's (the mangled name, or NVRTC's lowered name of an
+  // extern "C" kernel's type), never the text's.
+  const auto found = compile::KernelDeclarations(source).parameters(plain, m_parameters.size());
+  if (!found) return false;
+  for (std::size_t i = 0; i < m_parameters.size(); ++i) m_parameters[i].source_name = (*found)[i].name;
   return true;
 }
 

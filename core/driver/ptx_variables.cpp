@@ -1,5 +1,7 @@
 #include "core/driver/ptx_variables.hpp"
 
+#include "core/compile/kernel_types.hpp"
+
 #include <algorithm>
 
 namespace kjit::driver {
@@ -21,7 +23,9 @@ std::vector<std::string> ptx_variables(std::string_view ptx) {
     line = line.substr(0, std::min(line.find('['), line.size()));
     while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     const std::size_t space = line.find_last_of(" \t");
-    if (space != std::string_view::npos && space + 1 < line.size()) names.emplace_back(line.substr(space + 1));
+    if (space == std::string_view::npos || space + 1 >= line.size()) continue;
+    const std::string_view name = line.substr(space + 1);
+    if (!compile::KernelTypes::is_added_symbol(name)) names.emplace_back(name);  // kjit's type query
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

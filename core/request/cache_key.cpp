@@ -50,7 +50,8 @@ using compile::ScannedHeader;
 
 CacheKey CacheKey::compute(const Program& program, const std::vector<std::string>& canonical_flags,
                            const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
-                           const std::filesystem::path& source_dir, cache::Hasher::Fields fields) {
+                           const std::filesystem::path& source_dir, compile::FastPath fast,
+                           cache::Hasher::Fields fields) {
   static const std::string nvrtc = NvrtcCompiler::version();
   cache::Hasher h(k_key_format_version, fields);
   h.field("kjit-version", KJIT_VERSION);
@@ -58,6 +59,7 @@ CacheKey CacheKey::compute(const Program& program, const std::vector<std::string
   h.field("target", resolved.str() + (resolved.is_real() ? " cubin+ptx" : " ptx"));
   h.field("option-count", canonical_flags.size());
   for (const auto& f : canonical_flags) h.field("option", f);
+  h.field("nvrtc-fast-path", fast == compile::FastPath::on ? "on" : "off");
   // The program's name as far as the output can hold it. Its file name always (NVRTC names an
   // anonymous namespace's symbols after it: _INTERNAL_..._4_k_cu); the name as given (a path,
   // as the user spelled it) only where the output can hold that (`__FILE__`, line info, -G,

@@ -1,6 +1,7 @@
 // kjit::request::CacheKey: the cache key of a compile request, from its inputs only: key-format
 // version, kjit version, NVRTC version, target (arch and output kind), the canonical option
-// list, the program's file name (its name after the last '/'), source, every in-memory header,
+// list, the fast path's setting (KJIT_NVRTC_FAST: a program no process compiled with it is never
+// served from one that did), the program's file name (its name after the last '/'), source, every in-memory header,
 // the content of every user header reachable by #include, the name expressions, and the
 // program's name as given where the output can hold it (__FILE__, __BASE_FILE__, assert or an
 // _ASSERT macro in the source or a header; line info, -G, LTO-IR). Nothing else (not the cache
@@ -13,6 +14,7 @@
 #include <kjit/program.hpp>
 
 #include "core/cache/key.hpp"
+#include "core/compile/nvrtc_compiler.hpp"
 
 #include <filesystem>
 #include <string>
@@ -21,7 +23,7 @@
 
 namespace kjit::request {
 
-inline constexpr std::uint32_t k_key_format_version = 2;  // 2: the program's file name, not its path
+inline constexpr std::uint32_t k_key_format_version = 3;  // 3: the fast path's setting; extern "C" kernels' types
 
 struct CacheKey {
   cache::Key key;
@@ -31,7 +33,7 @@ struct CacheKey {
   // resolve there first), else empty.
   static CacheKey compute(const Program& program, const std::vector<std::string>& canonical_flags,
                           const Arch& resolved, const std::vector<std::filesystem::path>& include_dirs,
-                          const std::filesystem::path& source_dir,
+                          const std::filesystem::path& source_dir, compile::FastPath fast,
                           cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 
   // "k.cu" of "kernels/k.cu" (the name itself when it has no '/').

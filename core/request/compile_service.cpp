@@ -23,9 +23,10 @@
 namespace kjit::request {
 
 PreparedRequest PreparedRequest::make(const Program& program, const compile::NormalizedOptions& options,
-                                      const Arch& arch) {
+                                      const Arch& arch, compile::FastPath fast) {
+  compile::NvrtcCompiler::note_request();  // NVRTC's preparation then leaves its steps after the open out
   std::vector<std::string> flags = compile::marshal(options, arch);
-  CacheKey key = CacheKey::compute(program, flags, arch, options->include_dirs, program.directory());
+  CacheKey key = CacheKey::compute(program, flags, arch, options->include_dirs, program.directory(), fast);
   return PreparedRequest{std::move(flags), std::move(key)};
 }
 
@@ -44,13 +45,21 @@ const RuntimeConfig& checked(const RuntimeConfig& config) {
 CompileService::CompileService(const RuntimeConfig& config, Counters& counters, Log log)
     : m_config(checked(config)), m_counters(counters), m_log(std::move(log)),
       m_storage(config, counters, m_log, m_background) {
-  m_fork = system::AtFork::add({[this] { m_inflight_mutex.lock(); }, [this] { m_inflight_mutex.unlock(); },
+  m_fork = system::AtFork::add({[this] {
+                                 m_inflight_mutex.lock();
+                                 m_storage.lock_pending();
+                               },
+                               [this] {
+                                 m_storage.unlock_pending();
+                                 m_inflight_mutex.unlock();
+                               },
                                [this] {
                                  // The parent's compiles in flight are its threads', not here: their
                                  // promises are never kept in this process.
                                  new (&m_inflight_mutex) std::mutex();
                                  m_inflight.clear();
-                                 m_storage.forget_queued_flush();  // the parent's worker's
+                                 m_storage.forget_queued_flush();     // the parent's worker's
+                                 m_storage.forget_pending_in_child();  // the parent's worker writes them
                                }});
 }
 
@@ -134,7 +143,7 @@ CompileResult CompileService::obtain(const Program& program, const compile::Norm
   // The guess: the device's own arch. An entry exists only if this NVRTC (its version is in the
   // key) compiled for that arch, so a hit needs no check.
   const Arch guess = o->arch.is_native() ? Arch::sm(device.compute_capability()) : o->arch;
-  const auto prepared = PreparedRequest::make(program, o, guess);
+  const auto prepared = PreparedRequest::make(program, o, guess, fast_path());
   timer.hashed();
   Storage::Found found = m_storage.find(program, guess, prepared);
   if (found.result) {
@@ -149,12 +158,12 @@ CompileResult CompileService::obtain(const Program& program, const compile::Norm
   }
   // A device newer than NVRTC (PTX for an older arch): the guess was no request of its own
   // (a lookup counts nothing; the request's outcome is counted once).
-  return answer(program, arch, PreparedRequest::make(program, o, arch), {}, timer);
+  return answer(program, arch, PreparedRequest::make(program, o, arch, fast_path()), {}, timer);
 }
 
 CompileResult CompileService::obtain(const Program& program, const compile::NormalizedOptions& o, const Arch& arch) {
   RequestTimer timer(m_config.log_level >= LogLevel::info);
-  const PreparedRequest prepared = PreparedRequest::make(program, o, arch);
+  const PreparedRequest prepared = PreparedRequest::make(program, o, arch, fast_path());
   timer.hashed();
   return answer(program, arch, prepared, {}, timer);
 }
@@ -230,9 +239,10 @@ CompileResult CompileService::compile_once(const Program& program, const Arch& a
     return r;
   }
   try {
-    CompileResult r = m_storage.fill(program, arch, request, [&](bool& keep) {
-      return produce ? produce(keep) : run_nvrtc(program, arch, request);
-    });
+    // A producer (a link) costs less than the locks that would make it run once: unlocked.
+    CompileResult r = m_storage.fill(
+        program, arch, request, [&](bool& keep) { return produce ? produce(keep) : run_nvrtc(program, arch, request); },
+        produce ? Storage::Fill::unlocked : Storage::Fill::once);
     promise.set_value(r);
     std::lock_guard lock(m_inflight_mutex);
     m_inflight.erase(key);
@@ -252,7 +262,7 @@ CompileResult CompileService::run_nvrtc(const Program& program, const Arch& arch
   const system::AtFork::Busy busy;  // a fork waits for NVRTC (its locks and once-initialisations)
   base::load_nvrtc_builtins();     // beside the libnvrtc in use, wherever its toolkit is
   compile::NvrtcOutput out;
-  const auto fast = m_config.nvrtc_fast ? compile::FastPath::on : compile::FastPath::off;
+  const compile::FastPath fast = fast_path();
   if (m_config.precompiled_headers) {
     auto lease = m_pch.acquire();
     out = compile::NvrtcCompiler::compile(program, flags, arch, lease.dir(), fast);

@@ -64,6 +64,10 @@ public:
   // The arch a request for `arch` compiles to: a named arch checked against NVRTC; native
   // resolved for `device` (default: the current one; needs a driver). Throws UsageError.
   Arch resolve(const Arch& arch, std::optional<Device> device) const;
+  // The fast path's setting (RuntimeConfig::nvrtc_fast): how requests compile, and part of their key.
+  compile::FastPath fast_path() const noexcept {
+    return m_config.nvrtc_fast ? compile::FastPath::on : compile::FastPath::off;
+  }
   // A request for `device`: the disk and the remote first, under the arch the request resolves
   // to when NVRTC supports it (a hit asks NVRTC nothing); a miss resolves the arch properly,
   // which may throw for an arch NVRTC does not support, then compiles.

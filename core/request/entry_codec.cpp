@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstring>
 
 namespace kjit::request {
@@ -44,6 +43,7 @@ cache::Entry to_entry(const CompileResult& r) {
   e.set(cache::SectionKind::ptx, r.ptx);
   e.set(cache::SectionKind::log, r.log);
   e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
+  if (!r.kernel_types.empty()) e.set(cache::SectionKind::kernel_types, encode_lowered_names(r.kernel_types));
   std::vector<std::string> expressions;  // the name expressions, which tell entries apart too (cache ls)
   for (const auto& [expression, lowered] : r.lowered_names) expressions.push_back(expression);
   e.set(cache::SectionKind::meta,
@@ -52,11 +52,7 @@ cache::Entry to_entry(const CompileResult& r) {
                        {"options", r.options},  // what `kjit cache ls` tells one file's entries apart by
                        {"instantiate", expressions},
                        {"kjit", KJIT_VERSION},
-                       {"nvrtc", compile::NvrtcCompiler::version()},
-                       {"compile_ms", r.compile_ms},
-                       {"created", std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count()}}
+                       {"nvrtc", compile::NvrtcCompiler::version()}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return e;
 }
@@ -95,10 +91,10 @@ const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache:
                                 CompileResult& r) {
   std::string_view meta;
   const cache::SectionRef* cubin = nullptr;
-  bool seen[8] = {};
+  bool seen[9] = {};
   for (const cache::SectionRef& s : sections) {
     auto k = static_cast<std::size_t>(s.kind);
-    if (k >= 8 || seen[k]) continue;
+    if (k >= 9 || seen[k]) continue;
     seen[k] = true;
     const std::string_view view = bytes.substr(s.offset, s.size);
     switch (s.kind) {
@@ -106,6 +102,7 @@ const cache::SectionRef* decode(std::string_view bytes, const std::vector<cache:
     case cache::SectionKind::cubin: cubin = &s; break;
     case cache::SectionKind::log: r.log = view; break;
     case cache::SectionKind::lowered_names: r.lowered_names = decode_lowered_names(view); break;
+    case cache::SectionKind::kernel_types: r.kernel_types = decode_lowered_names(view); break;
     case cache::SectionKind::ltoir: r.ltoir = view; break;
     case cache::SectionKind::meta: meta = view; break;
     case cache::SectionKind::tuning: break;

@@ -1,7 +1,11 @@
 // kjit::request::to_entry / from_entry: the one translation between a CompileResult and the
 // cache's entry (cache::Entry: cubin, ptx, log, lowered names, meta). from_entry builds a hit's
 // result from an entry read in place: the small sections are copied out and the entry's buffer
-// itself becomes the cubin (from_entry_copy: the cubin is copied). Never throws past allocation failures.
+// itself becomes the cubin (from_entry_copy: the cubin is copied). An entry holds what its inputs
+// determine and nothing of when or where it was made (the meta section: program, arch, options,
+// kjit and NVRTC versions; no time), so two hosts compiling one key write the same bytes: a
+// sharded warm merges into the bundle one host would make (docs/sharding.md). Never throws past
+// allocation failures.
 #pragma once
 
 #include <kjit/compile_options.hpp>

@@ -56,7 +56,7 @@ std::optional<std::filesystem::path> device_runtime_library(std::vector<std::str
 }  // namespace
 
 PreparedLink PreparedLink::make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
-                                cache::Hasher::Fields fields) {
+                                compile::FastPath fast, cache::Hasher::Fields fields) {
   if (!arch.is_real()) {
     throw UsageError(fmt::format("linking {}: nvJitLink makes a cubin for a real arch, and {} is virtual (use sm_XX)",
                                  link.name(), arch.str()));
@@ -68,7 +68,7 @@ PreparedLink PreparedLink::make(const Link& link, const compile::NormalizedOptio
   const compile::NormalizedOptions part_options = options.relocatable(link.lto());
   std::vector<cache::Key> keys;
   for (const Program& p : link.programs()) {
-    out.parts.push_back(PreparedRequest::make(p, part_options, arch));
+    out.parts.push_back(PreparedRequest::make(p, part_options, arch, fast));
     keys.push_back(out.parts.back().key.key);
   }
   out.options.push_back("-arch=" + arch.str());

@@ -1,7 +1,8 @@
 // kjit::request::PreparedLink and link(): a Link as one request of the compile service. Its key
 // is computed from its parts' keys and contents without compiling anything, so a linked result
 // in the cache is a hit like any other; on a miss each program part is a request of its own
-// (cached as relocatable code, -rdc=true, or LTO-IR with -dlto), then nvJitLink runs once per key.
+// (cached as relocatable code, -rdc=true, or LTO-IR with -dlto), then nvJitLink runs once per key
+// in a process, without the per-key locks across processes and nodes (Storage::Fill::unlocked).
 // Throws LinkError (the log, the inputs named), CompileError for a part NVRTC rejects, and
 // UsageError for a virtual arch.
 #pragma once
@@ -26,7 +27,7 @@ struct PreparedLink {
 
   // `arch` is resolved (a real arch). The parts' options are `options`, relocatable.
   static PreparedLink make(const Link& link, const compile::NormalizedOptions& options, const Arch& arch,
-                           cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
+                           compile::FastPath fast, cache::Hasher::Fields fields = cache::Hasher::Fields::drop);
 };
 
 // The linked result from the cache, or linked now (its parts from the cache or NVRTC).

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <new>
 
 namespace kjit::request {
 
@@ -78,6 +79,13 @@ Storage::Found Storage::find(const Program& program, const Arch& arch, const Pre
   auto missed = [&](const char* tier, std::string why) {
     if (note) found.missed.push_back({tier, std::move(why)});
   };
+  if (m_store && m_pending_count.load(std::memory_order_acquire) != 0) {
+    if (std::optional<CompileResult> r = pending(key)) {  // written by the worker soon: a disk hit already
+      ++m_counters.cache.hits;
+      found.result = std::move(r);
+      return found;
+    }
+  }
   if (m_store) {
     cache::GetResult g = m_store->get_in_place(key);
     switch (g.outcome) {
@@ -144,6 +152,39 @@ void Storage::put_own(const cache::Key& key, std::string_view bytes) {
   m_background.post(std::move(job));  // dropped: the total drifts until the next recount
 }
 
+void Storage::put_later(const cache::Key& key, const CompileResult& result, std::string bytes) {
+  {
+    std::lock_guard lock(m_pending_mutex);
+    auto [it, added] = m_pending.insert_or_assign(key, result);
+    it->second.outcome = Outcome::hit;
+    if (added) m_pending_count.fetch_add(1, std::memory_order_release);
+  }
+  auto written = [this, key] {
+    std::lock_guard lock(m_pending_mutex);
+    if (m_pending.erase(key) != 0) m_pending_count.fetch_sub(1, std::memory_order_release);
+  };
+  system::Background::Job job;
+  job.bytes = bytes.size();
+  job.run = [this, key, bytes = std::move(bytes), written] {
+    note_put(m_store->put_bytes(key, bytes));
+    written();
+  };
+  job.drop = written;  // not written: the next request of the key makes it again
+  m_background.post(std::move(job));
+}
+
+std::optional<CompileResult> Storage::pending(const cache::Key& key) {
+  std::lock_guard lock(m_pending_mutex);
+  if (auto it = m_pending.find(key); it != m_pending.end()) return it->second;
+  return std::nullopt;
+}
+
+void Storage::forget_pending_in_child() {
+  new (&m_pending_mutex) std::mutex();
+  m_pending.clear();
+  m_pending_count.store(0, std::memory_order_relaxed);
+}
+
 void Storage::backfill(const cache::Key& key, std::string bytes) {
   system::Background::Job job;
   job.bytes = bytes.size();
@@ -172,9 +213,14 @@ void Storage::note_put(const cache::PutResult& p) {
 }
 
 CompileResult Storage::fill(const Program& program, const Arch& arch, const PreparedRequest& request,
-                            const Make& make) {
+                            const Make& make, Fill how) {
   ++m_counters.cache.misses;
   const cache::Key& key = request.key.key;
+  if (how == Fill::unlocked) {
+    CompileResult r = make_and_store(request, make, {}, Write::by_worker);
+    if (m_store) schedule_flush();
+    return r;
+  }
   if (!m_store) return across_nodes(program, arch, request, make);
   auto progress = [&](std::chrono::milliseconds waited) {
     m_log(LogLevel::info, fmt::format("waiting {:.1f} s for another process compiling program {} (key {})",
@@ -246,7 +292,8 @@ CompileResult Storage::across_nodes(const Program& program, const Arch& arch, co
   return make_and_store(request, make);
 }
 
-CompileResult Storage::make_and_store(const PreparedRequest& request, const Make& make, std::string remote_token) {
+CompileResult Storage::make_and_store(const PreparedRequest& request, const Make& make, std::string remote_token,
+                                      Write write) {
   bool keep = true;
   CompileResult result = make(keep);
   ++m_counters.cache.compiles;
@@ -259,9 +306,13 @@ CompileResult Storage::make_and_store(const PreparedRequest& request, const Make
   if (!m_store && !m_config.cache_disabled) ++m_counters.cache.store_failures;  // its folder was refused: not kept
   if (m_store || m_remote) {
     // Serialized once: the local disk first, then the remote, off the request path.
-    const std::string bytes = cache::serialize(request.key.key, to_entry(result));
-    if (m_store) put_own(request.key.key, bytes);
+    std::string bytes = cache::serialize(request.key.key, to_entry(result));
     if (m_remote) m_remote->put_async(request.key.key, bytes, std::move(remote_token));  // a drop is counted
+    if (m_store && write == Write::by_worker) {
+      put_later(request.key.key, result, std::move(bytes));
+    } else if (m_store) {
+      put_own(request.key.key, bytes);
+    }
   }
   return result;
 }

@@ -3,8 +3,8 @@
 // over them: KJIT_ALWAYS_COMPILE asks no tier, KJIT_REQUIRE_HIT gets why each tier missed (as data,
 // in the lookup's answer), a remote hit is backfilled to the disk by the worker, a key being filled
 // is locked across processes (the store's flock, with a heartbeat) and nodes (the remote lock), and
-// a fresh entry is published on the disk before fill() returns, sent to the remote off the request
-// path. CompileService asks it once a request (find) and, on a miss, once more (fill); it knows no
+// a fresh entry is published on the disk before fill() returns (a link's: by the worker, Fill),
+// sent to the remote off the request path. CompileService asks it once a request (find) and, on a miss, once more (fill); it knows no
 // tier itself. It owns the disk store (none when the cache is disabled or its folder is not
 // trusted: cache/dir_trust.hpp) and the remote tier; the worker is the service's.
 // The constructor throws UsageError for a remote address or secret it cannot use, UnavailableError
@@ -29,9 +29,11 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kjit::request {
@@ -41,7 +43,9 @@ struct PreparedRequest {
   std::vector<std::string> flags;
   CacheKey key;
 
-  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch);
+  // `fast`: the fast path's setting (RuntimeConfig::nvrtc_fast), part of the key.
+  static PreparedRequest make(const Program& program, const compile::NormalizedOptions& options, const Arch& arch,
+                              compile::FastPath fast);
 };
 
 class Storage {
@@ -63,10 +67,21 @@ public:
   };
   Found find(const Program& program, const Arch& arch, const PreparedRequest& request);
 
-  // After a miss: the key locked across processes and nodes; the entry another holder made
-  // meanwhile (outcome waited), else make()'s result (outcome compiled), published on the disk and
-  // sent to the remote. Counts the request's miss, wait or compile.
-  CompileResult fill(const Program& program, const Arch& arch, const PreparedRequest& request, const Make& make);
+  // How a miss is filled. once: under the per-key locks across processes (the store's flock, with
+  // a heartbeat) and nodes (the remote lock), so that NVRTC's tens of milliseconds are spent once,
+  // and the entry published on the disk before fill() returns (the next process needs it).
+  // unlocked: make() at once, without either lock, and the entry written by the worker (a link:
+  // nvJitLink's fraction of a millisecond costs less than a lock file's creation and removal, a
+  // remote round trip or the entry's file on the request path). Until the worker wrote it, this
+  // process finds it in memory (a disk hit); a process that asks meanwhile, or after this one ended
+  // before its worker could, links again; two that link one key at once publish the same entry.
+  enum class Fill { once, unlocked };
+
+  // After a miss: the key locked across processes and nodes (Fill::once); the entry another holder
+  // made meanwhile (outcome waited), else make()'s result (outcome compiled), published on the disk
+  // and sent to the remote. Counts the request's miss, wait or compile.
+  CompileResult fill(const Program& program, const Arch& arch, const PreparedRequest& request, const Make& make,
+                     Fill how = Fill::once);
 
   // Entries that are not compile results (EntryStore): the disk, then the remote (backfilled).
   std::optional<std::string> find_entry(const cache::Key& key);
@@ -85,13 +100,23 @@ public:
   void close();
   // A forked child: the flush queued was the parent's worker's.
   void forget_queued_flush() { m_flush_queued = false; }
+  // fork(): the table of entries the worker has yet to write, held across the fork (lock, unlock),
+  // and empty in a child (the parent's worker writes them).
+  void lock_pending() { m_pending_mutex.lock(); }
+  void unlock_pending() { m_pending_mutex.unlock(); }
+  void forget_pending_in_child();
 
 private:
   CompileResult from_remote(cache::RemoteGet&& value, const Program& program, const Arch& arch,
                             const PreparedRequest& request);
   CompileResult across_nodes(const Program& program, const Arch& arch, const PreparedRequest& request,
                              const Make& make);
-  CompileResult make_and_store(const PreparedRequest& request, const Make& make, std::string remote_token = {});
+  enum class Write { now, by_worker };
+  CompileResult make_and_store(const PreparedRequest& request, const Make& make, std::string remote_token = {},
+                               Write write = Write::now);
+  // An entry for the worker to write (Write::by_worker), found by find() in memory until it is.
+  void put_later(const cache::Key& key, const CompileResult& result, std::string bytes);
+  std::optional<CompileResult> pending(const cache::Key& key);
   void note_put(const cache::PutResult& p);
   void put_own(const cache::Key& key, std::string_view bytes);
   void backfill(const cache::Key& key, std::string bytes);
@@ -106,6 +131,11 @@ private:
   std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled
   std::atomic<bool> m_warned_store{false};
   std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
+  // put_later's entries until the worker wrote them (or dropped them); m_pending_count: their
+  // number, read first so that a lookup with none pending takes no lock.
+  std::mutex m_pending_mutex;
+  std::unordered_map<cache::Key, CompileResult, cache::KeyHash> m_pending;
+  std::atomic<std::size_t> m_pending_count{0};
 };
 
 }  // namespace kjit::request

@@ -55,6 +55,10 @@ TuneKey TunerEngine::key_for(std::span<const TuneValue> shape) const {
   return m_impl->require_spec("a key for a shape").key(shape);
 }
 
+std::string TunerEngine::decision_key(std::span<const TuneValue> shape) const {
+  return m_impl->decision_key(key_for(shape)).hex();
+}
+
 namespace {
 
 // A shape's hash: its names and values in order.

@@ -38,6 +38,9 @@ public:
   std::string ltoir;                   // NVVM IR for link-time optimization: only with -dlto
   std::string log;                     // NVRTC's log (warnings, -Xptxas -v output)
   std::vector<std::pair<std::string, std::string>> lowered_names;  // expression -> mangled
+  // extern "C" kernel -> NVRTC's lowered name of its type ("square" -> "_ZN..18__kjit_kernel_typeIPFvPKfPfiEEE"):
+  // the parameter types as compiled, which the kernel's PTX name does not say (KernelSignature reads them).
+  std::vector<std::pair<std::string, std::string>> kernel_types;
   std::string key;                     // cache key, 32 hex digits
   Outcome outcome = Outcome::compiled;
   double compile_ms = 0;               // NVRTC time (0 for a hit)

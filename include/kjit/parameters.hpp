@@ -3,10 +3,11 @@
 // Kernel<Signature> does. It is read from the module's PTX (`.param .f32`, `.u32`, `.u64`,
 // `.align 8 .b8 name[16]`: the width, integer or floating point, a struct's size and alignment)
 // and, for a C++ kernel, from its mangled name (pointer or integer, signed or unsigned, bool, the
-// C++ type's spelling). An `extern "C"` kernel has no mangled name: its `.u64` is a pointer or a
-// 64-bit integer, its `.u32` an int of either signedness, until read_declaration reads its
-// declaration in the source. A pointer's element type (ElementType: `float` of `const float*`)
-// comes from the same two places; a device array passed for it must hold that type.
+// C++ type's spelling). An `extern "C"` kernel has no mangled name: its types are NVRTC's answer
+// to the type query of its compile (CompileResult::kernel_types, compile::KernelTypes), read by of();
+// without one its `.u64` is a pointer or a 64-bit integer and its `.u32` an int of either
+// signedness, unchecked. A pointer's element type (ElementType: `float` of `const float*`) comes
+// from the compiler the same way; a device array passed for it must hold that type.
 //
 // The pack_* calls check one argument against one parameter and write it into the parameter's
 // slot (parameters()[i].size bytes) of the caller's buffer; they allocate nothing on success and
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,15 +40,31 @@ enum class ParameterKind {
 };
 KJIT_API std::string_view to_string(ParameterKind kind);
 
-// What a pointer parameter points to, as a device array's element type. The C++ spellings each
-// one takes are element_type_of's table (docs/python.md shows it).
+// What a pointer parameter points to, as a device array's element type. Every spelling of each
+// is one row of element_types() (docs/python.md's table is checked against it).
 enum class ElementType : std::uint8_t {
-  unchecked,  // not known (a struct, a pointer to a pointer, a name kjit cannot resolve): any array fits
+  unchecked,  // not known (a struct, a pointer to a pointer, no type from the compiler): any array fits
   any,        // void*: any array fits
-  float16, bfloat16, float32, float64,
+  float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2,
   int8, uint8, boolean, int16, uint16, int32, uint32, int64, uint64,
   float16x2, bfloat16x2, float32x2, float64x2,  // half2, __nv_bfloat162, float2, double2
 };
+
+// One element type and every name it goes by: the one table behind the C++ check, the Python
+// package's dtype lookups (torch, CuPy/numpy, __cuda_array_interface__, DLPack) and the docs.
+struct ElementTypeRow {
+  ElementType type;
+  std::string_view name;     // "float32"
+  std::string_view cpp;      // C++ spellings, ", " between them: "float"; "long, long long, int64_t, ..."
+  std::string_view torch;    // torch's dtype attribute ("float32"), "" for none
+  std::string_view numpy;    // numpy's (and CuPy's) dtype name, "" for none
+  std::string_view typestr;  // __cuda_array_interface__'s typestr less its byte order ("f4"), "" for none
+  std::uint8_t dlpack_code;  // DLPack's DLDataTypeCode (kDLFloat 2, kDLFloat8_e4m3fn 10, ...)
+  std::uint8_t dlpack_bits;  // 0: no DLPack type
+  ElementType lane;          // the scalar of a two-lane type (float32 for float32x2), else `type`
+};
+// Every row, in ElementType's order from float16 (unchecked and any are no element types of arrays).
+KJIT_API std::span<const ElementTypeRow> element_types();
 // "float32", "bfloat16x2", "void" (any), "unchecked".
 KJIT_API std::string_view to_string(ElementType type);
 // The element type a C++ type names, qualifiers ignored: "float", "const __half", "int64_t",
@@ -97,14 +115,11 @@ public:
   std::size_t buffer_bytes() const noexcept { return m_buffer_bytes; }
   std::size_t offset(std::size_t index) const noexcept { return m_offsets[index]; }
 
-  // Reads the kernel's declaration in `source` (the CUDA source it was compiled from:
-  // `__global__ void square(const float* matrix, float* result, int n)`), comments skipped: the
-  // parameters' names into Parameter::source_name and, for an `extern "C"` kernel (whose PTX name
-  // says no types), their C++ types, pointer-ness and element types, through the source's
-  // `typedef`s and `using` aliases; a name it cannot resolve (a macro) leaves that parameter
-  // unchecked, with a note. The declaration must be a __global__ function of the kernel's plain
-  // name with as many parameters as the PTX has; false (nothing set) when there is none or
-  // several that disagree.
+  // Reads the parameters' names into Parameter::source_name from the kernel's declaration in
+  // `source` (the CUDA source it was compiled from: `__global__ void square(const float* matrix,
+  // float* result, int n)`), read with kjit's lexer. Names only: no type is ever taken from the
+  // text. The declaration must be a __global__ function of the kernel's plain name with as many
+  // parameters as the PTX has; false (nothing set) when there is none or several that disagree.
   bool read_declaration(std::string_view source);
 
   // Throws ArgumentError when `given` is not the number of parameters.
@@ -140,6 +155,11 @@ public:
   [[noreturn]] void refuse(std::size_t index, std::string_view given, std::string_view why = {}) const;
 
 private:
+  static KernelSignature find(const CompileResult& result, std::string_view name);
+  // An extern "C" kernel's C++ types from the compile's type query (CompileResult::kernel_types),
+  // or the note saying why there are none.
+  void add_compiled_types(const CompileResult& result);
+
   std::string m_kernel;
   std::string m_symbol;
   std::vector<Parameter> m_parameters;

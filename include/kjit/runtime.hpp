@@ -89,6 +89,25 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
+// NVRTC made ready before the first compile needs it (docs/embedding.md#nvrtc-ready-ahead): on a
+// thread of its own, once a process, libnvrtc is opened (found as a compile would find it), its
+// builtins library loaded, the toolkit's headers found and an empty kernel compiled (NVRTC's
+// once-per-process set-up), so that a first compile costs what a later one does. Returns at once;
+// Wait::yes returns when it is done. A Runtime made with RuntimeConfig::prepare on (KJIT_PREPARE,
+// the default) calls it, and so does `import kjit`; a program whose first request comes after its
+// own start-up (CUDA init, reading its data) calls it first thing. No output changes (no key, PTX,
+// cubin or log). A program that compiles nothing pays a thread and NVRTC's memory, never time on
+// its own threads, except that exit() waits for a step in flight (at most the empty kernel's
+// compile, a few milliseconds). Never throws: a failure is said by the first compile.
+enum class Wait { no, yes };
+KJIT_API void prepare(Wait wait = Wait::no);
+// prepare() when config.prepare is on (what a Runtime made with `config` does).
+KJIT_API void prepare(const RuntimeConfig& config);
+// A libnvrtc to open when none of kjit's own places has one (the one in the process, the toolkit
+// KJIT_CUDA_HOME, CUDA_HOME or CUDA_PATH names, the loader's, the build's): tried after them, in the
+// order added. The Python package names those of pip's CUDA packages (torch's nvidia/cu13).
+KJIT_API void add_nvrtc_fallback(const std::filesystem::path& library);
+
 // The NVRTC version as "13.0", and the real archs it can compile for (75, 80, ...).
 KJIT_API std::string nvrtc_version();
 KJIT_API std::vector<int> supported_archs();

@@ -48,6 +48,10 @@ struct KJIT_API RuntimeConfig {
   // with a fallback to the full one: about a third off a small kernel's cold compile. Never part
   // of the cache key (the PTX and cubin are the same); off: always the full front end.
   bool nvrtc_fast = true;
+  // KJIT_PREPARE: the Runtime, when it is made, makes NVRTC ready on a thread of its own
+  // (kjit::prepare(), <kjit/runtime.hpp>), so that its first compile does not open NVRTC. No
+  // output changes; off: NVRTC is opened by the first request that needs it.
+  bool prepare = true;
   LogLevel log_level = LogLevel::warn;
   LogCallback log;                              // empty: stderr
 

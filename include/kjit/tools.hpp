@@ -11,6 +11,7 @@
 #include <kjit/tools/closest_names.hpp>
 #include <kjit/tools/install.hpp>
 #include <kjit/tools/profile.hpp>
+#include <kjit/tools/shard.hpp>
 #include <kjit/tools/tune_ahead.hpp>
 #include <kjit/tools/warm.hpp>
 #include <kjit/tools/write_file.hpp>

@@ -188,6 +188,9 @@ public:
   const TuneSpec* spec() const;
   // The spec's tuning key for `shape`. Throws UsageError without a spec or for a missing value.
   TuneKey key_for(std::span<const TuneValue> shape) const;
+  // The cache key of the decision for `shape` on the current device (32 hex digits), which
+  // `kjit tune --shard` splits by: every shape of one decision goes to one shard. Throws as key_for.
+  std::string decision_key(std::span<const TuneValue> shape) const;
   // The spec's launch: the decision for `shape` (timing every candidate on `args`, the driver's
   // argument array, with the spec's outputs reset or restored), then the chosen candidate's
   // launch with the spec's grid. Each candidate's parameters are checked once against the spec's.

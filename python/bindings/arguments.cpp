@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace pybind11::literals;
 
@@ -43,20 +44,14 @@ const Names& names() {
 
 // A framework's dtype objects (torch.float32, numpy's dtype('float32'), ...; each a singleton)
 // and the element types they are, compared by identity: no lookup, no allocation.
+// Filled once from kjit::element_types(), the one table; no fixed capacity.
 struct DtypeTable {
-  static constexpr int k_size = 16;
-  PyObject* dtypes[k_size] = {};
-  ElementType elements[k_size] = {};
-  int count = 0;
-  void add(PyObject* dtype, ElementType element) {
-    if (count == k_size) return;
-    dtypes[count] = dtype;
-    elements[count++] = element;
-  }
-  // unchecked for a dtype kjit has no element type for (float8, quantized).
+  std::vector<std::pair<PyObject*, ElementType>> rows;
+  void add(PyObject* dtype, ElementType element) { rows.emplace_back(dtype, element); }
+  // unchecked for a dtype kjit has no element type for (quantized, float4).
   ElementType element_of(PyObject* dtype) const {
-    for (int k = 0; k < count; ++k) {
-      if (dtypes[k] == dtype) return elements[k];
+    for (const auto& [d, element] : rows) {
+      if (d == dtype) return element;
     }
     return ElementType::unchecked;
   }
@@ -94,15 +89,9 @@ const Torch* torch() {
   t.is_contiguous = _PyType_Lookup(t.tensor, names().is_contiguous);
   t.dtype = _PyType_Lookup(t.tensor, names().dtype);
   if (t.dtype != nullptr && Py_TYPE(t.dtype)->tp_descr_get == nullptr) t.dtype = nullptr;
-  static constexpr std::pair<const char*, ElementType> k_torch[] = {
-      {"float32", ElementType::float32}, {"float16", ElementType::float16}, {"bfloat16", ElementType::bfloat16},
-      {"float64", ElementType::float64}, {"int32", ElementType::int32}, {"int64", ElementType::int64},
-      {"int8", ElementType::int8}, {"uint8", ElementType::uint8}, {"bool", ElementType::boolean},
-      {"int16", ElementType::int16}, {"uint16", ElementType::uint16}, {"uint32", ElementType::uint32},
-      {"uint64", ElementType::uint64}, {"complex32", ElementType::float16x2},
-      {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
-  for (const auto& [name, element] : k_torch) {
-    if (py::hasattr(m, name)) t.dtypes.add(py::object(m.attr(name)).release().ptr(), element);
+  for (const ElementTypeRow& row : element_types()) {
+    const std::string name(row.torch);
+    if (!name.empty() && py::hasattr(m, name.c_str())) t.dtypes.add(py::object(m.attr(name.c_str())).release().ptr(), row.type);
   }
   found = true;
   return &t;
@@ -161,13 +150,9 @@ const Cupy* cupy() {
     c.device = descriptor(reinterpret_cast<PyTypeObject*>(memory_pointer.ptr()), "device");
     c.id = descriptor(reinterpret_cast<PyTypeObject*>(device.ptr()), "id");
     py::object np_dtype = py::reinterpret_borrow<py::module_>(numpy).attr("dtype");
-    static constexpr std::pair<const char*, ElementType> k_numpy[] = {
-        {"float32", ElementType::float32}, {"float16", ElementType::float16}, {"float64", ElementType::float64},
-        {"int32", ElementType::int32}, {"int64", ElementType::int64}, {"int8", ElementType::int8},
-        {"uint8", ElementType::uint8}, {"bool", ElementType::boolean}, {"int16", ElementType::int16},
-        {"uint16", ElementType::uint16}, {"uint32", ElementType::uint32}, {"uint64", ElementType::uint64},
-        {"complex64", ElementType::float32x2}, {"complex128", ElementType::float64x2}};
-    for (const auto& [name, element] : k_numpy) c.dtypes.add(np_dtype(name).release().ptr(), element);
+    for (const ElementTypeRow& row : element_types()) {
+      if (!row.numpy.empty()) c.dtypes.add(np_dtype(std::string(row.numpy)).release().ptr(), row.type);
+    }
   } catch (const py::error_already_set&) {
     state = 2;
     return nullptr;
@@ -260,43 +245,24 @@ bool pack_torch(const KernelSignature& s, std::size_t i, PyObject* a, Placement&
   return true;
 }
 
-// __cuda_array_interface__'s typestr ("<f4", "|u1", "<c8") as an element type; unchecked for
-// one kjit has none for.
+// __cuda_array_interface__'s typestr ("<f4", "|u1", "<c8") as an element type (element_types()'s
+// typestr column); unchecked for one kjit has none for.
 ElementType element_of_typestr(std::string_view t) {
   if (t.size() < 3) return ElementType::unchecked;
-  const char kind = t[1];
-  const std::string_view bytes = t.substr(2);
-  auto is = [&](std::string_view b) { return bytes == b; };
-  switch (kind) {
-    case 'f': return is("2") ? ElementType::float16 : is("4") ? ElementType::float32 : is("8") ? ElementType::float64
-                                                                                              : ElementType::unchecked;
-    case 'i': return is("1") ? ElementType::int8 : is("2") ? ElementType::int16 : is("4") ? ElementType::int32
-                   : is("8") ? ElementType::int64 : ElementType::unchecked;
-    case 'u': return is("1") ? ElementType::uint8 : is("2") ? ElementType::uint16 : is("4") ? ElementType::uint32
-                   : is("8") ? ElementType::uint64 : ElementType::unchecked;
-    case 'b': return is("1") ? ElementType::boolean : ElementType::unchecked;
-    case 'c': return is("4") ? ElementType::float16x2 : is("8") ? ElementType::float32x2
-                   : is("16") ? ElementType::float64x2 : ElementType::unchecked;
-    default: return ElementType::unchecked;
+  for (const ElementTypeRow& row : element_types()) {
+    if (!row.typestr.empty() && t.substr(1) == row.typestr) return row.type;
   }
+  return ElementType::unchecked;
 }
 
-// DLPack's dtype as an element type (one lane only); unchecked for one kjit has none for.
+// DLPack's dtype as an element type (one lane only; element_types()'s DLPack columns); unchecked
+// for one kjit has none for.
 ElementType element_of_dlpack(const DLDataType& d) {
   if (d.lanes != 1) return ElementType::unchecked;
-  switch (d.code) {
-    case kDLFloat: return d.bits == 16 ? ElementType::float16 : d.bits == 32 ? ElementType::float32
-                        : d.bits == 64 ? ElementType::float64 : ElementType::unchecked;
-    case kDLBfloat: return d.bits == 16 ? ElementType::bfloat16 : ElementType::unchecked;
-    case kDLInt: return d.bits == 8 ? ElementType::int8 : d.bits == 16 ? ElementType::int16
-                      : d.bits == 32 ? ElementType::int32 : d.bits == 64 ? ElementType::int64 : ElementType::unchecked;
-    case kDLUInt: return d.bits == 8 ? ElementType::uint8 : d.bits == 16 ? ElementType::uint16
-                       : d.bits == 32 ? ElementType::uint32 : d.bits == 64 ? ElementType::uint64 : ElementType::unchecked;
-    case 6 /* kDLBool, newer than some dlpack.h */: return d.bits == 8 ? ElementType::boolean : ElementType::unchecked;
-    case kDLComplex: return d.bits == 32 ? ElementType::float16x2 : d.bits == 64 ? ElementType::float32x2
-                         : d.bits == 128 ? ElementType::float64x2 : ElementType::unchecked;
-    default: return ElementType::unchecked;
+  for (const ElementTypeRow& row : element_types()) {
+    if (row.dlpack_bits != 0 && row.dlpack_code == d.code && row.dlpack_bits == d.bits) return row.type;
   }
+  return ElementType::unchecked;
 }
 
 // Whether dense row-major strides (in elements or bytes, `unit` each) match `strides`; a

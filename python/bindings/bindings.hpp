@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kjit/parameters.hpp>
+#include <kjit/runtime_config.hpp>
 
 #include <pybind11/pybind11.h>
 
@@ -17,6 +18,10 @@ void bind_compile(py::module_& m);  // compile.cpp: Program, CompileOptions, Com
 void bind_kernels(py::module_& m);  // kernels.cpp: Kernel (k[grid, block]), Stream, GlobalHandle
 void bind_runtime(py::module_& m);  // runtime.cpp: Runtime (its options from C++'s table), Module, Link, load_inline
 void bind_tools(py::module_& m);    // tools.cpp: diff, resources, sass, bench, Profiler
+void bind_warm(py::module_& m);     // warm.cpp: Shard, warm, merge_bundles
+
+// kjit.Runtime's keywords (RuntimeConfig::options()' names) over the environment's configuration.
+RuntimeConfig runtime_config(const py::kwargs& kw);
 
 // A kernel's parameters as dicts (index, name, type, kind, size, ...).
 py::list parameters_list(const KernelSignature& s);

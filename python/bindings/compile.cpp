@@ -64,6 +64,14 @@ py::list parameters_list(const KernelSignature& s) {
 void bind_compile(py::module_& m) {
   m.def("version", [] { return std::string(kjit::version()); });
   m.def("nvrtc_version", &nvrtc_version);
+  m.def("prepare", [](bool wait) {
+    py::gil_scoped_release released;  // the preparation's thread needs no Python
+    prepare(wait ? Wait::yes : Wait::no);
+  }, "wait"_a = false, "NVRTC made ready on a thread of libkjit's (kjit::prepare): returns at once, or when done.");
+  m.def("prepare_as_configured", [] { prepare(RuntimeConfig::from_environment()); },
+        "prepare() unless KJIT_PREPARE is off (what `import kjit` calls).");
+  m.def("add_nvrtc_fallback", [](const std::string& library) { add_nvrtc_fallback(library); },
+        "A libnvrtc to open when none of libkjit's own places has one (pip's CUDA packages').");
   m.def("supported_archs", &supported_archs);
   m.def("driver_available", &driver_available);
   m.def("driver_unavailable_reason", &driver_unavailable_reason);

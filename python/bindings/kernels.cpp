@@ -90,6 +90,19 @@ void bind_kernels(py::module_& m) {
              return py::reinterpret_steal<py::object>(l);
            }, "grid"_a, "block"_a, "shared_mem"_a = 0, "stream"_a = py::none(), "strided"_a = false,
            "k[grid, block, shared_mem, stream] with strided=: a kjit.Launcher to call with the arguments.")
+      .def("bind", [](const std::shared_ptr<PyKernel>& k, const py::handle& grid, const py::handle& block,
+                      const py::handle& stream, std::size_t shared_mem, bool strided) {
+             LaunchConfig config;
+             config.grid = to_dim3(grid, "grid");
+             config.block = to_dim3(block, "block");
+             config.shared_mem = shared_mem;
+             PyObject* l = make_launcher(k, config, stream_handle(stream), strided);
+             if (l == nullptr) throw py::error_already_set();
+             return py::reinterpret_steal<py::object>(l);
+           }, "grid"_a, "block"_a, py::kw_only(), "stream"_a = py::none(), "shared_mem"_a = 0, "strided"_a = false,
+           "The launch bound once: a kjit.Launcher for grid, block, stream (None: the arrays' framework's current "
+           "stream at each call) and shared_mem, called with the kernel's arguments as often as needed; each call "
+           "checks them as k[grid, block](...) does.")
       .def_property_readonly("name", [](const PyKernel& k) { return k.handle.name(); })
       .def_property_readonly("_identity", [](const PyKernel& k) { return reinterpret_cast<std::uintptr_t>(k.signature); },
                              "The same for every handle to one kernel of one loaded module (its state's).")

@@ -28,4 +28,5 @@ PYBIND11_MODULE(_kjit, m) {
   bind_kernels(m);
   bind_runtime(m);
   bind_tools(m);
+  bind_warm(m);
 }

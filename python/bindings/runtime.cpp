@@ -34,6 +34,8 @@ std::string option_text(std::string_view name, const py::handle& value) {
                        "path; given " + std::string(Py_TYPE(o)->tp_name));
 }
 
+}  // namespace
+
 // The keywords of kjit.Runtime(...), read in the table's order (so cache_required, after
 // cache_dir there, wins over what naming a folder implies).
 RuntimeConfig runtime_config(const py::kwargs& kw) {
@@ -52,6 +54,8 @@ RuntimeConfig runtime_config(const py::kwargs& kw) {
   }
   return c;
 }
+
+namespace {
 
 py::dict stats_dict(const RuntimeStats& s) {
   py::dict out;

@@ -17,6 +17,9 @@ __global__ void widths(signed char i8, unsigned char u8, short i16, unsigned sho
 __global__ void pointers(const float* in, float* out, int n) {}
 __global__ void structs(Pair p, Tiny t, float* out) {}
 extern "C" __global__ void plain(float* p, unsigned n, long long q, double d, Pair s) {}
+// A kernel made by a function-like macro: NVRTC is not asked its type, its PTX alone speaks.
+#define BARE(name) extern "C" __global__ void name(float* p, unsigned n, long long q, double d, Pair s) {}
+BARE(bare)
 __global__ void overloaded(int) {}
 __global__ void overloaded(float) {}
 """
@@ -72,10 +75,14 @@ def test_parameter_table_from_ptx_and_mangled_name(result):
         ("float", ".f32", "floating point", 4), ("double", ".f64", "floating point", 8), ("bool", ".u8", "bool", 1),
     ]
     assert sig.parameters[0]["name"].endswith("_param_0")
-    plain = result.signature("plain")
+    plain = result.signature("plain")  # extern "C": NVRTC's type query gives the C++ types
     assert [p["kind"] for p in plain.parameters] == [
+        "pointer", "unsigned integer", "signed integer", "floating point", "bytes"]
+    assert str(plain) == "plain(float* [.u64], unsigned int [.u32], long long [.u64], double [.f64], Pair [.b8[16]])"
+    bare = result.signature("bare")  # no type from the compiler: the PTX's widths, unchecked
+    assert [p["kind"] for p in bare.parameters] == [
         "pointer or 64-bit integer", "integer", "pointer or 64-bit integer", "floating point", "bytes"]
-    assert str(plain) == "plain(.u64, .u32, .u64, .f64, .b8[16])"
+    assert str(bare).startswith("bare(.u64 [NVRTC was not asked its type")
 
 
 def test_random_scalars_pack_at_every_width(result):
@@ -160,7 +167,7 @@ def test_unsigned_and_bool_ranges(result):
 
 
 def test_extern_c_u64_takes_pointer_or_integer(result):
-    sig = result.signature("plain")
+    sig = result.signature("bare")
     pair = bytes(range(16))
     packed = sig.pack(None, 2**32 - 1, -1, 0.5, pair)
     assert packed[8:12] == b"\xff" * 4 and packed[16:24] == b"\xff" * 8

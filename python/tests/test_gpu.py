@@ -201,6 +201,47 @@ def test_tensor_on_the_wrong_device_or_strided_is_refused(torch, square):
         square.launch(grid=1, block=(16, 16), args=(t, y, 4, 4))
 
 
+def test_bind_launches_and_checks_every_call_as_a_subscript_launch(torch, square):
+    # k.bind(grid, block, stream=, shared_mem=): bound once, called many times, each call checked.
+    h, w = 45, 71
+    grid = (math.ceil(w / 16), math.ceil(h / 16))
+    side = torch.cuda.Stream()
+    bound = square.bind(grid, (16, 16), stream=side.cuda_stream, shared_mem=0)
+    current = square.bind(grid, (16, 16))  # stream=None: torch's current stream at each call
+    assert type(bound) is type(square[grid, (16, 16)])
+    for _ in range(4):
+        x = torch.randn(h, w, device="cuda") + 3.0  # never zero
+        y = torch.full_like(x, float("nan"))
+        side.wait_stream(torch.cuda.current_stream())
+        bound(x, y, w, h)
+        side.synchronize()
+        assert torch.equal(y, x * x)
+        z = torch.full_like(x, float("nan"))
+        with torch.cuda.stream(side):
+            current(x, z, w, h)  # on `side`, torch's current stream there
+        side.synchronize()
+        assert torch.equal(z, x * x)
+
+    def message(launch, *args):
+        with pytest.raises((TypeError, kjit.Error)) as e:
+            launch(*args)
+        return type(e.value), str(e.value)
+
+    y = torch.full((h, w), float("nan"), device="cuda")
+    subscript = square[grid, (16, 16)]
+    for args in ((torch.randn(h, w), y, w, h),                                   # on the host
+                 (torch.randn(h, w, device="cuda", dtype=torch.float64), y, w, h),  # float64 for float*
+                 (torch.randn(w, h, device="cuda").t(), y, w, h),               # not dense
+                 (y, y, w),                                                      # an argument short
+                 (y, y, w, 2 ** 40)):                                            # out of int's range
+        assert message(bound, *args) == message(subscript, *args), args
+    assert torch.isnan(y).all()  # no refused call launched
+    with pytest.raises(TypeError):
+        square.bind(grid, (16, 16), side.cuda_stream)  # stream and shared_mem by keyword only
+    with pytest.raises(kjit.UsageError, match=r"block takes an int or a tuple of 1 to 3 ints"):
+        square.bind(grid, (16, 16, 1, 1))
+
+
 def test_bad_launch_configuration_is_a_usage_error(square):
     with pytest.raises(kjit.UsageError, match=r"grid takes an int or a tuple of 1 to 3 ints; given \(-1, 1\)"):
         square[(-1, 1), (16, 16)]

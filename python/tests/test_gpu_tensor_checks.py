@@ -272,3 +272,59 @@ def test_the_strided_op_gives_the_right_answer(torch, ops):
     torch.testing.assert_close(y, t * t, rtol=0, atol=0)
     f = torch.compile(lambda a: ops["strided"](a.t(), 9, 7, 1, 9), fullgraph=True)
     torch.testing.assert_close(f(x), t * t, rtol=0, atol=0)
+
+
+_PRECISION = r"""
+#ifdef USE_DOUBLE
+typedef double real_t;
+#else
+typedef float real_t;
+#endif
+#define SCALE(v) ((real_t)3 * (v))
+extern "C" __global__ void triple(const real_t* x, real_t* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = SCALE(x[i]);
+}
+"""
+
+
+@pytest.mark.parametrize("define, dtype, wrong", [(None, "float32", "float64"), ("USE_DOUBLE", "float64", "float32")])
+def test_an_extern_c_precision_switch_takes_the_tensor_it_compiled_for(torch, define, dtype, wrong):
+    # The types as NVRTC compiled them (issue #55): float without -D, double with it; right numbers.
+    m = kjit.load_inline(name=f"precision_{dtype}", cuda_sources=_PRECISION, functions=["triple"],
+                         extra_cuda_cflags=[f"-D{define}"] if define else [])
+    assert m.triple.parameters[0]["element"] == dtype
+    n = 1000
+    x = torch.rand(n, device="cuda", dtype=getattr(torch, dtype)) * 10 - 5
+    y = torch.full((n,), float("nan"), device="cuda", dtype=getattr(torch, dtype))
+    m.triple[(n + 127) // 128, 128](x, y, n)
+    torch.cuda.synchronize()
+    assert torch.equal(y, 3 * x)
+    with pytest.raises(kjit.ArgumentError, match=rf"takes {dtype} elements"):
+        m.triple[(n + 127) // 128, 128](x.to(getattr(torch, wrong)), y, n)
+
+
+def test_fp8_unsigned_and_bool_tensors_fit_their_kernels(torch):
+    # Rows of the one dtype table (kjit.element_types in C++): fp8, torch's uint32, bool.
+    if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "uint32"):
+        pytest.skip("this torch has no float8_e4m3fn or uint32")
+    m = kjit.load_inline(name="dtype_rows", functions=["widen"], cuda_sources=r"""
+#include <cuda_fp8.h>
+extern "C" __global__ void widen(const __nv_fp8_e4m3* a, const __nv_fp8_e5m2* b, const unsigned* u,
+                                 const bool* keep, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = keep[i] ? float(a[i]) + float(b[i]) + float(u[i]) : -1.f;
+}""")
+    assert [p["element"] for p in m.widen.parameters[:4]] == ["float8_e4m3", "float8_e5m2", "uint32", "bool"]
+    n = 256
+    a = (torch.rand(n, device="cuda") * 4).to(torch.float8_e4m3fn)
+    b = (torch.rand(n, device="cuda") * 4).to(torch.float8_e5m2)
+    u = torch.randint(0, 100, (n,), device="cuda", dtype=torch.int64).to(torch.uint32)
+    keep = torch.rand(n, device="cuda") > 0.3
+    out = torch.full((n,), float("nan"), device="cuda")
+    m.widen[2, 128](a, b, u, keep, out, n)
+    torch.cuda.synchronize()
+    expected = torch.where(keep, a.float() + b.float() + u.to(torch.int64).float(), torch.full_like(out, -1.0))
+    assert torch.equal(out, expected)
+    with pytest.raises(kjit.ArgumentError, match="takes float8_e4m3 elements"):
+        m.widen[2, 128](b, b, u, keep, out, n)

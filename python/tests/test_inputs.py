@@ -135,7 +135,7 @@ def test_runtime_options_are_cs_table():
     options = kjit._kjit.runtime_options()
     names = [o["name"] for o in options]
     # Every field of RuntimeConfig but the log callback, each with the KJIT_* variable it mirrors.
-    assert len(names) == 24 and len(set(names)) == 24
+    assert len(names) == 25 and len(set(names)) == 25
     for n in ("cache_dir", "cache_required", "cache_max_size", "lock_timeout", "lock_stale_after", "dump_hits",
               "wait_progress_every", "log_level", "remote_timeout", "remote_ttl", "remote_max_value_size"):
         assert n in names
@@ -149,7 +149,7 @@ def test_runtime_takes_every_option(tmp_path):
               "cache_shared": False, "remote_cache": "", "remote_read_only": True, "remote_secret_file": "",
               "remote_signing_key_file": "", "remote_public_key_file": "", "remote_http_auth_file": "",
               "remote_timeout": "75ms", "remote_ttl": "1d", "remote_max_value_size": 1 << 20, "require_hit": False,
-              "nvrtc_fast": True}
+              "nvrtc_fast": True, "prepare": False}
     assert sorted(values) == sorted(o["name"] for o in kjit._kjit.runtime_options())
     rt = kjit.Runtime(**values)
     assert os.fspath(rt.cache_dir) == str(tmp_path / "c")

@@ -1,7 +1,8 @@
 """The package's shape as an installed package has it: the kjit command (`python -m kjit` and the
 console script's entry point, kjit._cli.main) runs the CLI with its arguments, exit status and
 output; the type stub of the extension names only what exists and everything the package
-re-exports from it; py.typed is there; NVRTC is libkjit's, pip's packages only a fallback. CPU only."""
+re-exports from it; py.typed is there; NVRTC is libkjit's, pip's packages only a fallback, made ready
+at import without changing any output. CPU only."""
 
 import ast
 import os
@@ -72,25 +73,101 @@ def _stub():
     return ast.parse((PACKAGE / "_kjit.pyi").read_text())
 
 
-def test_the_stub_names_only_what_the_extension_has_and_all_the_package_re_exports():
+def _members(cls):
+    """A stub class's members: its methods and properties, and its annotated attributes."""
+    names = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
+    return names | {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)}
+
+
+def test_the_stub_names_what_the_extension_has_both_ways():
     tree = _stub()
-    declared = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))} - {"__getattr__"}
+    declared = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     missing = sorted(n for n in declared if not hasattr(kjit._kjit, n))
     assert not missing, f"_kjit.pyi declares what the extension lacks: {missing}"
+    # The other way: every name of the extension, the private ones (_current_device) too, is in the stub.
+    public = {n for n in dir(kjit._kjit) if not n.startswith("__")}
+    assert not sorted(public - declared), f"the extension has names _kjit.pyi does not declare: {sorted(public - declared)}"
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         real = getattr(kjit._kjit, cls.name)
+        members = _members(cls)
+        if issubclass(real, BaseException):  # attributes a raise sets on the instance (.log), unseen on the type
+            members = {m for m in members if not any(isinstance(b, ast.AnnAssign) and b.target.id == m for b in cls.body)}
         # Not the dunders: kjit sets some protocol slots on the type itself (a Kernel's subscript), unseen by hasattr.
-        members = {m.name for m in cls.body if isinstance(m, ast.FunctionDef) and not m.name.startswith("__")}
-        members |= {m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)}
-        absent = sorted(m for m in members if not hasattr(real, m))
+        absent = sorted(m for m in members if not m.startswith("__") and not hasattr(real, m))
         assert not absent, f"_kjit.pyi: {cls.name} has no {absent}"
+        if "__getattr__" in members or issubclass(real, BaseException):
+            continue  # partial: what it does not list is Any
+        # A class without __getattr__ is whole: each of the type's own members (pybind11's or kjit's) is listed.
+        own = {m for m in vars(real) if not m.startswith("_")}
+        unlisted = sorted(own - members)
+        assert not unlisted, f"_kjit.pyi: {cls.name} lists no {unlisted} (add them, or end the class in __getattr__)"
     exported = {n for n in kjit.__all__ if getattr(kjit, n, None) is getattr(kjit._kjit, n, object())}
     assert not sorted(exported - declared), f"re-exported from the extension but not in _kjit.pyi: {sorted(exported - declared)}"
     assert (PACKAGE / "py.typed").exists()
 
 
-def test_nvrtc_is_open_at_import_and_pip_packages_are_only_a_fallback():
+def test_the_stubs_compile_options_are_the_tables_rows():
+    import stub_options
+    fields = kjit._kjit.compile_option_fields()
+    stub = (PACKAGE / "_kjit.pyi").read_text()
+    written = stub_options.block(fields)
+    assert stub_options.current(stub) == written, (
+        "_kjit.pyi's CompileOptions fields are not compile_option_fields()'s rows; rewrite them with "
+        "PYTHONPATH=<build>/python python3 python/tests/stub_options.py --write python/src/kjit/_kjit.pyi\n"
+        f"the rows say:\n{written}")
+    cls = next(n for n in _stub().body if isinstance(n, ast.ClassDef) and n.name == "CompileOptions")
+    fields_in_stub = [m.target.id for m in cls.body if isinstance(m, ast.AnnAssign)]
+    assert fields_in_stub == [f["name"] for f in fields]  # both ways, in the table's order
+    assert "nvcc_environment" in fields_in_stub
+    options = kjit._kjit.CompileOptions()
+    for f in fields:  # each annotated type is the type the binding returns
+        expected = {"str": str, "bool": bool, "int": int, "list[str]": list}[stub_options.KIND_TYPES[f["kind"]]]
+        assert type(getattr(options, f["name"])) is expected, f["name"]
+
+
+def test_nvrtc_is_the_toolkits_and_pip_packages_are_only_a_fallback():
     # libkjit opened NVRTC (the toolkit here); the pip fallback loaded nothing.
     assert kjit._kjit.toolkit_paths()["nvrtc_library"].endswith(".so." + kjit.nvrtc_version().split(".")[0])
     assert kjit._nvrtc.loaded is None
+    assert kjit._nvrtc.opened_from_pip() is None
     assert all("nvidia" in c for c in kjit._nvrtc.candidates())
+
+
+PREPARED = r'''
+import json, sys, kjit
+if sys.argv[1] == "wait":
+    kjit.prepare(wait=True)
+r = kjit.Runtime(cache_disabled=True).compile(kjit.Program("k.cu", sys.argv[2]), arch="sm_90")
+print(json.dumps({"ptx": r.ptx, "cubin": r.cubin.hex(), "log": r.log, "key": r.key}))
+'''
+
+
+def test_nvrtc_prepared_at_import_or_by_prepare_changes_no_output():
+    # Fresh processes: KJIT_PREPARE=off (the compile opens NVRTC), import's preparation racing the
+    # compile, and kjit.prepare(wait=True) first; a random kernel's PTX, cubin, log and key agree.
+    import random
+    a, b = random.randint(2, 10 ** 6), random.randint(2, 10 ** 6)
+    src = (f'extern "C" __global__ void scale(float* x, int n) {{ int i = threadIdx.x; if (i < n) x[i] = x[i] * {a}.0f + {b}; }}\n'
+           f'template <typename T> __global__ void twice(T* x) {{ x[threadIdx.x] *= T({a % 97 + 2}); }}\n'
+           'template __global__ void twice<float>(float*);\n')
+    outputs = []
+    for mode, prepare in (("plain", "off"), ("plain", "on"), ("wait", "on")):
+        env = dict(os.environ, KJIT_PREPARE=prepare)
+        p = subprocess.run([sys.executable, "-c", PREPARED, mode, src], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr
+        outputs.append(p.stdout)
+    assert outputs[0] and '"ptx": ""' not in outputs[0]
+    assert outputs[1] == outputs[0]
+    assert outputs[2] == outputs[0]
+
+
+def test_prepare_waits_and_a_bad_kjit_prepare_is_said_by_the_runtime(monkeypatch):
+    kjit.prepare(wait=True)  # returns once NVRTC is ready (import started it already)
+    assert kjit._kjit.toolkit_paths()["nvrtc_library"]
+    monkeypatch.setenv("KJIT_PREPARE", "later")
+    with pytest.raises(kjit.UsageError, match="KJIT_PREPARE"):
+        kjit.Runtime()
+    p = subprocess.run([sys.executable, "-c", "import kjit"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, KJIT_PREPARE="later"))
+    assert p.returncode == 0, p.stderr  # the import itself goes on

@@ -31,7 +31,7 @@ def result(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory):
-    """A result that knows no source (as one loaded from elsewhere): its signatures have no names."""
+    """A result that knows no source (as kjit.link's): its signatures have no names."""
     rt = kjit.Runtime(cache_dir=str(tmp_path_factory.mktemp("cache")))
     r = rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
     del r._source
@@ -86,11 +86,11 @@ def test_mutated_input(result):
     assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
 
 
-def test_extern_c_pointers_are_typed_by_the_declaration(result, bare):
-    unread = sig(None, "plain", named=False, bare=bare)  # the PTX alone: a pointer or a 64-bit integer, either way
-    assert all(p["kind"] == "pointer or 64-bit integer" for p in unread.parameters[:2])
-    assert all(p["element"] == "unchecked" for p in unread.parameters)
-    s = sig(result, "plain")  # the declaration says float*, const float*, unsigned
+def test_extern_c_pointers_are_typed_by_the_compiler(result, bare):
+    unread = sig(None, "plain", named=False, bare=bare)  # no source: NVRTC's type query says float*, const float*, unsigned
+    assert [p["kind"] for p in unread.parameters] == ["pointer", "pointer", "unsigned integer"]
+    assert all(p["source_name"] == "" for p in unread.parameters)
+    s = sig(result, "plain")  # the declaration adds the names
     assert [p["kind"] for p in s.parameters] == ["pointer", "pointer", "unsigned integer"]
     assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
     assert [p["read_only"] for p in s.parameters] == [False, True, False]
@@ -107,12 +107,23 @@ def test_schema_without_a_qualified_name(result):  # as docs/python.md shows it
         "SymInt height) -> Tensor"
 
 
-def test_signature_names_the_unchecked(result):
-    s = kjit.compile(kjit.Program("m.cu", "#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}"),
-                     arch="sm_90").signature("f")
-    assert s.read_declaration("#define REAL float\nextern \"C\" __global__ void f(REAL* x, int n) {}")
+def test_an_extern_c_kernel_s_types_are_the_compiler_s_without_a_gpu():
+    # A macro and a precision switch: the types as NVRTC compiled them, with no source read.
+    src = "#ifdef USE_DOUBLE\ntypedef double real_t;\n#else\ntypedef float real_t;\n#endif\n" \
+          "#define REAL real_t\nextern \"C\" __global__ void f(const REAL* x, REAL* y, int n) {}"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
+    assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
+    assert s.parameters[0]["read_only"] and not s.parameters[1]["read_only"]
+    d = kjit.compile(kjit.Program("m.cu", src), arch="sm_90", defines=["USE_DOUBLE"]).signature("f")
+    assert [p["element"] for p in d.parameters[:2]] == ["float64", "float64"]
+
+
+def test_signature_names_the_unchecked():
+    # A kernel made by a function-like macro: NVRTC was not asked, and the signature says why.
+    src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x, int n) {}\nKERNEL(f)\n"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
     assert s.parameters[0]["element"] == "unchecked"
-    assert "REAL: a macro or a type kjit cannot resolve: unchecked" in str(s)
+    assert "NVRTC was not asked its type" in str(s)
 
 
 def test_comments_and_default_arguments_in_the_declaration(result):
@@ -211,24 +222,30 @@ def test_a_compile_result_names_its_kernels_parameters_from_its_source(tmp_path)
     assert [p["source_name"] for p in r.signature("plain").parameters] == ["out", "in", "n"]
     assert [p["source_name"] for p in r.signature("square_matrix_kernel").parameters] == \
         ["matrix", "result", "width", "height"]
-    # load_inline(arch=) too, and a cache hit in a new Runtime.
+    # A cache hit in a new Runtime, and load_inline(arch=), name them too.
     again = kjit.Runtime(cache_dir=str(tmp_path / "cache")).compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
     assert again.outcome == "hit"
     assert [p["source_name"] for p in again.signature("two_out").parameters] == ["in", "sum", "diff", "n"]
     inline = kjit.load_inline("ops", cuda_sources=SOURCE, functions=["plain"], arch="sm_90",
                               build_directory=str(tmp_path / "cache"))
     assert [p["source_name"] for p in inline.signature("plain").parameters] == ["out", "in", "n"]
+    # Named, the op's schema takes them: outputs by name, inputs named as in the source.
+    assert kt.schema(inline.signature("plain"), "t::plain", outputs={"out": empty_like}) == \
+        "plain(Tensor in_, SymInt n) -> Tensor"
 
 
-def test_an_unknown_pointer_is_refused_as_a_written_one(bare):  # #57 item 16
-    # An extern "C" kernel's 64-bit parameters without their declaration: the kernel may write them,
-    # so the op refuses to take them as read-only inputs without a word, as for a non-const pointer.
-    s = bare.signature("plain")
+def test_an_unknown_pointer_is_refused_as_a_written_one():  # #57 item 16
+    # A kernel whose types the compiler was not asked (made by a macro): its 64-bit parameter may be a
+    # pointer it writes, so the op refuses to take it as a read-only input without a word, as it
+    # refuses a non-const pointer.
+    src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x, int n) {}\nKERNEL(f)\n"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
+    assert s.parameters[0]["kind"] == "pointer or 64-bit integer"
     with pytest.raises(kjit.UsageError, match="may be a pointer the kernel writes: its type is unknown"):
-        kt.schema(s, "t::plain", outputs={"out": empty_like})
-    # Declared, it is taken: one output by position, the other mutated.
-    assert kt.schema(s, "t::plain", outputs={"out": empty_like}, mutates=[1]) == \
-        "plain(Tensor(a!) arg1, SymInt arg2) -> Tensor"
+        kt.schema(s, "t::f")
+    # Declared, it is taken: an output by position (no names), or a mutated input.
+    assert kt.schema(s, "t::f", outputs={"y": lambda n: None}) == "f(SymInt n) -> Tensor"
+    assert kt.schema(s, "t::f", mutates=[0]) == "f(Tensor(a!) arg0, SymInt arg1) -> ()"
 
 
 @pytest.mark.parametrize("key, meant", [("reslut", "result"), ("results", "result"), ("out", None)])

@@ -7,8 +7,8 @@
 
 kjit::request::PreparedRequest prepare(const kjit::Program& program, const kjit::CompileOptions& raw) {
 #ifdef KJIT_RAW_OPTIONS
-  return kjit::request::PreparedRequest::make(program, raw, kjit::Arch::sm(90));
+  return kjit::request::PreparedRequest::make(program, raw, kjit::Arch::sm(90), kjit::compile::FastPath::on);
 #else
-  return kjit::request::PreparedRequest::make(program, kjit::compile::normalize(raw), kjit::Arch::sm(90));
+  return kjit::request::PreparedRequest::make(program, kjit::compile::normalize(raw), kjit::Arch::sm(90), kjit::compile::FastPath::on);
 #endif
 }

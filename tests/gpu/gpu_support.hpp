@@ -1,10 +1,11 @@
-// Shared by the GPU tests: skip (ctest counts "[kjit-skip]" as skipped) when there is no device,
+// Shared by the GPU tests: skip (KJIT_SKIP: ctest counts it skipped) when there is no device,
 // random inputs that are never zero, a relative-error check against a double reference.
 #pragma once
 
 #include <kjit/kjit.hpp>
 
 #include "support/helpers.hpp"
+#include "support/skip.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,10 +17,8 @@
 #define KJIT_REQUIRE_GPU()                                                                          \
   do {                                                                                              \
     if (kjit::device_count() == 0) {                                                                \
-      std::printf("[kjit-skip] no CUDA device: %s\n",                                               \
-                  kjit::driver_available() ? "the driver reports 0 devices"                         \
-                                           : kjit::driver_unavailable_reason().c_str());            \
-      return;                                                                                       \
+      KJIT_SKIP("no CUDA device: " << (kjit::driver_available() ? "the driver reports 0 devices"    \
+                                                                 : kjit::driver_unavailable_reason())); \
     }                                                                                               \
   } while (0)
 

@@ -68,10 +68,7 @@ TEST_SUITE("devices") {
     kjit::Module m0 = rt.load(program, {}, kjit::Device::get(0));
     auto k = m0.kernel<Affine>("affine");
     CHECK(run_on(k, 0, 41, 3) == 0);
-    if (kjit::device_count() < 2) {
-      std::printf("[kjit-skip] one CUDA device: the two-device part needs two\n");
-      return;
-    }
+    if (kjit::device_count() < 2) KJIT_SKIP("one CUDA device: the two-device part needs two");
     // The registry keeps one load per compiled result: device 1's module shares device 0's.
     kjit::Module m1 = rt.load(program, {}, kjit::Device::get(1));
     CHECK(m1.device().ordinal() == 1);
@@ -100,10 +97,7 @@ TEST_SUITE("devices") {
 
   TEST_CASE("devices: a launch runs on its stream's device whatever context is current, and restores it") {
     KJIT_REQUIRE_GPU();
-    if (kjit::device_count() < 2) {
-      std::printf("[kjit-skip] one CUDA device: this test needs two\n");
-      return;
-    }
+    if (kjit::device_count() < 2) KJIT_SKIP("one CUDA device: this test needs two");
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
     auto k = rt.load(kjit::Program("affine.cu", k_source), {}, kjit::Device::get(0)).kernel<Affine>("affine");

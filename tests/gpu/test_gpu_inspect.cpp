@@ -96,10 +96,7 @@ extern "C" __global__ void plain(float* x) { x[threadIdx.x] = 1.0f; }
 
   TEST_CASE("SASS of a real cubin when the toolkit's disassembler is there") {
     KJIT_REQUIRE_GPU();
-    if (!kjit::inspect::find_disassembler()) {
-      std::printf("[kjit-skip] %s\n", kjit::inspect::disassembler_unavailable_reason().c_str());
-      return;
-    }
+    if (!kjit::inspect::find_disassembler()) KJIT_SKIP(kjit::inspect::disassembler_unavailable_reason());
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir.path()));
     auto r = rt.compile(kjit::Program("mul.cu", "extern \"C\" __global__ void mul(float* x) { x[threadIdx.x] *= 3.0f; }"),

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -75,10 +76,10 @@ const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
 
 // Under a tool that holds CUPTI itself (compute-sanitizer, Nsight) kjit's profiler cannot record:
 // it says so, and the test counts as skipped (the tool still checks what ran).
-bool another_tool_holds_cupti(const kjit::Profiler& p) {
-  if (p.active() || p.message().find("another profiler") == std::string::npos) return false;
-  std::printf("[kjit-skip] %s\n", p.message().c_str());
-  return true;
+// The reason to skip (the profiler's message), or nothing.
+std::optional<std::string> another_tool_holds_cupti(const kjit::Profiler& p) {
+  if (p.active() || p.message().find("another profiler") == std::string::npos) return std::nullopt;
+  return p.message();
 }
 
 void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
@@ -109,7 +110,7 @@ TEST_SUITE("profile") {
     kjit::Device::current().synchronize();
 
     kjit::Profiler p;
-    const bool skip = another_tool_holds_cupti(p);
+    const std::optional<std::string> skip = another_tool_holds_cupti(p);
     REQUIRE_MESSAGE((p.active() || skip), p.message());
     std::mt19937 gen(3);
     const int squares = 3 + static_cast<int>(gen() % 4), gelus = 5 + static_cast<int>(gen() % 4),
@@ -134,7 +135,7 @@ TEST_SUITE("profile") {
     p.stop();
     if (skip) {
       api.cuModuleUnload(raw_module);
-      return;
+      KJIT_SKIP(*skip);
     }
     const auto s = p.summary();
     INFO(p.table());
@@ -199,7 +200,7 @@ TEST_SUITE("profile") {
     REQUIRE(api.cuEventCreate(&before, 0) == CUDA_SUCCESS);
     REQUIRE(api.cuEventCreate(&after, 0) == CUDA_SUCCESS);
     kjit::Profiler p;
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     // CUPTI sets itself up on the first launch it sees (milliseconds): not inside the events.
     kernels.square(x.data(), y.data(), n);
@@ -240,7 +241,7 @@ extern "C" __global__ void add_constant(float* y, int n) {{
 )", gen() % 100000 + 1);
     const kjit::Program program("phases.cu", source);
     kjit::Profiler p;
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     std::string key;
     {
@@ -299,7 +300,7 @@ extern "C" __global__ void add_constant(float* y, int n) {{
     kjit::ProfileOptions options;
     options.max_events = 16;
     kjit::Profiler p(options);
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     for (int i = 0; i < 100; ++i) kernels.square(x.data(), y.data(), n);
     kjit::Device::current().synchronize();
@@ -317,7 +318,7 @@ extern "C" __global__ void add_constant(float* y, int n) {{
     options.log = [&](kjit::LogLevel, std::string_view m) { said.emplace_back(m); };
     {
       kjit::Profiler first(options);
-      if (another_tool_holds_cupti(first)) return;
+      if (auto why = another_tool_holds_cupti(first)) KJIT_SKIP(*why);
       REQUIRE_MESSAGE(first.active(), first.message());
       kjit::Profiler second(options);
       CHECK_FALSE(second.active());
@@ -336,8 +337,7 @@ extern "C" __global__ void add_constant(float* y, int n) {{
     kjit::kernels::Kernels<float> kernels;
     CUpti_SubscriberHandle other = nullptr;
     if (cupti->subscribe(&other, ignore_callback, nullptr) != CUPTI_SUCCESS) {
-      std::printf("[kjit-skip] CUPTI is held already (a tool is attached)\n");
-      return;
+      KJIT_SKIP("CUPTI is held already (a tool is attached)");
     }
     std::vector<std::string> said;
     kjit::ProfileOptions options;

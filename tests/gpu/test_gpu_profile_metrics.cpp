@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -64,10 +65,10 @@ extern "C" __global__ void sol_spin(long long cycles, int* done) {
 const std::string k_kjit = std::string(KJIT_BINARY_DIR) + "/cli/kjit";
 const std::string k_launcher = std::string(KJIT_BINARY_DIR) + "/tests/tools/kjit_raw_launcher";
 
-bool another_tool_holds_cupti(const kjit::Profiler& p) {
-  if (p.active() || p.message().find("another profiler") == std::string::npos) return false;
-  std::printf("[kjit-skip] %s\n", p.message().c_str());
-  return true;
+// The reason to skip (the profiler's message), or nothing.
+std::optional<std::string> another_tool_holds_cupti(const kjit::Profiler& p) {
+  if (p.active() || p.message().find("another profiler") == std::string::npos) return std::nullopt;
+  return p.message();
 }
 
 const kjit::ProfileKernelRow* row(const kjit::ProfileSummary& s, const std::string& name) {
@@ -160,7 +161,7 @@ TEST_SUITE("profile metrics") {
     b.fill_bytes(0xFF);
 
     kjit::Profiler p({.metrics = {"sol"}});
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     k.copy({.grid = {static_cast<unsigned>(sms) * 8}, .block = {512}}, a.data(), b.data(), n4);
     k.fma({.grid = {static_cast<unsigned>(sms) * 16}, .block = {256}}, out.data(), 20000);
@@ -205,7 +206,7 @@ TEST_SUITE("profile metrics") {
     kjit::DeviceBuffer<int> x{std::span<const int>(x0)};
     const int launches = 6;
     kjit::Profiler p({.metrics = {"sol"}, .metric_filter = {.kernel = "add1", .launch_count = 3, .launch_skip = 2}});
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     for (int i = 0; i < launches; ++i) k.add1({.grid = {kjit::ceil_div(n, 256)}, .block = {256}}, x.data(), n);
     kjit::Device::current().synchronize();
@@ -240,7 +241,7 @@ TEST_SUITE("profile metrics") {
     for (auto& v : x0) v = static_cast<int>(gen() % 1000) + 1;
     kjit::DeviceBuffer<int> x{std::span<const int>(x0)};
     kjit::Profiler p({.metrics = {"sol"}, .metric_filter = {.kernel = "^sol_add1$"}});
-    if (another_tool_holds_cupti(p)) return;
+    if (auto why = another_tool_holds_cupti(p)) KJIT_SKIP(*why);
     REQUIRE_MESSAGE(p.active(), p.message());
     // An unmeasured spin of about 0.2 s: its launch returns while it runs (not serialized).
     done.fill_bytes(0);
@@ -316,10 +317,7 @@ TEST_SUITE("profile metrics") {
     }
     REQUIRE(kjit_figures.count("sol_copy") == 1);
     REQUIRE(kjit_figures.count("sol_fma") == 1);
-    if (!on_path("ncu")) {
-      std::printf("[kjit-skip] ncu is not on PATH: the agreement with Nsight Compute is not checked\n");
-      return;
-    }
+    if (!on_path("ncu")) KJIT_SKIP("ncu is not on PATH: the agreement with Nsight Compute is not checked");
     std::string names;
     for (const auto& m : k_percentages) names += (names.empty() ? "" : ",") + m;
     auto theirs = kjit::test::run_command("ncu --clock-control none --csv --metrics " + names + " " + run + " 2>&1");
@@ -340,8 +338,7 @@ TEST_SUITE("profile metrics") {
   TEST_CASE("profile metrics: kjit profile --metrics sol names a PyTorch matmul's kernels with SM throughput") {
     KJIT_REQUIRE_GPU();
     if (kjit::test::run_command("python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null").code != 0) {
-      std::printf("[kjit-skip] no PyTorch with CUDA here\n");
-      return;
+      KJIT_SKIP("no PyTorch with CUDA here");
     }
     auto r = kjit::test::run_command(
         k_kjit + " profile --json --metrics sol -k 'gemm|cutlass|xmma|Kernel' -c 2 -- python3 -c "

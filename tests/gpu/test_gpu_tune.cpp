@@ -25,6 +25,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <string>
 
 namespace {
 
@@ -238,8 +240,7 @@ TEST_SUITE("tune") {
     try {
       redis.emplace(dir.path() / "redis");
     } catch (const std::exception& e) {
-      std::printf("[kjit-skip] no redis-server: %s\n", e.what());
-      return;
+      KJIT_SKIP("no redis-server: " << e.what());
     }
     const int n = 1 << 16;
     auto host = kjit::test::random_floats(n, 77);
@@ -405,8 +406,7 @@ TEST_SUITE("tune ahead") {
     try {
       redis.emplace(f.dir.path() / "redis");
     } catch (const std::exception& e) {
-      std::printf("[kjit-skip] no redis-server: %s\n", e.what());
-      return;
+      KJIT_SKIP("no redis-server: " << e.what());
     }
     const auto r = f.tune("--remote " + redis->url());
     REQUIRE(r.code == 0);
@@ -581,5 +581,29 @@ TEST_SUITE("tune graphs and shipped kernels") {
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["timed"] == 4);  // square and gelu, two shapes each
     CHECK(j["failed"] == 0);
+  }
+
+  TEST_CASE("tune ahead: kjit tune --shard splits the shipped decisions between shards each decided once") {
+    KJIT_REQUIRE_GPU();
+    kjit::test::TempDir dir;
+    const std::string kernels = std::string(KJIT_SOURCE_DIR) + "/kernels_src";
+    std::set<std::string> keys;
+    std::size_t timed = 0;
+    for (int i = 0; i < 3; ++i) {
+      // Caches of their own, as three machines of one GPU model.
+      const auto r = kjit::test::run_command(k_kjit + " --json --cache-dir " +
+                                             (dir.path() / ("cache" + std::to_string(i))).string() + " tune " + kernels +
+                                             " --shard " + std::to_string(i) + "/3");
+      INFO(r.out);
+      REQUIRE(r.code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j["shard"]["index"] == i);
+      CHECK(j["failed"] == 0);
+      CHECK(j["shard"]["elsewhere"] == 4 - j["items"].size());
+      timed += j["timed"].get<std::size_t>();
+      for (const auto& item : j["items"]) CHECK(keys.insert(item["key"].get<std::string>()).second);
+    }
+    CHECK(keys.size() == 4);  // square and gelu, two shapes each: every decision in one shard
+    CHECK(timed == 4);
   }
 }

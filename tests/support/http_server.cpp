@@ -1,5 +1,6 @@
 #include "support/http_server.hpp"
 
+#include "support/loopback_port.hpp"
 #include "support/temp_dir.hpp"
 
 #include <fmt/format.h>
@@ -22,24 +23,6 @@ namespace kjit::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A loopback port nobody listens on now (nginx binds it a moment later; a start that loses the
-// race is retried on another).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error(std::string("binding a loopback port: ") + std::strerror(errno));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 bool answers(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -95,7 +78,7 @@ void NginxServer::start() {
   const std::string d = m_dir.string();
   std::string last_error;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    if (m_port == 0 || attempt > 0) m_port = free_port();  // a restart keeps its port first
+    if (m_port == 0 || attempt > 0) m_port = free_loopback_port();  // a restart keeps its port first
     // WebDAV PUT writes a temp file and renames it into place: a GET sees an old or a whole value.
     const std::string dav = "dav_methods PUT; create_full_put_path on; dav_access user:rw;";
     write_file(m_dir / "nginx.conf", fmt::format(R"(

@@ -356,7 +356,7 @@ TEST_SUITE("runtime_options") {
         CHECK_MESSAGE(found, o.variable);
       }
     }
-    CHECK(names.size() == 24);
+    CHECK(names.size() == 25);
     CHECK(names.count("log") == 0);
   }
 

@@ -2,6 +2,7 @@
 // PUT, and against scripted socket servers for what nginx will not do on demand (a server slower
 // than the timeout, one that closes mid-body, one announcing a huge value): only a 200 is a
 // value, only a 404 an absent one, everything else a Failure, and no call outlasts its timeouts.
+#include "core/cache/remote/remote_backend.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "support/http_server.hpp"
 #include "support/http_unavailable.hpp"
@@ -34,7 +35,7 @@ std::string random_bytes(std::size_t size) {
 
 std::unique_ptr<RemoteStore> store(const std::string& url, RemoteTimeouts timeouts = {1s, 2s},
                                    const HttpCredentials& credentials = {}) {
-  auto s = open_remote_store(url, timeouts, credentials);
+  auto s = open_remote_store(url, {timeouts, credentials});
   REQUIRE_MESSAGE(s, (s ? "" : s.error().message));
   return std::move(*s);
 }
@@ -66,7 +67,7 @@ TEST_SUITE("HttpStore") {
     test::NginxServer nginx(tmp / "nginx");
     auto s = store(nginx.url() + "/");  // a trailing slash is the same base
     CHECK(s->url() == nginx.url());
-    CHECK_FALSE(s->supports_locks());
+    CHECK_FALSE(remote_backend_of(s->url())->can.locks);
     CHECK_FALSE(s->try_lock("kjit:lock:x", "t", 1s));
 
     std::vector<std::pair<std::string, std::string>> values;

@@ -1,6 +1,6 @@
 // kjit::cache::parse_remote_list: KJIT_REMOTE_CACHE's spelling (shards with weights, HTTP levels
 // apart), and redact_remote_list over every entry of a list.
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
 
 #include <doctest/doctest.h>
 

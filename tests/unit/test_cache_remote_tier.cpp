@@ -475,7 +475,7 @@ TEST_SUITE("RemoteTier") {
     test::TempDir tmp;
     TricklingServer slow(tmp / "slow.sock", "+");
     const RemoteTimeouts timeouts{50ms, 50ms};
-    auto store = open_remote_store(slow.url(), timeouts);
+    auto store = open_remote_store(slow.url(), {timeouts});
     REQUIRE(store);
     // The bounds only catch a hang: a call costs a connect and a reply timeout (and one retry).
     auto [pong, ping_took] = timed([&] { return (*store)->ping(); }, [&] { slow.stop(); });

@@ -4,7 +4,7 @@
 // so); a full Redis that still serves its values; `kjit cache remote ping` over shards; a bad
 // list; and --require-hit / KJIT_REQUIRE_HIT (exit 1, kind "miss", each tier's reason).
 #include "core/cache/remote/rendezvous.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "support/helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"

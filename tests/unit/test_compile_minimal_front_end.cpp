@@ -1,10 +1,11 @@
 // compile::MinimalFrontEnd and NvrtcCompiler's fast path (NVRTC's --minimal with a fallback):
 // every kernel kjit has as data (tests/data/nvcc_corpus, kernels_src/, the warm fixture,
-// templates, kjit's standard headers, fp16/bf16) compiles to the same PTX, log, lowered names,
-// cubin kernels and cache key with the fast path on and off (RuntimeConfig::nvrtc_fast,
-// KJIT_NVRTC_FAST); the programs it cannot take (textures, launches from device code, a syntax
-// error) fall back and compile, or fail, exactly as with it off, and the debug log says which
-// front end ran.
+// templates, kjit's standard headers, fp16/bf16) compiles to the same PTX, log, lowered names and
+// cubin kernels with the fast path on and off (RuntimeConfig::nvrtc_fast, KJIT_NVRTC_FAST), under
+// two keys (the setting is in the key); the programs it cannot take (textures, launches from
+// device code, a syntax error) and those that could see the difference (__has_include, ##, a
+// spliced name, a conditional on a reserved name) take the full path and compile, or fail,
+// exactly as with it off, and the debug log says which front end ran and why.
 #include <kjit/kjit.hpp>
 
 #include "core/compile/minimal_front_end.hpp"
@@ -263,7 +264,7 @@ TEST_SUITE("minimal_front_end") {
       CHECK((front_end.find("without the nvcc environment") != std::string::npos) == c.expect_no_environment);
       CHECK(a.outcome == kjit::Outcome::compiled);
       CHECK(b.outcome == kjit::Outcome::compiled);
-      CHECK(a.key == b.key);
+      CHECK(a.key != b.key);  // the fast path's setting is in the key
       CHECK_FALSE(a.key.empty());
       CHECK(a.ptx == b.ptx);
       CHECK(without_times(a.log) == without_times(b.log));
@@ -284,6 +285,68 @@ TEST_SUITE("minimal_front_end") {
       CHECK(a.cubin == b.cubin);
     }
     CHECK(minimal >= 14);
+    MESSAGE(fmt::format("the fast path took {} of {} kernel files", minimal, every_kernel().size()));
+  }
+
+  TEST_CASE("what could see the path takes the full one: __has_include, ##, splices, reserved names") {
+    kjit::test::TempDir dir;
+    DebugLog log;
+    kjit::Runtime fast(config(dir / "fast", true, &log));
+    kjit::Runtime full(config(dir / "full", false, nullptr));
+    auto guarded = [](std::string_view condition, std::string_view value = "1.0f") {
+      return fmt::format("#if {}\n#define V {}\n#else\n#define V -1.0f\n#endif\n"
+                         "extern \"C\" __global__ void k(float* x) {{ x[0] = V; }}\n", condition, value);
+    };
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {guarded("__has_include(<cstdint>)"), "it asks __has_include"},
+        {guarded("__has_include_next(<cmath>)"), "it asks __has_include_next"},
+        {"#define CAT(a, b) a##b\n#define XCAT(a, b) CAT(a, b)\n"
+         "extern \"C\" __global__ void k(float* x) { x[0] = (float)XCAT(M_, PI); }\n", "token pasting"},
+        {"#include <cfloat>\n#define CAT(a, b) a##b\n#define XCAT(a, b) CAT(a, b)\n"
+         "extern \"C\" __global__ void k(float* x) { x[0] = XCAT(FLT_, DIG); }\n", "token pasting"},
+        {"extern \"C\" __global__ void k(float* x) { x[0] = (float)M_\\\nPI; }\n", "split by a line splice"},
+        {guarded("defined(__TEXTURE_INDIRECT_FUNCTIONS_H__)"), "reserved name __TEXTURE_INDIRECT_FUNCTIONS_H__"},
+        {guarded("defined(__SURFACE_INDIRECT_FUNCTIONS_H__)"), "reserved name __SURFACE_INDIRECT_FUNCTIONS_H__"},
+        {"#ifdef __CUDART_API_PTDS\n#define V 1.0f\n#else\n#define V -1.0f\n#endif\n"
+         "extern \"C\" __global__ void k(float* x) { x[0] = V; }\n", "reserved name __CUDART_API_PTDS"},
+        {"#ifndef __CUDART_API_PTSZ\n#define V 1.0f\n#else\n#define V -1.0f\n#endif\n"
+         "extern \"C\" __global__ void k(float* x) { x[0] = V; }\n", "reserved name __CUDART_API_PTSZ"},
+        {guarded("defined(__CUDACC_RTC_MINIMAL__)"), "__CUDACC_RTC_MINIMAL__"},
+        {"#define UNUSED __CUDACC_RTC_MINIMAL__\nextern \"C\" __global__ void k(int* x) { x[0] = 1; }\n",
+         "__CUDACC_RTC_MINIMAL__"},
+    };
+    int n = 0;
+    for (const auto& [source, why] : cases) {
+      const std::string name = fmt::format("observes_{}.cu", n++);
+      INFO(name, "\n", source);
+      const kjit::Program p(name, fresh_comment() + source);
+      kjit::CompileResult a, b;
+      REQUIRE_NOTHROW(a = fast.compile(p, {.arch = kjit::Arch::sm(90)}));
+      REQUIRE_NOTHROW(b = full.compile(p, {.arch = kjit::Arch::sm(90)}));
+      CHECK(a.ptx == b.ptx);
+      CHECK(a.cubin == b.cubin);
+      CHECK(a.key != b.key);
+      const std::string line = log.front_end_of(name);
+      CHECK_MESSAGE(line.find("full front end (") != std::string::npos, line);
+      CHECK_MESSAGE(line.find(why) != std::string::npos, line);
+      CHECK(line.find("without the nvcc environment") == std::string::npos);
+    }
+    // The reserved names the fast path lets through are defined alike on both paths: the same PTX,
+    // and the minimal front end.
+    for (std::string_view stable : {"__CUDA_ARCH__", "__CUDACC__", "__NVCC__", "__CUDACC_RTC__", "__cplusplus",
+                                    "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__",
+                                    "__CUDACC_RDC__", "__CUDACC_EWP__", "__CUDACC_DEBUG__", "__CUDA_ARCH_LIST__",
+                                    "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__", "__FILE__", "__LINE__",
+                                    "__COUNTER__", "__STDC__"}) {
+      const std::string name = fmt::format("stable_{}.cu", stable);
+      INFO(name);
+      const kjit::Program p(name, fresh_comment() + guarded(fmt::format("defined({})", stable), "2.0f"));
+      kjit::CompileResult a, b;
+      REQUIRE_NOTHROW(a = fast.compile(p, {.arch = kjit::Arch::sm(90)}));
+      REQUIRE_NOTHROW(b = full.compile(p, {.arch = kjit::Arch::sm(90)}));
+      CHECK(a.ptx == b.ptx);
+      CHECK_MESSAGE(log.front_end_of(name).find("minimal front end") != std::string::npos, log.front_end_of(name));
+    }
   }
 
   TEST_CASE("a texture kernel and a device launch with -rdc compile with the fast path: ruled out or fallen back") {
@@ -301,7 +364,7 @@ TEST_SUITE("minimal_front_end") {
       CHECK(a.ptx == b.ptx);
       CHECK(a.cubin == b.cubin);
       CHECK(a.log == b.log);
-      CHECK(a.key == b.key);
+      CHECK(a.key != b.key);
       const std::string line = log.front_end_of(p.name());
       CHECK_MESSAGE(line.find(expected) != std::string::npos, line);
     };
@@ -317,21 +380,19 @@ __global__ void child(float* x) { x[threadIdx.x] *= 2.f; }
 extern "C" __global__ void parent(float* x) { if (threadIdx.x == 0) child<<<1, 32>>>(x); }
 )"),
          rdc, "full front end (the source names <<<)");
-    // Hidden from the scan by token pasting: --minimal fails, the full front end compiles it, and
-    // the process remembers the program.
+    // Token pasting could build any name: the full path, decided before NVRTC runs.
     const std::string pasted_texture = fresh_comment() + R"(
 #define PASTE(a, b) a##b
 extern "C" __global__ void fetch(PASTE(cuda, TextureObject_t) t, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = PASTE(te, x1Dfetch)<float>(t, i) * 2.f;
 })";
-    same(kjit::Program("pasted_texture.cu", pasted_texture), o, "full front end, after the minimal one (--minimal) failed");
-    same(kjit::Program("pasted_texture.cu", pasted_texture), o, "failed under --minimal earlier in this process");
+    same(kjit::Program("pasted_texture.cu", pasted_texture), o, "full front end (the source: token pasting");
     same(kjit::Program("pasted_device_runtime.cu", fresh_comment() + R"(
 #define PASTE(a, b) a##b
 extern "C" __global__ void where(int* out) { int d = -1; PASTE(cu, daGetDevice)(&d); out[threadIdx.x] = d; }
 )"),
-         rdc, "full front end, after the minimal one (--minimal) failed");
+         rdc, "full front end (the source: token pasting");
   }
 
   TEST_CASE("relocatable code and LTO-IR are the same with the fast path on and off") {
@@ -352,7 +413,7 @@ extern "C" __global__ void apply(float* x, int n) {
       REQUIRE_NOTHROW(a = fast.compile(p, o));
       REQUIRE_NOTHROW(b = full.compile(p, o));
       CHECK(log.front_end_of("lto.cu").find("minimal front end") != std::string::npos);
-      CHECK(a.key == b.key);
+      CHECK(a.key != b.key);
       CHECK(a.ptx == b.ptx);
       CHECK(a.cubin == b.cubin);
       CHECK(a.ltoir == b.ltoir);

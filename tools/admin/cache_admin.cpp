@@ -6,7 +6,8 @@
 
 #include "core/system/units.hpp"
 #include "core/cache/remote/remote_store.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/cache/config.hpp"
 #include "core/base/environment.hpp"
 #include "core/cache/store.hpp"
@@ -101,7 +102,8 @@ void describe(CacheEntryInfo& info, const cache::Key& key) {
       break;
     }
     case cache::SectionKind::log:
-    case cache::SectionKind::lowered_names: break;
+    case cache::SectionKind::lowered_names:
+    case cache::SectionKind::kernel_types: break;
     }
   }
 }
@@ -175,7 +177,7 @@ RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds t
   std::vector<std::pair<const cache::RemoteListEntry*, std::unique_ptr<cache::RemoteStore>>> stores;
   for (const auto* group : {&list->shards, &list->levels}) {
     for (const cache::RemoteListEntry& entry : *group) {
-      auto store = cache::open_remote_store(entry.url, cache::RemoteTimeouts{timeout, timeout}, credentials);
+      auto store = cache::open_remote_store(entry.url, {cache::RemoteTimeouts{timeout, timeout}, credentials});
       if (!store) throw UsageError(store.error().message);
       stores.emplace_back(&entry, std::move(*store));
     }
@@ -187,7 +189,7 @@ RemotePing ping_remote_cache(const std::string& url, std::chrono::milliseconds t
   for (auto& [entry, store] : stores) {
     RemoteServerPing p;
     p.url = entry->name;
-    p.shard = !cache::is_http_url(entry->url);
+    p.shard = cache::remote_backend_of(entry->url)->place == cache::RemotePlace::shard;
     p.weight = entry->weight;
     const auto asked = std::chrono::steady_clock::now();
     auto answer = store->ping();

@@ -8,7 +8,9 @@
 
 #include "core/cache/bundle.hpp"
 #include "core/system/file_io.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/oci_registry.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/cache/remote/remote_store.hpp"
 #include "core/cache/remote/signer.hpp"
 
@@ -18,6 +20,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
+#include <set>
 
 namespace kjit {
 namespace {
@@ -73,7 +77,9 @@ namespace {
 
 // What an export of `options` hands cache/bundle: the selection and the signature. `signer` is
 // the caller's and outlives the options.
-cache::BundleExportOptions export_options(const CacheExportOptions& options, const std::optional<cache::Signer>& signer) {
+// `kept`, when given, receives the key of every entry the export writes.
+cache::BundleExportOptions export_options(const CacheExportOptions& options, const std::optional<cache::Signer>& signer,
+                                          std::set<std::string>* kept = nullptr) {
   if (signer && !signer->can_sign()) {
     throw UsageError(fmt::format("a bundle cannot be signed with public keys alone (KJIT_REMOTE_PUBLIC_KEY_FILE={}): "
                                  "export where the signing key is (KJIT_REMOTE_SIGNING_KEY_FILE)",
@@ -96,12 +102,28 @@ cache::BundleExportOptions export_options(const CacheExportOptions& options, con
       return true;
     };
   }
+  if (!options.only_keys.empty()) {
+    selection.push_back(fmt::format("{} entr{} named", options.only_keys.size(), options.only_keys.size() == 1 ? "y" : "ies"));
+    o.selection = fmt::format("{}", fmt::join(selection, "; "));
+    auto keys = std::make_shared<std::set<std::string>>(options.only_keys.begin(), options.only_keys.end());
+    o.pick = [keys, by_age = std::move(o.pick)](const cache::EntryInfo& e) {
+      return keys->count(e.key.hex()) != 0 && (!by_age || by_age(e));
+    };
+  }
   if (!options.archs.empty()) {
     o.keep = [archs = options.archs](const cache::Key&, std::string_view bytes,
                                      const std::vector<cache::SectionRef>& sections) {
       if (is_decision(sections)) return true;
       const auto arch = arch_of(bytes, sections);
       return arch && std::find(archs.begin(), archs.end(), *arch) != archs.end();
+    };
+  }
+  if (kept) {
+    o.keep = [kept, archs = std::move(o.keep)](const cache::Key& key, std::string_view bytes,
+                                               const std::vector<cache::SectionRef>& sections) {
+      if (archs && !archs(key, bytes, sections)) return false;
+      kept->insert(key.hex());
+      return true;
     };
   }
   if (signer) {
@@ -112,11 +134,15 @@ cache::BundleExportOptions export_options(const CacheExportOptions& options, con
   return o;
 }
 
-CacheExportResult export_result(const cache::BundleExportResult& r) {
+CacheExportResult export_result(const cache::BundleExportResult& r, const CacheExportOptions& options,
+                                const std::set<std::string>& kept) {
   CacheExportResult out;
   out.file_size = r.file_size;
   out.bundle = info_of(r.manifest, r.scheme);
   for (const auto& s : r.skipped) out.skipped.emplace_back(s.path, s.why);
+  for (const auto& k : options.only_keys) {
+    if (kept.count(k) == 0) out.missing.push_back(k);
+  }
   return out;
 }
 
@@ -193,14 +219,31 @@ struct OpenedRemote {
 };
 
 OpenedRemote open_remote_bundle(const RemoteBundle& b) {
+  // A store whose backend keeps whole bundles (its row says so), or a KJIT_REMOTE_CACHE list's
+  // first such level.
+  auto keeps_bundles = [](std::string_view u) {
+    const cache::RemoteBackend* row = cache::remote_backend_of(u);
+    return row != nullptr && row->can.bundles;
+  };
   std::string url = b.url;
-  if (!cache::is_http_url(url)) {  // a KJIT_REMOTE_CACHE list: its first HTTP level
-    if (auto list = cache::parse_remote_list(url); list && !list->levels.empty()) url = list->levels.front().url;
+  if (!keeps_bundles(url)) {
+    if (auto list = cache::parse_remote_list(url)) {
+      for (const cache::RemoteListEntry& level : list->levels) {
+        if (keeps_bundles(level.url)) {
+          url = level.url;
+          break;
+        }
+      }
+    }
   }
-  if (!cache::is_http_url(url)) {
-    throw UsageError(fmt::format("a remote bundle goes to an HTTP store, and \"{}\" names none (expected "
-                                 "http[s]://host[:port][/prefix], or a KJIT_REMOTE_CACHE list with such an entry)",
-                                 cache::redact_url(b.url)));
+  if (!keeps_bundles(url)) {
+    std::string forms;
+    for (const cache::RemoteBackend& row : cache::remote_backends()) {
+      if (row.can.bundles) forms += (forms.empty() ? "" : " or ") + std::string(row.form);
+    }
+    throw UsageError(fmt::format("a remote bundle goes to a store that keeps whole bundles, and \"{}\" names none "
+                                 "(expected {}, or a KJIT_REMOTE_CACHE list with such an entry)",
+                                 cache::redact_url(b.url), forms));
   }
   const bool good_name = !b.name.empty() && b.name.size() <= 200 &&
                          std::all_of(b.name.begin(), b.name.end(), [](char c) {
@@ -216,7 +259,7 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
     credentials = std::move(*c);
   }
   const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
-  auto store = cache::open_remote_store(url, cache::RemoteTimeouts{connect, b.timeout}, credentials);
+  auto store = cache::open_remote_store(url, {cache::RemoteTimeouts{connect, b.timeout}, credentials});
   if (!store) throw UsageError(store.error().message);
   OpenedRemote out{std::move(*store), "kjit:bundle:" + b.name, {}, {}};
   out.source = fmt::format("{} in {}", b.name, out.store->url());
@@ -224,15 +267,35 @@ OpenedRemote open_remote_bundle(const RemoteBundle& b) {
   return out;
 }
 
+// An oci:// reference: the registry's row keeps bundles only.
+bool is_registry(const std::string& url) {
+  const cache::RemoteBackend* row = cache::remote_backend_of(url);
+  return row != nullptr && row->place == cache::RemotePlace::bundles;
+}
+
+cache::OciRegistry open_registry(const RemoteBundle& b) {
+  auto ref = cache::parse_oci_reference(b.url);
+  if (!ref) throw UsageError(ref.error().message);
+  cache::HttpCredentials credentials;
+  if (!b.auth_file.empty()) {
+    auto c = cache::read_http_credentials(b.auth_file.string());
+    if (!c) throw UsageError(c.error().message);
+    credentials = std::move(*c);
+  }
+  const auto connect = std::min<std::chrono::milliseconds>(b.timeout, std::chrono::seconds(10));
+  return cache::OciRegistry(std::move(*ref), cache::RemoteTimeouts{connect, b.timeout}, std::move(credentials));
+}
+
 }  // namespace
 
 CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const CacheExportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
-  auto r = cache::export_bundle(store, file.string(), export_options(options, signer));
+  std::set<std::string> kept;
+  auto r = cache::export_bundle(store, file.string(), export_options(options, signer, &kept));
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
-  CacheExportResult out = export_result(*r);
+  CacheExportResult out = export_result(*r, options, kept);
   out.file = file;
   return out;
 }
@@ -240,15 +303,31 @@ CacheExportResult Cache::export_bundle(const std::filesystem::path& file, const 
 CacheExportResult Cache::export_bundle(const RemoteBundle& to, const CacheExportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(to.url)) {  // an OCI artifact: the bundle its one layer
+    cache::OciRegistry registry = open_registry(to);
+    std::string bytes;
+    std::set<std::string> kept;
+    auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer, &kept));
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    auto pushed = registry.push(bytes);
+    if (!pushed) throw IoError(fmt::format("pushing the bundle: {}", pushed.error().message));
+    CacheExportResult out = export_result(*r, options, kept);
+    out.remote = to.url;
+    out.digest = *pushed;
+    out.file_size = bytes.size();
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(to);
   std::string bytes;
-  auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer));
+  std::set<std::string> kept;
+  auto r = cache::export_bundle_bytes(store, bytes, export_options(options, signer, &kept));
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
   if (auto put = remote.store->put(remote.value_name, bytes, std::chrono::milliseconds(0)); !put) {
     throw IoError(fmt::format("writing {}: {}", remote.shown, put.error().message));
   }
-  CacheExportResult out = export_result(*r);
+  CacheExportResult out = export_result(*r, options, kept);
   out.remote = remote.shown;
   return out;
 }
@@ -265,6 +344,19 @@ CacheImportResult Cache::import_bundle(const std::filesystem::path& file, const 
 CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImportOptions& options) {
   cache::Store& store = m_impl->trusted();
   const std::optional<cache::Signer> signer = signer_of(options.keys);
+  if (is_registry(from.url)) {  // the artifact's digests checked, then the bundle as a file is
+    cache::OciRegistry registry = open_registry(from);
+    auto pulled = registry.pull(k_max_remote_bundle);
+    if (!pulled) throw IoError(fmt::format("pulling the bundle: {}", pulled.error().message));
+    cache::BundleImportOptions o = import_options(options, signer);
+    o.source = fmt::format("{} ({})", from.url, pulled->digest);
+    auto r = cache::import_bundle_bytes(store, pulled->bytes, o);
+    store.flush_stats();
+    if (!r) throw IoError(r.error().message);
+    CacheImportResult out = import_result(*r, store);
+    out.digest = pulled->digest;
+    return out;
+  }
   OpenedRemote remote = open_remote_bundle(from);
   auto got = remote.store->get(remote.value_name, k_max_remote_bundle);
   if (!got) throw IoError(fmt::format("reading {}: {}", remote.shown, got.error().message));
@@ -275,6 +367,28 @@ CacheImportResult Cache::import_bundle(const RemoteBundle& from, const CacheImpo
   store.flush_stats();
   if (!r) throw IoError(r.error().message);
   return import_result(*r, store);
+}
+
+BundleMergeResult merge_bundles(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+                                const BundleMergeOptions& options) {
+  if (inputs.empty()) throw UsageError("merging bundles: give the bundles to merge (kjit cache bundle merge A B ... -o ALL)");
+  const std::optional<cache::Signer> signer = signer_of(options.keys);
+  // Signed as an export signs (and refused for public keys alone), inputs checked as an import checks.
+  const cache::BundleExportOptions signing = export_options(CacheExportOptions{.keys = options.keys}, signer);
+  const cache::BundleImportOptions checking = import_options(CacheImportOptions{.keys = options.keys}, signer);
+  std::vector<std::string> files;
+  for (const auto& f : inputs) files.push_back(f.string());
+  auto r = cache::merge_bundles(files, output.string(),
+                                cache::BundleMergeOptions{std::string(version()), checking.verify, signing.sign});
+  if (!r) throw IoError(r.error().message);
+  BundleMergeResult out;
+  out.file = output;
+  out.file_size = r->file_size;
+  out.bundle = info_of(r->manifest, r->scheme);
+  for (const auto& in : r->inputs) out.inputs.push_back(info_of(in.manifest, in.scheme));
+  out.duplicates = r->duplicates;
+  for (const auto& k : r->conflicts) out.conflicts.push_back(k.hex());
+  return out;
 }
 
 SigningKeyFiles generate_signing_key(const std::filesystem::path& prefix) {

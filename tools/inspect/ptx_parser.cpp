@@ -1,5 +1,6 @@
 // parse_ptx and PtxModule's lookups: PTX text -> module-level statements and functions.
 #include "tools/inspect/ptx_parser.hpp"
+#include "core/compile/kernel_types.hpp"
 
 #include "tools/inspect/ptx_text.hpp"
 
@@ -272,6 +273,8 @@ PtxModule parse_ptx(std::string_view ptx) {
       }
       module.address_size = value;
     }
+    // The one byte kjit adds to ask NVRTC for extern "C" kernels' types: no part of the user's module.
+    if (compile::KernelTypes::is_added_symbol(statement)) continue;
     module.directives.push_back(statement);
   }
   return module;

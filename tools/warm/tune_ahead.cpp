@@ -1,5 +1,6 @@
 // kjit::tune_ahead: one TunerEngine per (kernel, variant, tuning entry) over the request the
-// source loader makes, launched once per listed shape with made-up arguments.
+// source loader makes, launched once per listed shape with made-up arguments; with a shard, only
+// the shapes whose decision key goes to it.
 #include <kjit/device.hpp>
 #include <kjit/error.hpp>
 #include <kjit/loader.hpp>
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 namespace kjit {
 
@@ -50,6 +52,7 @@ TuneAheadReport tune_ahead(const TuneAheadOptions& options, const TuneAheadProgr
   KernelLoader loader(LoaderOptions{.folders = roots}, rt);  // the search path a loader over these roots has
   TuneAheadReport report;
   report.device = device.name();
+  report.shard = options.shard;
   report.cache_dir = rt.cache_dir();
   const long long sms = device.multiprocessor_count();
 
@@ -75,6 +78,19 @@ TuneAheadReport tune_ahead(const TuneAheadOptions& options, const TuneAheadProgr
             setup_error = e.what();
           }
           for (const auto& shape : compiled.shapes()) {
+            if (engine && !options.shard.whole()) {
+              // Another shard's decision (by its key), unless the key cannot be made: then every
+              // shard tries it and reports what failed.
+              std::optional<bool> mine;
+              try {
+                mine = options.shard.owns(engine->decision_key(shape));
+              } catch (const std::exception&) {
+              }
+              if (mine && !*mine) {
+                ++report.elsewhere;
+                continue;
+              }
+            }
             const auto t0 = std::chrono::steady_clock::now();
             TuneAheadItem item{m->path(), k.file, v.name, spec.name, tune::CompiledSpec::shape_text(shape), {}, report.device,
                                {}, {}, 0};

@@ -9,7 +9,7 @@
 // thread and swallows one it raised.
 #include "core/cache/remote/remote_store.hpp"
 
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
 #include "core/system/blocked_signal.hpp"
 
 #include <fmt/format.h>
@@ -414,7 +414,8 @@ private:
 
 std::string redact_url(std::string_view url) { return redact_remote_list(url); }
 
-system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, RemoteTimeouts timeouts) {
+system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, const RemoteOpenOptions& options) {
+  const RemoteTimeouts timeouts = options.timeouts;
   auto address = parse_url(url);
   if (!address) return address.error();
   if (timeouts.connect.count() <= 0 || timeouts.reply.count() <= 0) {

@@ -1,8 +1,9 @@
-// open_remote_store: the one place that picks a RemoteStore backend for a URL, by its scheme; and
-// the HTTP store's credentials file, read here so that a build without libcurl still says what
-// is wrong with it.
+// open_remote_store: a RemoteStore for a URL, through the row of its scheme (remote_backend.hpp);
+// and the HTTP store's credentials file, read here so that a build without libcurl still says
+// what is wrong with it.
 #include "core/cache/remote/remote_store.hpp"
 
+#include "core/cache/remote/remote_backend.hpp"
 #include "core/system/file_io.hpp"
 
 #include <fmt/format.h>
@@ -10,8 +11,6 @@
 #include <cstring>
 
 namespace kjit::cache {
-
-bool is_http_url(std::string_view url) { return url.starts_with("http://") || url.starts_with("https://"); }
 
 system::Result<HttpCredentials> read_http_credentials(const std::string& path) {
   system::FileContent text = system::read_file(path);
@@ -37,22 +36,15 @@ system::Result<HttpCredentials> read_http_credentials(const std::string& path) {
                              path)};
 }
 
-system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts,
-                                                       const HttpCredentials& credentials) {
-  if (is_http_url(url)) {
-#ifdef KJIT_HAS_HTTP_STORE
-    return open_http_store(url, timeouts, credentials);
-#else
-    (void)credentials;
-    return system::Failure{fmt::format("remote cache {}: this kjit was built without the HTTP store (libcurl was not found "
-                               "at build time, or KJIT_HTTP_STORE=OFF)",
-                               redact_url(url))};
-#endif
+system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url,
+                                                               const RemoteOpenOptions& options) {
+  const RemoteBackend* row = remote_backend_of(url);
+  if (row == nullptr) {
+    return system::Failure{
+        fmt::format("remote cache address \"{}\": unknown scheme (expected {})", redact_url(url), remote_backend_forms())};
   }
-  if (url.starts_with("redis://") || url.starts_with("unix://")) return open_redis_store(url, timeouts);
-  return system::Failure{fmt::format("remote cache address \"{}\": unknown scheme (expected redis://[[user]:password@]host"
-                             "[:port][/db], unix:///path/to/redis.sock[?db=N] or http[s]://host[:port][/prefix])",
-                             redact_url(url))};
+  if (row->open == nullptr) return system::Failure{fmt::format("remote cache {}: {}", redact_url(url), row->missing)};
+  return row->open(url, options);
 }
 
 }  // namespace kjit::cache

@@ -1,12 +1,13 @@
 // kjit::cache::RemoteStore: the storage layer of the remote tier, the one interface a backend
-// implements, each backend one file: Redis (redis_store.cpp, hiredis) and HTTP (http_store.cpp,
-// libcurl; S3 would be one more). It moves bytes under string names and holds short-lived named
-// locks where the backend has them (HTTP has none); policy (what is sent, signatures, back-off,
-// the write queue, the order of the levels, which shard holds a key) lives in RemoteTier. One
-// object is one server (a shard, or an HTTP level) and serves one thread at a time; every call is
-// bounded by the timeouts it was opened with and reports trouble as a Failure (Reason::timed_out
-// for a timeout; Reason::refused when the server answered and refused a write: it still serves
-// reads). No CUDA here.
+// implements, each backend one file and one row of the registry (remote_backend.hpp: Redis in
+// redis_store.cpp through hiredis; HTTP in http_store.cpp and S3 in s3_store.cpp through libcurl,
+// curl_session.cpp). It moves bytes under string names and holds short-lived named locks where
+// the backend has them (its row says so: RemoteCapabilities::locks); policy (what is sent,
+// signatures, back-off, the write queue, the order of the levels, which shard holds a key) lives
+// in RemoteTier. One object is one server (a shard, or a level) and serves one thread at a time;
+// every call is bounded by the timeouts it was opened with and reports trouble as a Failure
+// (Reason::timed_out for a timeout; Reason::refused when the server answered and refused a write:
+// it still serves reads). No CUDA here.
 #pragma once
 
 #include "core/system/tools_api.hpp"
@@ -38,22 +39,22 @@ public:
   virtual system::Result<void> put(std::string_view name, std::string_view value, std::chrono::milliseconds ttl) = 0;
   // Stores `value` under `name` as put() does, unless the value there now starts with one of
   // `keep` (a few bytes each, at most 64): then it keeps that value and returns false. Redis checks
-  // and writes in one script (atomic); HTTP reads the value's first bytes (a Range request), then
-  // PUTs only when none matched (a check before the write). How an unsigned writer leaves the
-  // fleet's signed values alone (RemoteTier).
+  // and writes in one script (atomic); HTTP and S3 read the value's first bytes (a Range request),
+  // then PUT only when none matched (a check before the write: RemoteCapabilities::compare_and_set).
+  // How an unsigned writer leaves the fleet's signed values alone (RemoteTier).
   virtual system::Result<bool> put_unless_prefixed(std::string_view name, std::string_view value,
                                                    std::chrono::milliseconds ttl,
                                                    const std::vector<std::string_view>& keep) = 0;
-  // Takes the lock `name` for `token` unless someone holds it; it expires after `ttl`.
+  // The three lock calls work where the backend's row says RemoteCapabilities::locks (elsewhere
+  // they fail). Takes the lock `name` for `token` unless someone holds it; it expires after `ttl`.
   virtual system::Result<bool> try_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) = 0;
   // Extends a lock `token` still holds to `ttl` from now; false when it no longer holds it.
   virtual system::Result<bool> refresh_lock(std::string_view name, std::string_view token, std::chrono::milliseconds ttl) = 0;
   // Releases a lock `token` holds (one someone else took after it expired stays).
   virtual system::Result<void> unlock(std::string_view name, std::string_view token) = 0;
-  // Whether the three calls above work here: an HTTP server has no atomic expiring lock (its
-  // lock calls fail), so the tier takes the fleet lock on a level that has them, or none.
-  virtual bool supports_locks() const { return true; }
-  // A round trip, and what the server says of itself ("redis 7.0.15", "http 404 nginx/1.22.1").
+  // A round trip, and what the server says of itself ("redis 7.0.15", "http 404 nginx/1.22.1",
+  // "s3 bucket kjit: 404 NoSuchKey for the probe"); a Failure says what is wrong (an S3 bucket that
+  // does not exist, credentials it refuses).
   virtual system::Result<std::string> ping() = 0;
   // Why the server would refuse writes now, as far as it tells ("full: used_memory 1.2M of
   // maxmemory 1M, noeviction"); nullopt when it would take them or cannot tell. For ping.
@@ -76,16 +77,16 @@ struct HttpCredentials {
 // The file's first line, trailing blanks removed; a Failure names the file and the two forms.
 KJIT_TOOLS_API system::Result<HttpCredentials> read_http_credentials(const std::string& path);
 
-// A backend for one server `url`: redis://[:password@]host[:port][/db], unix:///path/to/redis.sock, or
-// http[s]://host[:port][/prefix] (with `credentials`; a build without libcurl refuses it).
-// Connects lazily: a down server is a Failure of the first call, not of this one. A Failure here
-// means the URL itself is wrong (what was expected).
-KJIT_TOOLS_API system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url, RemoteTimeouts timeouts,
-                                                       const HttpCredentials& credentials = {});
-// The backends open_remote_store chooses from by scheme (redis_store.cpp, http_store.cpp).
-system::Result<std::unique_ptr<RemoteStore>> open_redis_store(const std::string& url, RemoteTimeouts timeouts);
-system::Result<std::unique_ptr<RemoteStore>> open_http_store(const std::string& url, RemoteTimeouts timeouts,
-                                                     const HttpCredentials& credentials);
-KJIT_TOOLS_API bool is_http_url(std::string_view url);  // http:// or https://
+struct RemoteOpenOptions {
+  RemoteTimeouts timeouts;
+  HttpCredentials http;  // for http(s):// servers (S3 reads AWS_* and ~/.aws/credentials itself)
+};
+
+// A backend for one server `url`, chosen by the row of its scheme (remote_backend_of); a row this
+// build lacks (libcurl not found) or an unknown scheme is a Failure that says so and lists the
+// forms an address may take. Connects lazily: a down server is a Failure of the first call, not of
+// this one. A Failure here means the URL itself (or, for S3, the credentials' source) is wrong.
+KJIT_TOOLS_API system::Result<std::unique_ptr<RemoteStore>> open_remote_store(const std::string& url,
+                                                                             const RemoteOpenOptions& options);
 
 }  // namespace kjit::cache

@@ -2,13 +2,15 @@
 #include "core/cache/remote/remote_tier.hpp"
 
 #include "core/cache/config.hpp"
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_backend.hpp"
+#include "core/cache/remote/remote_list.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <new>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 namespace kjit::cache {
@@ -16,8 +18,6 @@ namespace {
 
 std::string value_name(const Key& key) { return "kjit:" + key.hex(); }
 std::string lock_name(const Key& key) { return "kjit:lock:" + key.hex(); }
-
-std::int64_t now_ticks() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
 std::string new_token() {
   std::random_device rd;
@@ -32,27 +32,8 @@ std::uint64_t all_levels(std::size_t n) { return n >= 64 ? ~0ull : (1ull << n) -
 
 }  // namespace
 
-struct RemoteTier::Level {
-  std::string url;        // as given
-  std::string shown_url;  // redacted: the one kjit prints (a shard's name, which the hashing reads)
-  double weight = 1;      // a shard's
-  bool http = false;      // counts into remote_http_* too
-  bool locks = true;      // its store has expiring locks (RemoteStore::supports_locks)
-
-  std::mutex request_mutex;  // the request path's connection
-  std::unique_ptr<RemoteStore> request;
-  std::unique_ptr<RemoteStore> writer;  // the system::Background thread's own connection, opened on first use
-
-  std::atomic<unsigned> failures{0};
-  std::atomic<std::int64_t> down_until{0};  // steady_clock ticks
-  std::atomic<bool> down{false};
-  std::atomic<unsigned> refusals{0};  // writes refused in a row
-  std::atomic<std::int64_t> refusing_until{0};
-  std::atomic<bool> refusing{false};
-};
-
 system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config, Stats& stats, Log log,
-                                                     system::Background* background) {
+                                                             system::Background* background) {
   // Durations that do not fit a clock or a Redis expiry saturate (system::k_max_duration).
   for (std::chrono::milliseconds* d : {&config.timeouts.connect, &config.timeouts.reply, &config.ttl, &config.lock_ttl,
                                        &config.poll_every, &config.backoff}) {
@@ -64,115 +45,71 @@ system::Result<std::unique_ptr<RemoteTier>> RemoteTier::open(RemoteConfig config
   auto list = parse_remote_list(config.url);
   if (!list) return list.error();
   if (list->shards.empty() && list->levels.empty()) {
-    return system::Failure{"no remote cache address (expected redis://host[:port], unix:///path or http[s]://host/path)"};
+    return system::Failure{fmt::format("no remote cache address (expected {})", remote_backend_forms())};
   }
-  HttpCredentials credentials;
+  RemoteOpenOptions options{config.timeouts, {}};
   if (!config.http_auth_file.empty()) {
     auto c = read_http_credentials(config.http_auth_file);
     if (!c) return c.error();
-    credentials = std::move(*c);
+    options.http = std::move(*c);
   }
   if (list->shards.size() + list->levels.size() > k_max_levels) {
     return system::Failure{fmt::format("remote cache list \"{}\": more than {} servers", redact_url(config.url), k_max_levels)};
   }
-  std::vector<std::unique_ptr<Level>> levels;
+  std::vector<std::unique_ptr<RemoteLevel>> levels;
   for (const std::vector<RemoteListEntry>* group : {&list->shards, &list->levels}) {
     for (const RemoteListEntry& entry : *group) {
-      auto store = open_remote_store(entry.url, config.timeouts, credentials);
+      auto store = open_remote_store(entry.url, options);
       if (!store) return store.error();
-      auto level = std::make_unique<Level>();
-      level->url = entry.url;
-      level->shown_url = entry.name;
-      level->weight = entry.weight;
-      level->http = is_http_url(entry.url);
-      level->locks = (*store)->supports_locks();
-      level->request = std::move(*store);
-      levels.push_back(std::move(level));
+      levels.push_back(std::make_unique<RemoteLevel>(entry, *remote_backend_of(entry.url), options, std::move(*store)));
     }
   }
   const std::size_t shards = list->shards.size();
-  auto tier = std::unique_ptr<RemoteTier>(new RemoteTier(std::move(config), std::move(levels), std::move(credentials),
-                                                         stats, std::move(log), background));
-  tier->m_shards = shards;
-  for (std::size_t i = 0; i < shards; ++i) tier->m_ring.push_back({tier->m_levels[i]->shown_url, tier->m_levels[i]->weight});
-  return tier;
+  return std::unique_ptr<RemoteTier>(
+      new RemoteTier(std::move(config), std::move(levels), shards, stats, std::move(log), background));
 }
 
-RemoteTier::RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
+RemoteTier::RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<RemoteLevel>> levels, std::size_t shards,
                        Stats& stats, Log log, system::Background* background)
     : m_config(std::move(config)),
       m_shown_url(redact_url(m_config.url)),
-      m_credentials(std::move(credentials)),
       m_stats(stats),
       m_log(std::move(log)),
       m_levels(std::move(levels)),
-      m_own_background(background == nullptr ? std::make_unique<system::Background>() : nullptr),
-      m_background(background == nullptr ? m_own_background.get() : background) {
+      m_shards(shards),
+      m_queue(background, {m_config.queue_capacity, m_config.queue_max_bytes}) {
+  for (std::size_t i = 0; i < m_shards; ++i) m_ring.push_back({m_levels[i]->name(), m_levels[i]->weight()});
   m_fork = system::AtFork::add({[this] {
-                          for (auto& level : m_levels) level->request_mutex.lock();
-                          m_pending_mutex.lock();
-                        },
-                        [this] {
-                          m_pending_mutex.unlock();
-                          for (auto& level : m_levels) level->request_mutex.unlock();
-                        },
-                        [this] {
-                          new (&m_pending_mutex) std::mutex();
-                          new (&m_pending_cv) std::condition_variable();
-                          // The parent's connections, writes and locks are the parent's: forgotten
-                          // here (never closed, written to nor released), a new connection opened
-                          // on first use (open_remote_store connects lazily).
-                          for (auto& level : m_levels) {
-                            new (&level->request_mutex) std::mutex();
-                            if (auto fresh = open_remote_store(level->url, m_config.timeouts, m_credentials)) {
-                              (void)level->request.release();
-                              level->request = std::move(*fresh);
-                            }
-                            (void)level->writer.release();
-                          }
-                          (void)new auto(std::move(m_held));
-                          m_held.clear();
-                          m_pending = 0;
-                          m_pending_bytes = 0;
-                        }});
+                                  for (auto& level : m_levels) level->lock_for_fork();
+                                  m_queue.lock_for_fork();
+                                },
+                                [this] {
+                                  m_queue.unlock_after_fork();
+                                  for (auto& level : m_levels) level->unlock_after_fork();
+                                },
+                                [this] {
+                                  // The parent's connections, writes and locks are the parent's:
+                                  // forgotten here (never closed, written to nor released).
+                                  m_queue.reset_in_child();
+                                  for (auto& level : m_levels) level->reset_in_child();
+                                }});
 }
 
-RemoteTier::~RemoteTier() {
-  if (m_own_background) {
-    m_own_background->finish(m_own_background->limits().exit_bound);
-  } else {
-    m_background->forget(this);
-  }
-  std::map<std::string, system::Background::Recurring> held;
-  {
-    std::lock_guard lock(m_pending_mutex);
-    held.swap(m_held);
-  }
-  held.clear();  // no refresh runs past here
-}
-
-bool RemoteTier::available(const Level& level) const {
-  const std::int64_t until = level.down_until.load(std::memory_order_relaxed);
-  return until == 0 || now_ticks() >= until;
-}
-
-bool RemoteTier::writable(const Level& level) const {
-  const std::int64_t until = level.refusing_until.load(std::memory_order_relaxed);
-  return available(level) && (until == 0 || now_ticks() >= until);
-}
+RemoteTier::~RemoteTier() { m_queue.stop(); }
 
 std::size_t RemoteTier::shard_of(const Key& key) const { return rendezvous_shard(key, m_ring); }
 
 std::uint64_t RemoteTier::levels_of(const Key& key) const {
-  std::uint64_t mine = all_levels(m_levels.size()) & ~all_levels(m_shards);  // the HTTP levels
+  std::uint64_t mine = all_levels(m_levels.size()) & ~all_levels(m_shards);  // the levels after the shards
   if (m_shards > 0) mine |= 1ull << shard_of(key);
   return mine;
 }
 
-RemoteTier::Level* RemoteTier::lock_level(const Key& key) const {
-  if (m_shards > 0) return m_levels[shard_of(key)].get();  // Redis: it has locks
-  for (const auto& level : m_levels) {
-    if (level->locks) return level.get();
+RemoteLevel* RemoteTier::lock_level(const Key& key) const {
+  // The key's shard when its backend has locks, else the first level that has them.
+  if (m_shards > 0 && m_levels[shard_of(key)]->backend().can.locks) return m_levels[shard_of(key)].get();
+  for (std::size_t i = m_shards; i < m_levels.size(); ++i) {
+    if (m_levels[i]->backend().can.locks) return m_levels[i].get();
   }
   return nullptr;
 }
@@ -180,63 +117,43 @@ RemoteTier::Level* RemoteTier::lock_level(const Key& key) const {
 std::vector<RemoteShardState> RemoteTier::shards() const {
   std::vector<RemoteShardState> out;
   for (std::size_t i = 0; i < m_shards; ++i) {
-    const Level& l = *m_levels[i];
-    out.push_back({l.shown_url, l.weight, !available(l), available(l) && !writable(l)});
+    const RemoteLevel& l = *m_levels[i];
+    out.push_back({l.name(), l.weight(), !l.available(), l.available() && !l.writable()});
   }
   return out;
 }
 
 template <class T>
-bool RemoteTier::record(Level& level, const system::Result<T>& r, Call call) {
-  const auto backoff_ticks =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(m_config.backoff).count();
-  if (r) {
-    level.failures.store(0, std::memory_order_relaxed);
-    level.down_until.store(0, std::memory_order_relaxed);
-    if (level.down.exchange(false) && m_log) {
-      m_log(Severity::info, fmt::format("remote cache {} answers again; using it", level.shown_url));
-    }
-    if (call == Call::write) {
-      level.refusals.store(0, std::memory_order_relaxed);
-      level.refusing_until.store(0, std::memory_order_relaxed);
-      if (level.refusing.exchange(false) && m_log) {
-        m_log(Severity::info, fmt::format("remote cache {} takes writes again", level.shown_url));
-      }
-    }
-    return true;
-  }
+bool RemoteTier::record(RemoteLevel& level, const system::Result<T>& r, RemoteLevel::Call call) {
+  const RemoteLevel::Outcome o = level.record(r ? nullptr : &r.error(), call,
+                                              {m_config.failures_before_backoff, m_config.backoff});
+  if (o.came_back && m_log) m_log(Severity::info, fmt::format("remote cache {} answers again; using it", level.name()));
+  if (o.takes_writes && m_log) m_log(Severity::info, fmt::format("remote cache {} takes writes again", level.name()));
+  if (o.ok) return true;
   add(m_stats.remote_errors, 1);
-  if (level.http) add(m_stats.remote_http_errors, 1);
+  if (level.backend().over_http) add(m_stats.remote_http_errors, 1);
   if (r.error().reason == system::Failure::Reason::refused) {
-    // The server answered: it is up and serves reads. Only its writes (and locks) pause.
-    const unsigned refusals = level.refusals.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (refusals >= m_config.failures_before_backoff) {
-      level.refusing_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
-      if (!level.refusing.exchange(true) && m_log) {
-        m_log(Severity::warning,
-              fmt::format("{}; after {} refused writes in a row, writes to remote cache {} are skipped for {} s (it "
-                          "still serves reads)",
-                          r.error().message, refusals, level.shown_url, m_config.backoff.count() / 1000.0));
-      }
+    if (o.began_refusing && m_log) {
+      m_log(Severity::warning,
+            fmt::format("{}; after {} refused writes in a row, writes to remote cache {} are skipped for {} s (it "
+                        "still serves reads)",
+                        r.error().message, o.in_row, level.name(), m_config.backoff.count() / 1000.0));
     }
     return false;
   }
   if (r.error().timed_out()) add(m_stats.remote_timeouts, 1);
-  const unsigned failures = level.failures.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (failures >= m_config.failures_before_backoff) {
-    level.down_until.store(now_ticks() + backoff_ticks, std::memory_order_relaxed);
-    if (!level.down.exchange(true) && m_log) {
-      m_log(Severity::warning,
-            fmt::format("{}; after {} failures in a row the remote cache {} is skipped for {} s (its kernels come "
-                        "from the other levels, the local cache or are compiled{})",
-                        r.error().message, failures, level.shown_url, m_config.backoff.count() / 1000.0,
-                        m_shards > 1 && !level.http ? "; the other shards are still used" : ""));
-    }
+  if (o.went_down && m_log) {
+    const bool shard = level.backend().place == RemotePlace::shard;
+    m_log(Severity::warning,
+          fmt::format("{}; after {} failures in a row the remote cache {} is skipped for {} s (its kernels come "
+                      "from the other levels, the local cache or are compiled{})",
+                      r.error().message, o.in_row, level.name(), m_config.backoff.count() / 1000.0,
+                      m_shards > 1 && shard ? "; the other shards are still used" : ""));
   }
   return false;
 }
 
-void RemoteTier::tell_signed_without_key(const Level& level, std::string_view detail) {
+void RemoteTier::tell_signed_without_key(const RemoteLevel& level, std::string_view detail) {
   if (!m_log) return;
   if (m_told_signed.exchange(true)) {
     m_log(Severity::info, detail);
@@ -246,18 +163,18 @@ void RemoteTier::tell_signed_without_key(const Level& level, std::string_view de
         fmt::format("remote cache {} holds signed values and this process has no key: it cannot load them (set "
                     "KJIT_REMOTE_PUBLIC_KEY_FILE for the fleet's ed25519 keys, or KJIT_REMOTE_SECRET_FILE for its "
                     "HMAC secret) and its unsigned writes never replace them (said once; {})",
-                    level.shown_url, detail));
+                    level.name(), detail));
 }
 
 std::string RemoteTier::encode(std::string entry_bytes) const {
   return seal_value(m_config.signer ? &*m_config.signer : nullptr, std::move(entry_bytes));
 }
 
-RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
+RemoteGet RemoteTier::fetch(RemoteLevel& level, const Key& key) {
   RemoteGet out;
-  if (!available(level)) {
+  if (!level.available()) {
     out.outcome = RemoteGet::Outcome::unavailable;
-    out.message = fmt::format("remote cache {} is skipped after repeated failures", level.shown_url);
+    out.message = fmt::format("remote cache {} is skipped after repeated failures", level.name());
     return out;
   }
   // A value is at most max_value_size, plus a signature's head: a longer one is refused from its
@@ -265,14 +182,12 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
   constexpr std::uint64_t signature = k_max_value_head;
   const std::uint64_t max_size =
       m_config.max_value_size > UINT64_MAX - signature ? UINT64_MAX : m_config.max_value_size + signature;
-  system::Result<std::optional<std::string>> r = [&] {
-    std::lock_guard lock(level.request_mutex);
-    return level.request->get(value_name(key), max_size);
-  }();
+  system::Result<std::optional<std::string>> r =
+      level.ask([&](RemoteStore& store) { return store.get(value_name(key), max_size); });
   if (!r && r.error().reason == system::Failure::Reason::too_large) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
-    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), level.shown_url,
+    out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(), level.name(),
                               r.error().message);
     return out;
   }
@@ -288,7 +203,7 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
     add(m_stats.remote_rejected, 1);
     out.outcome = RemoteGet::Outcome::rejected;
     out.message = fmt::format("the value for key {} in remote cache {} is not loaded: {}", key.hex(),
-                              level.shown_url, why);
+                              level.name(), why);
     return out;
   };
   const system::Result<std::size_t> head = open_value(m_config.signer ? &*m_config.signer : nullptr, value);
@@ -311,11 +226,11 @@ RemoteGet RemoteTier::fetch(Level& level, const Key& key) {
 RemoteGet RemoteTier::get(const Key& key) {
   const std::uint64_t mine = levels_of(key);
   bool any = false;
-  for (std::size_t i = 0; i < m_levels.size(); ++i) any = any || ((mine >> i & 1) != 0 && available(*m_levels[i]));
-  const Level* shard = m_shards > 0 ? m_levels[shard_of(key)].get() : nullptr;
+  for (std::size_t i = 0; i < m_levels.size(); ++i) any = any || ((mine >> i & 1) != 0 && m_levels[i]->available());
+  const RemoteLevel* shard = m_shards > 0 ? m_levels[shard_of(key)].get() : nullptr;
   // The key's shard skipped during its back-off: its read is not made; a miss there, never an
   // error, and never sent to another shard.
-  const bool shard_down = shard != nullptr && !available(*shard);
+  const bool shard_down = shard != nullptr && !shard->available();
   if (shard_down) add(m_stats.remote_shard_down, 1);
   if (!any) {
     add(m_stats.remote_misses, 1);  // every level of the key skipped during its back-off: no request is made
@@ -325,9 +240,9 @@ RemoteGet RemoteTier::get(const Key& key) {
     for (std::size_t i = 0; i < m_levels.size(); ++i) {
       if ((mine >> i & 1) == 0) continue;
       g.why += fmt::format("{}{} is down (skipped after repeated failures)", g.why.empty() ? "" : "; ",
-                           m_levels[i]->shown_url);
+                           m_levels[i]->name());
     }
-    g.shard = shard != nullptr ? shard->shown_url : std::string();
+    g.shard = shard != nullptr ? shard->name() : std::string();
     g.shard_down = shard_down;
     return g;
   }
@@ -338,10 +253,11 @@ RemoteGet RemoteTier::get(const Key& key) {
   std::string message, why;
   std::size_t hit_at = m_levels.size();
   std::uint64_t answered = 0;  // the levels that answered without the value: a hit further on is written back there
+  std::uint64_t absent = 0;    // those of them that had none (not a rejected one)
   for (std::size_t i = 0; i < m_levels.size(); ++i) {
     if ((mine >> i & 1) == 0) continue;
-    Level& level = *m_levels[i];
-    const bool skipped = !available(level);
+    RemoteLevel& level = *m_levels[i];
+    const bool skipped = !level.available();
     RemoteGet g = fetch(level, key);
     if (g.outcome == RemoteGet::Outcome::hit) {
       hit_at = i;
@@ -361,11 +277,12 @@ RemoteGet RemoteTier::get(const Key& key) {
       reason = "rejected: " + g.message;
     } else if (g.outcome == RemoteGet::Outcome::miss) {
       if (out.outcome == RemoteGet::Outcome::unavailable) out.outcome = RemoteGet::Outcome::miss;
-      g.message = fmt::format("remote cache {} has no value for key {}", level.shown_url, key.hex());
+      g.message = fmt::format("remote cache {} has no value for key {}", level.name(), key.hex());
       answered |= 1ull << i;
-      reason = "absent from " + level.shown_url;
+      absent |= 1ull << i;
+      reason = "absent from " + level.name();
     } else {
-      reason = skipped ? level.shown_url + " is down (skipped after repeated failures)" : "unreachable: " + g.message;
+      reason = skipped ? level.name() + " is down (skipped after repeated failures)" : "unreachable: " + g.message;
     }
     message += (message.empty() ? "" : "; ") + g.message;
     why += (why.empty() ? "" : "; ") + reason;
@@ -374,7 +291,7 @@ RemoteGet RemoteTier::get(const Key& key) {
   add(m_stats.remote_latency_us, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                                 std::chrono::steady_clock::now() - start)
                                                                 .count()));
-  out.shard = shard != nullptr ? shard->shown_url : std::string();
+  out.shard = shard != nullptr ? shard->name() : std::string();
   out.shard_down = shard_down;
   if (hit_at == m_levels.size()) {
     add(m_stats.remote_misses, 1);
@@ -383,7 +300,19 @@ RemoteGet RemoteTier::get(const Key& key) {
     return out;
   }
   add(m_stats.remote_hits, 1);
-  if (m_levels[hit_at]->http) add(m_stats.remote_http_hits, 1);
+  RemoteLevel& hit = *m_levels[hit_at];
+  hit.hit();
+  if (hit.backend().over_http) add(m_stats.remote_http_hits, 1);
+  // A level that keeps missing what a later one has: the silent zero hits of a wrong address,
+  // bucket, region or prefix (its own writes land where it never reads). Said once a level.
+  for (std::size_t i = 0; i < hit_at; ++i) {
+    RemoteLevel& level = *m_levels[i];
+    if ((absent >> i & 1) == 0 || !level.missed_while_another_hit(m_config.miss_warning_after) || !m_log) continue;
+    m_log(Severity::warning,
+          fmt::format("remote cache {} missed its last {} requests that {} hit: is its address right (for s3://, "
+                      "the bucket, region and prefix: kjit keeps values under <prefix>/ac/)? (said once)",
+                      level.name(), m_config.miss_warning_after, hit.name()));
+  }
   // The faster levels that answered without it get it in the background, so the next node hits
   // there (one that failed or is skipped is not written to). Dropped, like any write, when the
   // queue is full.
@@ -399,9 +328,9 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     out.message = "the remote cache is read-only here";
     return out;
   }
-  Level* const level = lock_level(key);
-  if (level == nullptr) {  // HTTP levels alone: no fleet lock, each node compiles what it misses
-    out.message = fmt::format("remote cache {} has no level with locks (HTTP stores have none)", m_shown_url);
+  RemoteLevel* const level = lock_level(key);
+  if (level == nullptr) {  // no backend with locks (HTTP, S3): each node compiles what it misses
+    out.message = fmt::format("remote cache {} has no level with locks (only Redis has them)", m_shown_url);
     return out;
   }
   timeout = system::saturate_duration(timeout);
@@ -412,19 +341,17 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
   std::string token = new_token();
   std::chrono::milliseconds pause = std::min(std::chrono::milliseconds(2), m_config.poll_every);
   for (;;) {
-    if (!available(*level)) {
-      out.message = fmt::format("remote cache {} is skipped after repeated failures", level->shown_url);
+    if (!level->available()) {
+      out.message = fmt::format("remote cache {} is skipped after repeated failures", level->name());
       return out;
     }
-    if (!writable(*level)) {  // a full server takes no lock either: compile without one
-      out.message = fmt::format("remote cache {} refuses writes", level->shown_url);
+    if (!level->writable()) {  // a full server takes no lock either: compile without one
+      out.message = fmt::format("remote cache {} refuses writes", level->name());
       return out;
     }
-    system::Result<bool> taken = [&] {
-      std::lock_guard lock(level->request_mutex);
-      return level->request->try_lock(name, token, m_config.lock_ttl);
-    }();
-    if (!record(*level, taken, Call::write)) {
+    system::Result<bool> taken =
+        level->ask([&](RemoteStore& store) { return store.try_lock(name, token, m_config.lock_ttl); });
+    if (!record(*level, taken, RemoteLevel::Call::write)) {
       out.message = taken.error().message;
       return out;
     }
@@ -441,15 +368,11 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
       // Refreshed on the Background thread before it expires, until its release.
       // (A lock_ttl of a few ms given through the API must not make the worker spin.)
       const auto every = std::max(m_config.lock_ttl / 3, std::chrono::milliseconds(1));
-      system::Background::Recurring refresh = m_background->every(every, [this, level, name, token] {
-        if (RemoteStore* writer = writer_store(*level); writer != nullptr && available(*level)) {
+      m_queue.hold(token, m_queue.background().every(every, [this, level, name, token] {
+        if (RemoteStore* writer = level->writer(); writer != nullptr && level->available()) {
           record(*level, writer->refresh_lock(name, token, m_config.lock_ttl));
         }
-      });
-      {
-        std::lock_guard lock(m_pending_mutex);
-        m_held[token] = std::move(refresh);
-      }
+      }));
       out.outcome = RemoteLock::Outcome::acquired;
       out.token = std::move(token);
       return out;
@@ -470,7 +393,7 @@ RemoteLock RemoteTier::lock_or_wait(const Key& key, std::chrono::milliseconds ti
     if (waited >= timeout) {
       out.outcome = RemoteLock::Outcome::timed_out;
       out.message = fmt::format("waited {:.1f} s for another node compiling key {} (lock {} on remote cache {})",
-                                waited.count() / 1000.0, key.hex(), name, level->shown_url);
+                                waited.count() / 1000.0, key.hex(), name, level->name());
       return out;
     }
     if (progress && now >= next_progress) {
@@ -490,97 +413,48 @@ bool RemoteTier::put_async(const Key& key, std::string entry_bytes, std::string 
 bool RemoteTier::post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels,
                             bool backfill) {
   const std::uint64_t size = entry_bytes.size();
-  bool fits = false;
-  {
-    std::lock_guard lock(m_pending_mutex);
-    bool takes = false;  // a level of the write that takes writes now
-    for (std::size_t i = 0; i < m_levels.size(); ++i) takes = takes || ((levels >> i & 1) != 0 && writable(*m_levels[i]));
-    fits = !m_config.read_only && size <= m_config.max_value_size && m_pending < m_config.queue_capacity &&
-           m_pending_bytes + size <= m_config.queue_max_bytes && takes;
-    if (!fits && token.empty()) {
-      if (!m_config.read_only) add(m_stats.remote_dropped, 1);
-      return false;
-    }
-    ++m_pending;
-    m_pending_bytes += fits ? size : 0;
+  bool takes = false;  // a level of the write that takes writes now
+  for (std::size_t i = 0; i < m_levels.size(); ++i) takes = takes || ((levels >> i & 1) != 0 && m_levels[i]->writable());
+  const bool wanted = !m_config.read_only && size <= m_config.max_value_size && takes;
+  const RemoteWriteQueue::Admitted admitted = m_queue.admit(size, wanted, !token.empty());
+  if (admitted == RemoteWriteQueue::Admitted::no) {
+    if (!m_config.read_only) add(m_stats.remote_dropped, 1);
+    return false;
   }
-  if (!fits) {
+  const bool sends = admitted == RemoteWriteQueue::Admitted::with_value;
+  if (!sends) {
     if (!m_config.read_only) add(m_stats.remote_dropped, 1);
     entry_bytes.clear();  // the lock is released all the same: a release is small, and never dropped
   }
-  const bool sends = fits;
-  const std::uint64_t held = fits ? size : 0;
-  system::Background::Job job;
-  job.bytes = held;
-  job.owner = this;
-  job.run = [this, key, value = std::move(entry_bytes), token, held, levels, backfill]() mutable {
-    write(key, std::move(value), token, levels, backfill);
-    done(held);
-  };
-  job.drop = [this, sends, held] {
-    if (sends) add(m_stats.remote_dropped, 1);
-    done(held);
-  };
-  const bool posted = m_background->post(std::move(job));
-  if (!posted && !token.empty()) {
-    std::lock_guard lock(m_pending_mutex);
-    m_held.erase(token);  // not released: it expires after lock_ttl
-  }
+  const bool posted = m_queue.post(
+      sends ? size : 0,
+      [this, key, value = std::move(entry_bytes), token, levels, backfill]() mutable {
+        write(key, std::move(value), token, levels, backfill);
+      },
+      [this, sends] {
+        if (sends) add(m_stats.remote_dropped, 1);
+      });
+  if (!posted && !token.empty()) m_queue.release(token);  // not released: it expires after lock_ttl
   return posted && sends;
 }
 
 void RemoteTier::release_async(const Key& key, std::string token) {
   if (token.empty()) return;
-  {
-    std::lock_guard lock(m_pending_mutex);
-    ++m_pending;
-  }
-  system::Background::Job job;
-  job.owner = this;
-  job.run = [this, key, token] {
-    write(key, {}, token, 0, false);
-    done(0);
-  };
-  job.drop = [this] { done(0); };
-  if (!m_background->post(std::move(job))) {
-    std::lock_guard lock(m_pending_mutex);
-    m_held.erase(token);
-  }
+  (void)m_queue.admit(0, false, true);
+  if (!m_queue.post(0, [this, key, token] { write(key, {}, token, 0, false); }, {})) m_queue.release(token);
 }
 
-void RemoteTier::done(std::uint64_t bytes) {
-  {
-    std::lock_guard lock(m_pending_mutex);
-    --m_pending;
-    m_pending_bytes -= bytes;
-  }
-  m_pending_cv.notify_all();
-}
-
-void RemoteTier::drain() {
-  std::unique_lock lock(m_pending_mutex);
-  m_pending_cv.wait(lock, [&] { return m_pending == 0; });
-}
+void RemoteTier::drain() { m_queue.drain(); }
 
 system::Result<std::string> RemoteTier::ping() {
   std::string answers;
   for (auto& level : m_levels) {
-    system::Result<std::string> r = [&] {
-      std::lock_guard lock(level->request_mutex);
-      return level->request->ping();
-    }();
+    system::Result<std::string> r = level->ask([](RemoteStore& store) { return store.ping(); });
     record(*level, r);
     if (!r) return r;
     answers += (answers.empty() ? "" : "; ") + *r;
   }
   return answers;
-}
-
-RemoteStore* RemoteTier::writer_store(Level& level) {
-  if (!level.writer) {
-    if (auto s = open_remote_store(level.url, m_config.timeouts, m_credentials)) level.writer = std::move(*s);
-  }
-  return level.writer.get();
 }
 
 void RemoteTier::write(const Key& key, std::string value, const std::string& token, std::uint64_t levels,
@@ -591,25 +465,25 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
     const bool signs = m_config.signer && m_config.signer->can_sign();
     for (std::size_t i = 0; i < m_levels.size(); ++i) {
       if ((levels >> i & 1) == 0) continue;
-      Level& level = *m_levels[i];
-      RemoteStore* writer = writer_store(level);
+      RemoteLevel& level = *m_levels[i];
+      RemoteStore* writer = level.writer();
       if (writer == nullptr) continue;
-      if (!writable(level)) {
+      if (!level.writable()) {
         add(m_stats.remote_dropped, 1);
         continue;
       }
       if (!signs) {  // unsigned: never over a signed value, which the fleet's keyed nodes need
         const system::Result<bool> r =
             writer->put_unless_prefixed(value_name(key), encoded, m_config.ttl, signed_value_magics());
-        if (!record(level, r, Call::write)) continue;
+        if (!record(level, r, RemoteLevel::Call::write)) continue;
         if (!*r) {
           add(m_stats.remote_dropped, 1);
           tell_signed_without_key(level, fmt::format("the value for key {} in remote cache {} is signed: not replaced "
                                                      "by this process's unsigned one",
-                                                     key.hex(), level.shown_url));
+                                                     key.hex(), level.name()));
           continue;
         }
-      } else if (!record(level, writer->put(value_name(key), encoded, m_config.ttl), Call::write)) {
+      } else if (!record(level, writer->put(value_name(key), encoded, m_config.ttl), RemoteLevel::Call::write)) {
         continue;
       }
       add(m_stats.remote_writes, 1);
@@ -618,20 +492,13 @@ void RemoteTier::write(const Key& key, std::string value, const std::string& tok
     }
   }
   if (token.empty()) return;
-  if (Level* level = lock_level(key); level != nullptr) {
-    if (RemoteStore* writer = writer_store(*level); writer != nullptr && available(*level)) {
+  if (RemoteLevel* level = lock_level(key); level != nullptr) {
+    if (RemoteStore* writer = level->writer(); writer != nullptr && level->available()) {
       record(*level, writer->unlock(lock_name(key), token));
     }
   }
-  system::Background::Recurring refresh;
-  {
-    std::lock_guard lock(m_pending_mutex);
-    if (auto it = m_held.find(token); it != m_held.end()) {
-      refresh = std::move(it->second);
-      m_held.erase(it);
-    }
-  }
-  // `refresh` stops here (on the Background thread: at once).
+  // Its refresh stops here (on the Background thread: at once).
+  (void)m_queue.release(token);
 }
 
 }  // namespace kjit::cache

@@ -1,25 +1,29 @@
 // kjit::cache::RemoteTier: the shared second tier behind the local disk (a fleet's Redis shards,
-// then HTTP stores). It decides what is read, written and trusted, over RemoteStores that only
-// move bytes, one per server, in levels, fastest first (parse_remote_list: the Redis level, its
-// shards, then each http(s):// entry of KJIT_REMOTE_CACHE in the order given):
-//   - the Redis level is one server or several shards: each key, its value and its fleet lock
+// then HTTP and S3 stores). It decides what is read, written and trusted, over RemoteStores that
+// only move bytes, one per server (RemoteLevel: its connections and health), in levels, fastest
+// first (parse_remote_list: the shards, then each level of KJIT_REMOTE_CACHE in the order given).
+// What a server can do is its backend's row's (remote_backend.hpp), never its URL's spelling:
+//   - the first level is one server or several shards: each key, its value and its fleet lock
 //     live on the one shard weighted rendezvous hashing picks (rendezvous.hpp); a key's levels
-//     are its shard, then the HTTP levels.
+//     are its shard, then the other levels.
 //   - get() asks the key's levels in order and returns a value only once it is a whole, checked
 //     entry recorded under the key asked for, and (with a Signer) one whose signature is valid;
 //     anything else is `rejected`, a miss, and the next level is asked. A hit in a slower level is
 //     written back to the faster ones (a backfill: a background write, counted in remote_backfills).
+//   - a level that missed `miss_warning_after` requests in a row that a later level hit says so,
+//     once (a warning: its address, bucket, region or prefix may be wrong).
 //   - without a key to sign with, a write never replaces a signed value (RemoteStore::
-//     put_unless_prefixed: one Redis script; over HTTP a check before the write), and a node
-//     without a key against a store that holds signed values says so once (a warning).
-//   - put_async() writes to the key's levels on a Background thread (the compile service's one
-//     worker, or one of the tier's own when it is given none), through a bounded queue: a full
-//     queue, a value over max_value_size, a read-only tier or levels that are down (or refuse
+//     put_unless_prefixed: one Redis script; over HTTP and S3 a check before the write), and a
+//     node without a key against a store that holds signed values says so once (a warning).
+//   - put_async() writes to the key's levels on a Background thread (RemoteWriteQueue: the
+//     compile service's one worker, or one of the tier's own when it is given none), bounded: a
+//     full queue, a value over max_value_size, a read-only tier or levels that are down (or refuse
 //     writes) drop the write (and count it); nothing on the request path waits for a write.
 //   - lock_or_wait() lets the nodes that miss a key together compile it once, on the key's shard
-//     (HTTP has no locks, and a tier of HTTP levels alone takes no lock): the first node takes a
-//     lock that expires unless its holder (the Background thread) refreshes it; the others poll
-//     for the value, and compile by themselves past the wait bound or when the remote fails.
+//     (a level whose row has locks; a tier with none, HTTP and S3 alone, takes no lock): the first
+//     node takes a lock that expires unless its holder (the Background thread) refreshes it; the
+//     others poll for the value, and compile by themselves past the wait bound or when the remote
+//     fails.
 //   - each server on its own: after `failures_before_backoff` failures in a row (a call that
 //     failed or timed out) it is skipped for `backoff` (one warning when it goes down, one note
 //     when it is back): a down shard's keys are misses (counted in remote_shard_down), never
@@ -27,31 +31,30 @@
 //     most a few timeouts. A server that answers but refuses writes (Redis at maxmemory: OOM; a
 //     read-only replica) is not down: as many refusals in a row stop its writes and locks for
 //     `backoff` (one warning), and its reads go on.
-// Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks); an HTTP store keeps
-// a name under <base>/ac/<sha256 of the name>. Counts into the Stats it is given (the remote_*
-// counters, the HTTP levels' also in remote_http_*). Thread-safe. No CUDA here; nothing here
+// Names on the server: kjit:<32 hex> (values) and kjit:lock:<32 hex> (locks); an HTTP or S3 store
+// keeps a name under <base>/ac/<sha256 of the name>. Counts into the Stats it is given (the
+// remote_* counters; the levels over HTTP, http(s):// and s3://, also in remote_http_*). Thread-safe. No CUDA here; nothing here
 // throws past allocation failures. fork(): a child never speaks on its parent's connections (it
 // opens its own on first use) and has none of its parent's writes queued nor locks held.
 #pragma once
 
-#include "core/system/at_fork.hpp"
-#include "core/system/background.hpp"
 #include "core/cache/entry.hpp"
 #include "core/cache/key.hpp"
+#include "core/cache/remote/remote_level.hpp"
 #include "core/cache/remote/remote_store.hpp"
+#include "core/cache/remote/remote_write_queue.hpp"
 #include "core/cache/remote/rendezvous.hpp"
 #include "core/cache/remote/signer.hpp"
-#include "core/system/result.hpp"
 #include "core/cache/stats.hpp"
+#include "core/system/at_fork.hpp"
+#include "core/system/background.hpp"
+#include "core/system/result.hpp"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,8 +63,9 @@
 namespace kjit::cache {
 
 struct RemoteConfig {
-  // A list (KJIT_REMOTE_CACHE's spelling, cache/remote_list.hpp): redis://host:port[/db] and
-  // unix:///path.sock shards with weights ("redis://a,redis://b(2)"), then http[s]://host/prefix levels.
+  // A list (KJIT_REMOTE_CACHE's spelling, remote_list.hpp): redis://host:port[/db] and
+  // unix:///path.sock shards with weights ("redis://a,redis://b(2)"), then http[s]://host/prefix
+  // and s3://bucket/prefix levels.
   std::string url;
   std::string http_auth_file;           // the HTTP levels' credentials (read_http_credentials); empty: none
   bool read_only = false;               // read, never write (nor lock)
@@ -76,6 +80,7 @@ struct RemoteConfig {
   std::chrono::milliseconds poll_every{std::chrono::milliseconds(20)};  // the longest pause between polls
   unsigned failures_before_backoff = 3;  // per server; as many refused writes stop its writes
   std::chrono::milliseconds backoff{std::chrono::seconds(30)};
+  unsigned miss_warning_after = 64;  // a level's misses in a row that a later level hit, then one warning
 };
 
 struct RemoteGet {
@@ -149,53 +154,36 @@ public:
   std::vector<RemoteShardState> shards() const;
 
 private:
-  struct Level;  // one server with its connections and its back-off (remote_tier.cpp)
-  // A write's success (a SET, a lock taken) ends a server's refusal of writes; any success ends
-  // its failures (a lock's refresh or release succeeds on a full server too: Call::read).
-  enum class Call { read, write };
-
-  RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<Level>> levels, HttpCredentials credentials,
-             Stats& stats, Log log, system::Background* background);
+  RemoteTier(RemoteConfig config, std::vector<std::unique_ptr<RemoteLevel>> levels, std::size_t shards, Stats& stats,
+             Log log, system::Background* background);
   // One GET on a level's request connection, checked; no counting of the request.
-  RemoteGet fetch(Level& level, const Key& key);
-  bool available(const Level& level) const;
-  bool writable(const Level& level) const;  // available and not refusing writes
-  // The levels of `key` as bits (bit i: m_levels[i]): its shard, then the HTTP levels.
+  RemoteGet fetch(RemoteLevel& level, const Key& key);
+  // The levels of `key` as bits (bit i: m_levels[i]): its shard, then the other levels.
   std::uint64_t levels_of(const Key& key) const;
-  Level* lock_level(const Key& key) const;  // the key's shard; null: no level has locks
+  RemoteLevel* lock_level(const Key& key) const;  // null: no level has locks
+  // Counts a call's outcome and tells what changed (RemoteLevel::record); true on success.
   template <class T>
-  bool record(Level& level, const system::Result<T>& r, Call call = Call::read);  // counts and tracks failures; true on success
+  bool record(RemoteLevel& level, const system::Result<T>& r, RemoteLevel::Call call = RemoteLevel::Call::read);
   // Queues a write of `entry_bytes` to the levels in `levels` (bit i: m_levels[i]) and the release
   // of `token`'s lock; put_async's body. `backfill`: a slower level's hit written back.
   bool post_write(const Key& key, std::string entry_bytes, std::string token, std::uint64_t levels, bool backfill);
   // On the Background thread: writes `value` (empty: none) to `levels`, then releases `token`'s lock.
   void write(const Key& key, std::string value, const std::string& token, std::uint64_t levels, bool backfill);
-  void done(std::uint64_t bytes);  // a queued write ran or was dropped
-  RemoteStore* writer_store(Level& level);  // the worker's connection, opened on first use
   std::string encode(std::string entry_bytes) const;
   // Once a tier: `level` holds signed values and this process has no key (it can neither load
   // them nor replace them: its unsigned writes leave them alone). Later ones are notes.
-  void tell_signed_without_key(const Level& level, std::string_view detail);
+  void tell_signed_without_key(const RemoteLevel& level, std::string_view detail);
 
   RemoteConfig m_config;
   std::string m_shown_url;  // m_config.url with its passwords redacted: the one kjit prints
-  HttpCredentials m_credentials;  // for the HTTP levels' new connections (the worker's, a child's)
   Stats& m_stats;
   Log m_log;
-
-  std::vector<std::unique_ptr<Level>> m_levels;  // fastest first (the shards, then HTTP); never empty
-  std::size_t m_shards = 0;                      // the first m_shards levels are the Redis level's shards
-  std::vector<RendezvousShard> m_ring;           // their names and weights, for rendezvous_shard
-
-  std::unique_ptr<system::Background> m_own_background;  // when none was given
-  system::Background* m_background;
-  std::mutex m_pending_mutex;
-  std::condition_variable m_pending_cv;
-  std::size_t m_pending = 0;         // writes and releases queued or running
-  std::uint64_t m_pending_bytes = 0;
+  std::vector<std::unique_ptr<RemoteLevel>> m_levels;  // fastest first (the shards, then the levels); never empty
+  std::size_t m_shards = 0;                            // the first m_shards are the first level's shards
+  std::vector<RendezvousShard> m_ring;                 // their names and weights, for rendezvous_shard
+  RemoteWriteQueue m_queue;                            // after what its jobs use: stopped first
   std::atomic<bool> m_told_signed{false};  // tell_signed_without_key said it
-  std::map<std::string, system::Background::Recurring> m_held;  // token -> refresh of a lock this process holds
-  system::AtFork::Registration m_fork;  // last: gone before what its handlers use
+  system::AtFork::Registration m_fork;     // last: gone before what its handlers use
 };
 
 }  // namespace kjit::cache

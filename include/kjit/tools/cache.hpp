@@ -1,7 +1,8 @@
 // kjit::Cache: administration of a cache directory, what `kjit cache` does: counters summed
 // over every process, usage, listing, verification, pruning and clearing, and warm bundles
 // (export, import) with their signing keys. Host programs use it to warm, inspect or trim a
-// cache. Throws UsageError for a malformed size or duration.
+// cache. merge_bundles makes one bundle of several (the shards of one warm). Throws UsageError
+// for a malformed size or duration.
 #pragma once
 
 #include <kjit/export.hpp>
@@ -110,6 +111,9 @@ struct CacheExportOptions {
   std::vector<std::string> archs;
   std::optional<std::chrono::seconds> older_than;  // only entries last used longer ago than this
   std::optional<std::chrono::seconds> newer_than;  // only entries last used within this
+  // Only these entries (keys, 32 hex digits: what one `kjit warm --shard` warmed); empty: every one.
+  // A key the cache lacks is listed in the result's `missing`.
+  std::vector<std::string> only_keys;
   // Signs the bundle: the signing key, else the secret; none: unsigned. Public keys alone cannot
   // sign: an export then throws UsageError.
   BundleKeys keys;
@@ -126,23 +130,28 @@ struct CacheBundleInfo {
   std::string selection;  // what the export selected ("arch sm_90; newer than 7d")
 };
 
-// A bundle kept in the fleet's HTTP store (docs/bundles.md): a value under the name
+// A bundle kept in the fleet's HTTP or S3 store (docs/bundles.md): a value under the name
 // "kjit:bundle:<name>", so the file <url>/ac/<SHA-256 of that name>, which any server that takes
-// PUT keeps (docs/http-store.md). A node with public keys only imports it and never writes it.
+// PUT keeps (docs/http-store.md); or an OCI artifact in a registry (url oci://HOST/REPO:TAG to
+// push, :TAG or @sha256:DIGEST to pull; no name). A node with public keys only imports it and
+// never writes it.
 struct RemoteBundle {
-  std::string url;                  // an http(s):// store, or a KJIT_REMOTE_CACHE list: its first http(s) entry
-  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ -
+  std::string url;                  // an http(s):// or s3:// store, a KJIT_REMOTE_CACHE list (its first such entry), or oci://
+  std::string name;                 // the bundle's name there ("warm-sm90"): letters, digits, . _ - (not for oci://)
   std::filesystem::path auth_file;  // KJIT_REMOTE_HTTP_AUTH_FILE: "user:password" or "Bearer <token>"
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // the whole transfer
 };
 
 struct CacheExportResult {
   std::filesystem::path file;  // empty for a remote bundle
-  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted)
+  std::string remote;          // a remote bundle: "bundle <name> in <url>" (its password redacted), or the oci:// reference
+  std::string digest;          // an OCI artifact's manifest digest ("sha256:..."); empty otherwise
   std::uint64_t file_size = 0;
   CacheBundleInfo bundle;
   // Entries left out: damaged ones (removed, as a hit removes them) and links: path, why.
   std::vector<std::pair<std::filesystem::path, std::string>> skipped;
+  // Keys of `only_keys` the cache did not hold (evicted, damaged, never written).
+  std::vector<std::string> missing;
 };
 
 struct CacheImportOptions {
@@ -163,6 +172,7 @@ struct CacheImportIncomplete {
 
 struct CacheImportResult {
   CacheBundleInfo bundle;
+  std::string digest;         // an OCI artifact's manifest digest, the tag resolved ("sha256:..."); empty otherwise
   std::uint64_t written = 0;  // entries written
   std::uint64_t present = 0;  // already in the cache and valid: skipped
   std::uint64_t evicted = 0;  // evicted by the budget while importing
@@ -171,6 +181,35 @@ struct CacheImportResult {
   // What the caller should know ("made with NVRTC 12.8; this kjit's is 13.0: ...").
   std::vector<std::string> warnings;
 };
+
+// What merge_bundles made of several bundles: the shards of one warm (`kjit warm --shard I/N
+// --bundle F`), or bundles of anything, into one.
+struct BundleMergeOptions {
+  // Checks each input's signature as an import does (a signed input needs its key; with a key,
+  // only what it signed), and signs the result as an export does: the signing key, else the
+  // secret, else unsigned. Public keys alone check the inputs and cannot sign: UsageError.
+  BundleKeys keys;
+};
+
+struct BundleMergeResult {
+  std::filesystem::path file;
+  std::uint64_t file_size = 0;
+  CacheBundleInfo bundle;              // the merged bundle's manifest
+  std::vector<CacheBundleInfo> inputs;  // each input's, in the order given
+  // Entries found in more than one input: with the same bytes (written once), and with different
+  // bytes (the first input's kept: two compiles of one key that differ, or two tuning decisions).
+  std::uint64_t duplicates = 0;
+  std::vector<std::string> conflicts;  // their keys
+};
+
+// Checks every input whole, as an import does (completion marker, hash, signature, every entry),
+// before writing anything, then writes one bundle of their entries, each key once, in key order,
+// byte for byte as the inputs hold them, replacing `output` whole. Throws IoError, naming the
+// input and why, when one is refused or cannot be read, or the inputs were made by different
+// toolkits (NVRTC versions), and nothing is written then; IoError when the output cannot be
+// written; UsageError for no input, or public keys alone (they cannot sign).
+KJIT_API BundleMergeResult merge_bundles(const std::vector<std::filesystem::path>& inputs,
+                                         const std::filesystem::path& output, const BundleMergeOptions& options = {});
 
 // A new ed25519 key pair (`kjit cache keygen`): PREFIX.key, the signing key (0600, for CI), and
 // PREFIX.pub, its public key (one line; a public key file may list several). An existing file is

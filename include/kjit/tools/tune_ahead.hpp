@@ -3,14 +3,16 @@
 // each decision in kjit's cache (and the remote tier when one is set), so that a program's
 // KernelLoader::tuner<Sig>(file, name) launches its winner without timing anything. Requests
 // are made exactly as KernelLoader makes them (runtime/loader/kernel_request), so the keys are
-// the same by construction. A shape that fails is reported in its item and does not stop the
-// others. Throws UsageError for a bad manifest, manifests without a tuning entry that lists
+// the same by construction. With a shard (`kjit tune --shard I/N`) it decides only the shapes
+// whose decision key goes to that shard. A shape that fails is reported in its item and does not
+// stop the others. Throws UsageError for a bad manifest, manifests without a tuning entry that lists
 // shapes, or a device ordinal this machine lacks, and DriverNotFoundError without a driver.
 #pragma once
 
 #include <kjit/export.hpp>
 
 #include <kjit/runtime.hpp>
+#include <kjit/tools/shard.hpp>
 #include <kjit/tune.hpp>
 
 #include <filesystem>
@@ -27,6 +29,8 @@ struct TuneAheadOptions {
   int device = 0;      // the CUDA device to time on
   bool force = false;  // time again where a decision is cached (as KJIT_TUNE=force)
   TuneOptions tuning;  // timing (noise, rounds, ...); its compile options come from the manifests
+  // Only the shapes whose decision's cache key goes to this shard (shard.hpp); default: every one.
+  Shard shard;
   RuntimeConfig runtime = RuntimeConfig::from_environment();  // cache dir, remote, log callback
 };
 
@@ -47,6 +51,8 @@ struct TuneAheadItem {
 struct TuneAheadReport {
   std::vector<TuneAheadItem> items;  // in manifest order: kernel, variant, tuning entry, shape
   std::size_t timed = 0, cached = 0, failed = 0;
+  Shard shard;                // the one tuned
+  std::size_t elsewhere = 0;  // shapes that go to other shards
   double wall_ms = 0;
   std::string device;
   std::filesystem::path cache_dir;

@@ -3,6 +3,10 @@
 // Needs no GPU when the archs are named. A kernel that fails to compile is reported in its item
 // and does not stop the others. Requests are made exactly as KernelLoader makes them, so a
 // later lookup through a loader whose search path holds the same files hits the cache.
+// With a shard (`kjit warm --shard I/N`: shard.hpp) it compiles only the items whose cache key
+// goes to that shard, so that N processes or machines split the work and each item is compiled
+// once; with a bundle it then writes exactly the entries it warmed (compiled or found cached)
+// into one signed bundle, for `kjit cache bundle merge` (cache.hpp).
 // Throws before compiling anything for a bad manifest (UsageError), an unsupported arch
 // (UsageError), or native without a GPU (UsageError saying to name the archs).
 #pragma once
@@ -12,10 +16,13 @@
 #include <kjit/compile_options.hpp>
 #include <kjit/compile_result.hpp>
 #include <kjit/runtime.hpp>
+#include <kjit/tools/cache.hpp>
+#include <kjit/tools/shard.hpp>
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,12 @@ struct WarmOptions {
   unsigned jobs = 0;                    // NVRTC compiles at once; 0: the number of hardware threads
   bool precompiled_headers = true;      // NVRTC PCH in a folder private to this call
   RuntimeConfig runtime = RuntimeConfig::from_environment();  // cache dir, log callback, ...
+  // Only the items of this shard (by their cache keys); the default: every item.
+  Shard shard;
+  // When set: after warming, the entries of this warm's items (compiled or found cached) go into
+  // this bundle, replaced whole, signed with the runtime's keys (remote_signing_key_file, else
+  // remote_secret_file, else unsigned; docs/bundles.md). Needs the disk cache (not disabled).
+  std::filesystem::path bundle;
 };
 
 enum class WarmStatus { compiled, cached, failed };
@@ -55,12 +68,15 @@ struct WarmEvent {
 using WarmProgress = std::function<void(const WarmEvent&)>;
 
 struct WarmReport {
-  std::vector<WarmItem> items;  // in manifest order: kernel, variant, arch
+  std::vector<WarmItem> items;  // this shard's, in manifest order: kernel, variant, arch
   std::size_t compiled = 0, cached = 0, failed = 0;
+  Shard shard;                  // the one warmed
+  std::size_t elsewhere = 0;    // items of the manifests that go to other shards
+  std::optional<CacheExportResult> bundle;  // with WarmOptions::bundle; its `missing` count as failures
   double wall_ms = 0;
   unsigned jobs = 0;
   std::filesystem::path cache_dir;
-  bool ok() const noexcept { return failed == 0; }
+  bool ok() const noexcept { return failed == 0 && (!bundle || bundle->missing.empty()); }
 };
 
 KJIT_API WarmReport warm(const WarmOptions& options, const WarmProgress& progress = {});

@@ -15,17 +15,19 @@ from __future__ import annotations
 import contextlib as _contextlib
 import json as _json
 import os as _os
-
-
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence, Union, overload
 
 from . import _kjit  # noqa: E402  (records no libnvrtc: libkjit opens NVRTC itself, below)
 
-try:  # libkjit opens NVRTC here: the toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's
-    _kjit.nvrtc_version()
-except _kjit.UnavailableError:  # none: pip's CUDA packages; else the first compile says where it looked
-    from . import _nvrtc
-    if _nvrtc.load_from_pip():
-        _kjit.nvrtc_version()
+# libkjit opens NVRTC on a thread of its own, now (kjit.prepare; KJIT_PREPARE=off: at the first compile): the
+# toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's, then pip's CUDA packages.
+from . import _nvrtc  # noqa: E402
+for _library in _nvrtc.candidates():
+    _kjit.add_nvrtc_fallback(_library)
+try:
+    _kjit.prepare_as_configured()
+except _kjit.UsageError:  # a KJIT_* value libkjit cannot read: the Runtime that reads it says which
+    pass
 
 from ._kjit import (  # noqa: F401,E402  (the public names)
     ArgumentError,
@@ -35,11 +37,13 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
     DriverNotFoundError,
     Error,
     IoError,
+    Kernel,
     KernelSignature,
     Link,
     LinkError,
     NvrtcError,
     Program,
+    Shard,
     Stream,
     UnavailableError,
     UsageError,
@@ -53,16 +57,29 @@ from ._kjit import (  # noqa: F401,E402  (the public names)
 )
 __version__ = _kjit.version()
 
+if TYPE_CHECKING:
+    # A device: None (the current one), an ordinal, "cuda:N", or a torch.device of type cuda.
+    DeviceLike = Union[None, int, str, Any]
+    PathLike = Union[str, "_os.PathLike[str]"]
+    # One str or several (torch's load_inline takes either), or None.
+    Texts = Union[None, str, Iterable[str]]
+
 __all__ = [
     "ArgumentError", "CompileError", "CompileResult", "CudaError", "DriverNotFoundError", "Error", "IoError",
-    "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Stream", "UnavailableError", "UsageError",
-    "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range", "diff",
-    "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
-    "supported_archs", "synchronize", "read_program", "info", "raw",
+    "Kernel", "KernelSignature", "Link", "LinkError", "NvrtcError", "Program", "Shard", "Stream", "UnavailableError",
+    "UsageError", "Runtime", "Module", "Global", "compile", "load", "link", "load_inline", "bench", "profile", "range",
+    "diff", "resources", "sass", "device_count", "driver_available", "driver_unavailable_reason", "nvrtc_version",
+    "supported_archs", "synchronize", "read_program", "info", "raw", "prepare", "warm", "merge_bundles",
 ]
 
 
-def info():
+def prepare(wait: bool = False) -> None:
+    """Makes NVRTC ready on a thread of libkjit's (kjit::prepare): `import kjit` does it already unless
+    KJIT_PREPARE=off; wait=True returns when it is done. No output changes."""
+    _kjit.prepare(bool(wait))
+
+
+def info() -> dict[str, Any]:
     """What kjit runs with, as `kjit --json info` says it (the same keys): its and NVRTC's versions,
     where the loaded libnvrtc, the toolkit and its CUDA headers were found (a toolkit, or a pip
     package such as torch's nvidia/cu13), the SASS disassembler, the supported archs, the driver
@@ -87,7 +104,7 @@ def info():
 _OPTION_FIELDS = {f["name"]: f for f in _kjit.compile_option_fields()}
 _OPTION_NAMES = tuple(_OPTION_FIELDS)
 
-def _text(value, what):
+def _text(value: object, what: str) -> str:
     """A str option, checked: kjit refuses a NUL byte (NVRTC would read only what comes before it)."""
     if not isinstance(value, str):
         raise TypeError(f"{what} takes a str; given {type(value).__name__} {value!r}")
@@ -96,13 +113,13 @@ def _text(value, what):
     return value
 
 
-def _texts(values, what):
+def _texts(values: Any, what: str) -> list[str]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{what} takes a list of str; given {type(values).__name__} {values!r}")
     return [_text(v, what) for v in values]
 
 
-def _options(where="kjit.compile", **options):
+def _options(where: str = "kjit.compile", **options: Any) -> _kjit.CompileOptions:
     """CompileOptions from Python keywords, each checked and named in errors. defines: a dict
     ({"N": 4}) or a list ("N=4", "DEBUG"); flags: a list, or one string split as a shell would
     ("-lineinfo --use_fast_math"), as the CLI's --a-flags."""
@@ -147,7 +164,7 @@ def _options(where="kjit.compile", **options):
     return o
 
 
-def read_program(file):
+def read_program(file: PathLike) -> Program:
     """A kjit.Program from a .cu file (its name is the path; #include "..." resolves beside it)."""
     if isinstance(file, bytes) or not isinstance(file, (str, _os.PathLike)):
         raise TypeError(f"kjit.read_program takes a path (str or os.PathLike); given {type(file).__name__}")
@@ -157,7 +174,7 @@ def read_program(file):
     return _kjit.read_program(path)
 
 
-def _program(program, where):
+def _program(program: object, where: str) -> Program:
     if not isinstance(program, Program):
         hint = " (a source string: kjit.Program(\"kernel.cu\", source); a file: kjit.read_program(path))" \
             if isinstance(program, (str, bytes, _os.PathLike)) else ""
@@ -168,15 +185,23 @@ def _program(program, where):
 class Global:
     """A __constant__ or __device__ variable: g[:] = array copies in, g.numpy(dtype) reads back."""
 
-    def __init__(self, handle):
+    def __init__(self, handle: _kjit.GlobalHandle) -> None:
         self._handle = handle
-        self._dtype = None
+        self._dtype: Any = None
 
-    name = property(lambda self: self._handle.name)
-    nbytes = property(lambda self: self._handle.nbytes)
-    address = property(lambda self: self._handle.address)
+    @property
+    def name(self) -> str:
+        return self._handle.name
 
-    def copy_from(self, value):
+    @property
+    def nbytes(self) -> int:
+        return self._handle.nbytes
+
+    @property
+    def address(self) -> int:
+        return self._handle.address
+
+    def copy_from(self, value: Any) -> None:
         """Copies a numpy array, a CPU or CUDA tensor, bytes or anything numpy can read, of exactly nbytes."""
         if isinstance(value, (bytes, bytearray, memoryview)):
             self._handle.copy_from_host(value)
@@ -190,42 +215,42 @@ class Global:
         self._dtype = array.dtype
         self._handle.copy_from_host(array)
 
-    def to_bytes(self):
+    def to_bytes(self) -> bytes:
         return self._handle.to_bytes()
 
-    def numpy(self, dtype=None):
+    def numpy(self, dtype: Any = None) -> Any:
         """The variable's bytes as a numpy array of dtype (default: the dtype last copied in, else uint8)."""
         import numpy as np
         dtype = np.dtype(dtype if dtype is not None else (self._dtype if self._dtype is not None else np.uint8))
         return np.frombuffer(self._handle.to_bytes(), dtype=dtype).copy()
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: slice, value: Any) -> None:
         if key != slice(None):
             raise UsageError(f"setting global {self.name}: only the whole variable is copied (g[:] = value)")
         self.copy_from(value)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         return self.numpy()[key]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<kjit.Global {self.name}: {self.nbytes} bytes>"
 
 
 class _Globals:
-    def __init__(self, module):
+    def __init__(self, module: Module) -> None:
         self._module = module
-        self._cache = {}
+        self._cache: dict[str, Global] = {}
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Global:
         g = self._cache.get(name)
         if g is None:
             g = self._cache[name] = Global(self._module._module.global_(name))
         return g
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._module._module.global_names)
 
-    def keys(self):
+    def keys(self) -> list[str]:
         return list(self)
 
 
@@ -233,17 +258,17 @@ class Module:
     """A compiled program loaded on the GPU: its kernels as attributes (mod.square) or by name
     (mod.kernel("scale<float>")), its variables as mod.globals["name"]."""
 
-    def __init__(self, module, source=None):
+    def __init__(self, module: _kjit.Module, source: str | None = None) -> None:
         self._module = module
         self._source = source or ""  # names the kernels' parameters (kjit.torch.op, messages)
         self.globals = _Globals(self)
 
-    def kernel(self, name):
+    def kernel(self, name: str) -> Kernel:
         """The kernel `name` (a plain name, a name expression or a mangled name): libkjit looks it up
         once per loaded module and keeps it; this is its Python handle."""
         return self._module.kernel(name, self._source)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Kernel:
         if name.startswith("__"):
             raise AttributeError(name)
         try:
@@ -253,25 +278,37 @@ class Module:
         self.__dict__[name] = k  # an attribute from now on: mod.name does not come here again
         return k
 
-    def global_(self, name):
+    def global_(self, name: str) -> Global:
         return self.globals[name]
 
-    kernel_names = property(lambda self: self._module.kernel_names)
-    global_names = property(lambda self: self._module.global_names)
     @property
-    def compile_result(self):
+    def kernel_names(self) -> list[str]:
+        return self._module.kernel_names
+
+    @property
+    def global_names(self) -> list[str]:
+        return self._module.global_names
+
+    @property
+    def compile_result(self) -> CompileResult:
         r = self._module.compile_result
         if self._source:
-            r._source = self._source  # signature(name) names the parameters, as kjit.compile's result does
+            setattr(r, "_source", self._source)  # signature(name) names the parameters, as kjit.compile's does
         return r
 
-    outcome = property(lambda self: self._module.outcome)
-    device = property(lambda self: self._module.device)
+    @property
+    def outcome(self) -> str:
+        """hit, compiled, remote_hit, ... (the request's outcome, as CompileResult.outcome)."""
+        return self._module.outcome
 
-    def __dir__(self):
+    @property
+    def device(self) -> int:
+        return self._module.device
+
+    def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | {n.split("(")[0].split("<")[0].split(" ")[-1] for n in self.kernel_names})
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         r = self.compile_result
         return f"<kjit.Module {r.program_name} {r.arch} ({self.outcome})>"
 
@@ -280,7 +317,7 @@ class Runtime:
     """A request path of its own: Runtime(cache_dir=...). kjit.compile/load use the global one,
     configured from the KJIT_* environment variables."""
 
-    def __init__(self, _runtime=None, **config):
+    def __init__(self, _runtime: _kjit.Runtime | None = None, **config: Any) -> None:
         if _runtime is None:
             names = [o["name"] for o in _kjit.runtime_options()]
             unknown = sorted(set(config) - set(names))
@@ -291,15 +328,15 @@ class Runtime:
                                  f"{', '.join(n + '=' for n in names)})")
         self._rt = _runtime if _runtime is not None else _kjit.Runtime(**config)
 
-    def compile(self, program, **options):
+    def compile(self, program: Program, **options: Any) -> CompileResult:
         """Compiles (or takes from the cache) without a GPU for a named arch; returns a CompileResult.
         It keeps the program's source, so result.signature(name) has the parameters' source names."""
         program = _program(program, "kjit.compile")
         result = self._rt.compile(program, _options("kjit.compile", **options))
-        result._source = program.source
+        setattr(result, "_source", program.source)
         return result
 
-    def load(self, what, device=None, **options):
+    def load(self, what: Program | Link | CompileResult, device: DeviceLike = None, **options: Any) -> Module:
         """Loads a Program, a Link or a CompileResult on the GPU; returns a Module. Without a GPU,
         kjit.compile(program, arch="sm_90") compiles (any arch)."""
         device = _device(device)
@@ -316,24 +353,24 @@ class Runtime:
             raise DriverNotFoundError(f"{e}\nkjit.load: loading needs a GPU; kjit.compile(program, arch=\"sm_90\") "
                                       "(any arch) compiles without one") from e
 
-    def link(self, link, **options):
+    def link(self, link: Link, **options: Any) -> CompileResult:
         if not isinstance(link, Link):
             raise TypeError(f"kjit.link takes a kjit.Link; given {type(link).__name__}")
         return self._rt.link(link, _options("kjit.link", **options))
 
-    def explain(self, program, **options):
+    def explain(self, program: Program, **options: Any) -> dict[str, Any]:
         key, fields = self._rt.explain(_program(program, "kjit.explain"), _options("kjit.explain", **options))
         return {"key": key, "fields": fields}
 
-    def stats(self):
+    def stats(self) -> dict[str, Any]:
         return self._rt.stats()
 
     @property
-    def cache_dir(self):
+    def cache_dir(self) -> PathLike:
         return self._rt.cache_dir
 
 
-def _device(device):
+def _device(device: DeviceLike) -> int | None:
     """A device ordinal from None, an int, "cuda:N" or a torch.device."""
     if device is None or (isinstance(device, int) and not isinstance(device, bool)):
         return device
@@ -347,26 +384,27 @@ def _device(device):
     raise ValueError(f"device= takes None, an int, 'cuda:N' or a torch.device of type cuda; given {device!r}")
 
 
-_global_runtime = None
+_global_runtime: Runtime | None = None
 
 
-def _runtime():
+def _runtime() -> Runtime:
     global _global_runtime
     if _global_runtime is None:
         _global_runtime = Runtime(_kjit.Runtime.global_())
     return _global_runtime
 
 
-def compile(program, **options):
+def compile(program: Program, **options: Any) -> CompileResult:
     """kjit.compile(kjit.Program("s.cu", src), arch="sm_90", defines={"N": 4}, fast_math=True)"""
     return _runtime().compile(program, **options)
 
 
-def load(what, device=None, **options):
+def load(what: Program | Link | CompileResult, device: DeviceLike = None, **options: Any) -> Module:
+    """kjit.load(program, arch=..., ...): compiles (or takes from the cache) and loads on the device."""
     return _runtime().load(what, device=device, **options)
 
 
-def link(what, **options):
+def link(what: Link, **options: Any) -> CompileResult:
     return _runtime().link(what, **options)
 
 
@@ -384,10 +422,11 @@ _TORCH_CPP = ("torch::", "at::Tensor", "TORCH_CHECK", "PYBIND11_MODULE", "c10::"
 # load_inline's answers in this process, by their arguments and the device: the same call again is
 # a dict lookup, as CuPy's in-memory kernel cache is (the Module keeps its kernels as attributes).
 # It answers what libkjit's module registry would: that registry keeps every module it loaded.
-_inline_modules = {}
+_inline_modules: dict[tuple[Any, ...], Module] = {}
 
 
-def _inline_key(name, cuda_sources, functions, extra_cuda_cflags, extra_include_paths, build_directory):
+def _inline_key(name: Any, cuda_sources: Any, functions: Any, extra_cuda_cflags: Any, extra_include_paths: Any,
+                build_directory: Any) -> tuple[Any, ...] | None:
     """The arguments as one hashable key, before any checking; None when one is of a type to check first."""
     try:
         parts = (name, cuda_sources if isinstance(cuda_sources, str) else tuple(cuda_sources or ()),
@@ -401,10 +440,33 @@ def _inline_key(name, cuda_sources, functions, extra_cuda_cflags, extra_include_
         return None
 
 
-def load_inline(name, cpp_sources=None, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None,
-                extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
-                is_python_module=True, with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
-                no_implicit_headers=False, *, arch=None, **unknown):
+@overload
+def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None, functions: Texts = None,
+                extra_cflags: Texts = None, extra_cuda_cflags: Texts = None, extra_ldflags: Texts = None,
+                extra_include_paths: None | PathLike | Iterable[PathLike] = None,
+                build_directory: PathLike | None = None, verbose: bool = False, with_cuda: bool | None = None,
+                is_python_module: bool = True, with_pytorch_error_handling: bool = True,
+                keep_intermediates: bool = True, use_pch: bool = False, no_implicit_headers: bool = False, *,
+                arch: None = None) -> Module: ...
+
+
+@overload
+def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None, functions: Texts = None,
+                extra_cflags: Texts = None, extra_cuda_cflags: Texts = None, extra_ldflags: Texts = None,
+                extra_include_paths: None | PathLike | Iterable[PathLike] = None,
+                build_directory: PathLike | None = None, verbose: bool = False, with_cuda: bool | None = None,
+                is_python_module: bool = True, with_pytorch_error_handling: bool = True,
+                keep_intermediates: bool = True, use_pch: bool = False, no_implicit_headers: bool = False, *,
+                arch: str | int) -> CompileResult: ...
+
+
+def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None, functions: Texts = None,
+                extra_cflags: Texts = None, extra_cuda_cflags: Texts = None, extra_ldflags: Texts = None,
+                extra_include_paths: None | PathLike | Iterable[PathLike] = None,
+                build_directory: PathLike | None = None, verbose: bool = False, with_cuda: bool | None = None,
+                is_python_module: bool = True, with_pytorch_error_handling: bool = True,
+                keep_intermediates: bool = True, use_pch: bool = False, no_implicit_headers: bool = False, *,
+                arch: str | int | None = None, **unknown: Any) -> Module | CompileResult:
     """torch.utils.cpp_extension.load_inline's arguments, in torch's order, kjit's way: NVRTC, the disk
     cache, and kernels called from Python (mod.<function>[grid, block](*args)). build_directory is the
     cache folder. arch="sm_90" compiles and checks the functions without a GPU and returns the
@@ -475,7 +537,7 @@ _OUTCOMES = {"hit": "cache hit", "remote_hit": "remote cache hit", "waited": "wa
              "compiled": "compiled", "registry": "already loaded"}
 
 
-def _load_inline_unknown(names):
+def _load_inline_unknown(names: list[str]) -> str:
     """load_inline's message for keywords it does not take: the argument meant, or for a compile
     option (fast_math=, kjit.compile's) the flag that says it in extra_cuda_cflags."""
     import inspect
@@ -498,7 +560,7 @@ def _load_inline_unknown(names):
             f"{', '.join(own)}")
 
 
-def _as_list(value):
+def _as_list(value: Any) -> list[Any]:
     """None, one str, or a list of them, as a list."""
     if value is None:
         return []
@@ -507,8 +569,30 @@ def _as_list(value):
     return list(value)
 
 
-def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", flush_l2=True,
-          stream=None, device=0):
+_ReturnMode = Literal["min", "max", "mean", "median", "all"]
+
+
+@overload
+def bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, grad_to_none: Iterable[Any] | None = None,
+          quantiles: None = None, return_mode: Literal["min", "max", "mean", "median"] = "mean", flush_l2: bool = True,
+          stream: Any = None, device: int = 0) -> float: ...
+
+
+@overload
+def bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, grad_to_none: Iterable[Any] | None = None,
+          quantiles: None = None, *, return_mode: Literal["all"], flush_l2: bool = True, stream: Any = None,
+          device: int = 0) -> list[float]: ...
+
+
+@overload
+def bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, grad_to_none: Iterable[Any] | None = None,
+          quantiles: Sequence[float] | None = None, return_mode: _ReturnMode = "mean", flush_l2: bool = True,
+          stream: Any = None, device: int = 0) -> float | list[float]: ...
+
+
+def bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, grad_to_none: Iterable[Any] | None = None,
+          quantiles: Sequence[float] | None = None, return_mode: _ReturnMode = "mean", flush_l2: bool = True,
+          stream: Any = None, device: int = 0) -> float | list[float]:
     """Times fn() like triton.testing.do_bench: CUDA events, an L2 flush before each call, the .grad
     of each tensor in grad_to_none reset before each call; returns the mean (return_mode: "min",
     "max", "mean", "median", "all") in ms, or the quantiles asked for."""
@@ -519,17 +603,20 @@ def bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode
     if grad_to_none:  # as Triton's: each tensor's .grad reset before every call
         tensors, timed = list(grad_to_none), fn
 
-        def fn():
+        def reset_then_time() -> None:
             for t in tensors:
                 t.grad = None
             timed()
+        fn = reset_then_time
     r = _kjit.bench(fn, float(warmup), float(rep), list(quantiles or []), bool(flush_l2), stream, device)
     if quantiles:
-        q = r["quantile_ms"]
+        q: list[float] = r["quantile_ms"]
         return q[0] if len(q) == 1 else q
     if return_mode == "all":
-        return r["samples_ms"]
-    return r[f"{return_mode}_ms"]
+        samples: list[float] = r["samples_ms"]
+        return samples
+    mean: float = r[f"{return_mode}_ms"]
+    return mean
 
 
 class profile:
@@ -537,51 +624,58 @@ class profile:
     kjit's CUPTI profiler; then p.table(), p.summary(), p.export_chrome_trace(path).
     metrics="sol" (or Nsight Compute metric names) adds the speed-of-light table's counters."""
 
-    def __init__(self, max_events=2_000_000, memory=True, metrics=None):
-        metrics = [metrics] if isinstance(metrics, str) else list(metrics or [])
-        self._options = (max_events, memory, metrics)
-        self._profiler = None
+    def __init__(self, max_events: int = 2_000_000, memory: bool = True,
+                 metrics: str | Sequence[str] | None = None) -> None:
+        names = [metrics] if isinstance(metrics, str) else list(metrics or [])
+        self._options = (max_events, memory, names)
+        self._profiler: _kjit.Profiler | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> profile:
         self._profiler = _kjit.Profiler(*self._options)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.stop()
         return False
 
-    def stop(self):
+    def _recorder(self) -> _kjit.Profiler:
+        if self._profiler is None:
+            raise UsageError("kjit.profile: nothing was recorded yet (use it as `with kjit.profile() as p:`)")
+        return self._profiler
+
+    def stop(self) -> None:
         if self._profiler is not None:
             if driver_available() and device_count() > 0:
                 synchronize()
             self._profiler.stop()
 
     @property
-    def active(self):
+    def active(self) -> bool:
         return self._profiler is not None and self._profiler.active
 
     @property
-    def message(self):
+    def message(self) -> str:
         return self._profiler.message if self._profiler is not None else ""
 
-    def table(self, sort_by="gpu_total", limit=0, by_shape=False, phases=True):
-        return self._profiler.table(sort_by, limit, by_shape, phases)
+    def table(self, sort_by: str = "gpu_total", limit: int = 0, by_shape: bool = False, phases: bool = True) -> str:
+        return self._recorder().table(sort_by, limit, by_shape, phases)
 
-    def summary(self, sort_by="gpu_total", limit=0, by_shape=False):
+    def summary(self, sort_by: str = "gpu_total", limit: int = 0, by_shape: bool = False) -> list[dict[str, Any]]:
         """The kernel rows as dicts (name, calls, gpu_total_us, ...)."""
-        return _json.loads(self._profiler.summary_json(sort_by, limit, by_shape))["kernels"]
+        rows: list[dict[str, Any]] = _json.loads(self._recorder().summary_json(sort_by, limit, by_shape))["kernels"]
+        return rows
 
-    def summary_json(self, sort_by="gpu_total", limit=0, by_shape=False):
-        return self._profiler.summary_json(sort_by, limit, by_shape)
+    def summary_json(self, sort_by: str = "gpu_total", limit: int = 0, by_shape: bool = False) -> str:
+        return self._recorder().summary_json(sort_by, limit, by_shape)
 
-    def chrome_trace(self):
-        return self._profiler.chrome_trace()
+    def chrome_trace(self) -> str:
+        return self._recorder().chrome_trace()
 
-    def export_chrome_trace(self, path):
-        self._profiler.export_chrome_trace(_os.fspath(path))
+    def export_chrome_trace(self, path: PathLike) -> None:
+        self._recorder().export_chrome_trace(_os.fspath(path))
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # kjit.torch (kernels as torch operators) is imported when first named: `import kjit` imports no torch.
     if name == "torch":
         import importlib
@@ -590,7 +684,7 @@ def __getattr__(name):
 
 
 @_contextlib.contextmanager
-def range(name):  # noqa: A001  (torch.profiler.record_function's role, under kjit's name)
+def range(name: str) -> Iterator[None]:  # noqa: A001  (torch.profiler.record_function's role, under kjit's name)
     """A range of the caller's own ("decode") in a profile's table and trace, and an NVTX range."""
     r = _kjit._range_begin(str(name))
     try:
@@ -599,13 +693,13 @@ def range(name):  # noqa: A001  (torch.profiler.record_function's role, under kj
         del r
 
 
-def _label(result):
+def _label(result: CompileResult) -> str:
     """A diff side's label: the program and the options it was compiled with."""
     shown = [o for o in result.options if not o.startswith(("-I", "--include-path", "--pre-include", "-include"))]
     return f"{result.program_name} [{' '.join(shown)}]" if shown else result.program_name
 
 
-def diff(a, b, raw=False):
+def diff(a: CompileResult | str, b: CompileResult | str, raw: bool = False) -> _kjit.DiffResult:
     """What changed between two builds: CompileResults or PTX strings. str(d) is the report; each
     side is labelled with its program and options."""
     if isinstance(a, str) and isinstance(b, str):
@@ -616,7 +710,7 @@ def diff(a, b, raw=False):
     return _kjit.diff(a, b, raw, _label(a), _label(b))
 
 
-def resources(what, **options):
+def resources(what: Program | CompileResult, **options: Any) -> list[dict[str, Any]]:
     """ptxas's resource usage per function (registers, spills, shared memory): of a CompileResult
     compiled with the report, or of a Program compiled here with it (arch= as in compile)."""
     if isinstance(what, Program):
@@ -634,6 +728,26 @@ def resources(what, **options):
                          "flags=[\"-Xptxas=-v\"]") from None
 
 
-def sass(result, function=""):
+def sass(result: CompileResult, function: str = "") -> str:
     """SASS of a result's cubin (nvdisasm or cuobjdump must be installed)."""
     return _kjit.sass(result, function)
+
+
+def warm(sources: Any = None, arch: Any = None, jobs: int = 0, shard: Any = None, bundle: Any = None,
+         precompiled_headers: bool = True, **config: Any) -> Any:
+    """`kjit warm` from Python: compiles every kernel x variant x arch of kernel manifests (folders
+    holding a kjit.json, or kjit.json files; None: the installed kernels_src) into the cache ahead of
+    time. arch: "sm_90", or a list (None: the GPU at hand). shard=(i, n) (or "i/n", "auto", "auto/n",
+    a kjit.Shard) compiles only the items of shard i of n, by their cache keys, as `kjit warm --shard`
+    does; bundle= then writes the entries warmed into that bundle (for kjit.merge_bundles). config:
+    kjit.Runtime's keywords (cache_dir=, remote_cache=, remote_signing_key_file=, ...; the KJIT_*
+    environment otherwise). Returns `kjit --json warm`'s document as a dict ("ok": nothing failed)."""
+    return _kjit.warm([_os.fspath(s) for s in _as_list(sources)], _as_list(arch), jobs, precompiled_headers, shard,
+                      _os.fspath(bundle) if bundle is not None else "", **config)
+
+
+def merge_bundles(inputs: Any, output: Any, **config: Any) -> Any:
+    """`kjit cache bundle merge`: one bundle of several (each checked whole first), each key once,
+    byte for byte; signed with remote_signing_key_file=/remote_secret_file= (kjit.Runtime's keywords,
+    else KJIT_REMOTE_*), inputs checked with those keys. Returns the merged bundle's manifest."""
+    return _kjit.merge_bundles([_os.fspath(f) for f in _as_list(inputs)], _os.fspath(output), **config)

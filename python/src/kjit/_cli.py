@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Sequence
 
 
-def executable():
+def executable() -> str | None:
     """The packaged CLI, or None when this install has none."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kjit")
     return path if os.access(path, os.X_OK) else None
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     path = executable()
     if path is None:
@@ -24,10 +25,11 @@ def main(argv=None):
             "an installed kjit without its CLI. Install kjit's CLI (cmake --install of kjit's build), or "
             "reinstall the package from kjit's sources (docs/python.md)\n")
         return 3
-    from . import _nvrtc  # the package is imported: NVRTC is open, found by libkjit or in pip's packages
+    from . import _nvrtc  # the package is imported: NVRTC is found by libkjit or in pip's packages
     env = dict(os.environ)
-    if _nvrtc.loaded:  # pip's, which the CLI (libkjit) does not look for: it gets the same folder
-        folder = os.path.dirname(_nvrtc.loaded)
+    pip = _nvrtc.opened_from_pip()
+    if pip:  # pip's, which the CLI (libkjit) does not look for: it gets the same folder
+        folder = os.path.dirname(pip)
         env["LD_LIBRARY_PATH"] = folder + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect as _inspect
 import keyword as _keyword
+from typing import Any
 
 from ._kjit import ArgumentError, UsageError
 
@@ -28,8 +29,8 @@ from ._kjit import ArgumentError, UsageError
 _SCALARS = {"signed integer": "SymInt", "unsigned integer": "SymInt", "integer": "SymInt", "floating point": "float",
             "bool": "bool"}  # by kjit.KernelSignature's kinds
 _TENSORS = ("pointer", "pointer or 64-bit integer")
-_registered = {}   # qualname -> torch.library.Library (kept alive: a collected Library unregisters its op)
-_kernels = {}      # kernel._identity -> (qualname, kernel), the kernel kept alive
+_registered: dict[str, Any] = {}   # qualname -> torch.library.Library (kept alive: a collected Library unregisters its op)
+_kernels: dict[int, Any] = {}      # kernel._identity -> (qualname, kernel), the kernel kept alive
 
 
 class _Plan:
@@ -110,7 +111,7 @@ def _plan(kernel, qualname, outputs, mutates, callables):
         raise UsageError(f"{where}: mutates names a parameter twice")
     outputs = dict(outputs or {})
     taken = set(mutated)
-    out = []
+    out: list[Any] = []
     # The pointers the kernel may write: non-const ones, and those whose type is unknown (an extern "C"
     # kernel's 64-bit parameter read without its declaration).
     free = [p["index"] for p in params if p["kind"] in _TENSORS and not p["read_only"] and p["index"] not in taken]

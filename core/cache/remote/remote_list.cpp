@@ -1,4 +1,6 @@
-#include "core/cache/remote_list.hpp"
+#include "core/cache/remote/remote_list.hpp"
+
+#include "core/cache/remote/remote_backend.hpp"
 
 #include <fmt/format.h>
 
@@ -60,9 +62,19 @@ std::string redact_one(std::string_view url) {
 }
 
 system::Failure bad_entry(std::string_view entry, std::string_view why) {
-  return system::Failure{fmt::format("remote cache entry \"{}\": {} (expected redis://, unix://, http:// or https:// addresses, "
-                             "comma-separated, each optionally weighted: redis://a,redis://b(2))",
-                             redact_one(trim(entry)), why)};
+  return system::Failure{fmt::format("remote cache entry \"{}\": {} (expected {} addresses, comma-separated, a "
+                                     "shard's optionally weighted: redis://a,redis://b(2))",
+                                     redact_one(trim(entry)), why, remote_backend_forms())};
+}
+
+// "redis://, rediss://, unix://": the schemes whose addresses are shards.
+std::string shard_schemes() {
+  std::string out;
+  for (const RemoteBackend& row : remote_backends()) {
+    if (row.place != RemotePlace::shard) continue;
+    out += fmt::format("{}{}://", out.empty() ? "" : ", ", row.scheme);
+  }
+  return out;
 }
 
 }  // namespace
@@ -118,13 +130,17 @@ system::Result<RemoteList> parse_remote_list(std::string_view text) {
     e.url = std::string(entry);
     e.name = redact_one(entry);
     if (!names.insert(e.name).second) return bad_entry(entry, "named twice");
-    if (scheme == "redis" || scheme == "unix") {
+    const RemoteBackend* row = remote_backend_of(entry);
+    if (row == nullptr) return bad_entry(entry, fmt::format("unknown scheme \"{}\"", scheme));
+    if (row->place == RemotePlace::bundles) return bad_entry(entry, row->missing);
+    if (row->place == RemotePlace::shard) {
       list.shards.push_back(std::move(e));
-    } else if (scheme == "http" || scheme == "https") {
-      if (weighted) return bad_entry(entry, "a weight is for redis:// and unix:// shards; an HTTP store is a level");
-      list.levels.push_back(std::move(e));
     } else {
-      return bad_entry(entry, fmt::format("unknown scheme \"{}\"", scheme));
+      if (weighted) {
+        return bad_entry(entry, fmt::format("a weight is for the shards ({}); a {}:// store is a level of its own",
+                                            shard_schemes(), row->scheme));
+      }
+      list.levels.push_back(std::move(e));
     }
   }
   return list;
