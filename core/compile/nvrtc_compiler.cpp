@@ -625,11 +625,11 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     auto fall_back = [&call, &front_end] {
       std::erase(call.arguments, std::string("--minimal"));
       if (call.environment_left_out) {  // the whole full path: the nvcc environment back too
-        std::vector<std::string> arguments = call.full_arguments;
+        std::vector<std::string> full = call.full_arguments;
         for (const auto& added : call.arguments) {  // what a retry added since (-default-device)
-          if (std::find(arguments.begin(), arguments.end(), added) == arguments.end()) arguments.push_back(added);
+          if (std::find(full.begin(), full.end(), added) == full.end()) full.push_back(added);
         }
-        call.arguments = std::move(arguments);
+        call.arguments = std::move(full);
         call.header_names = call.full_header_names;
         call.header_sources = call.full_header_sources;
         call.environment_left_out = false;
