@@ -193,19 +193,21 @@ void print_entries(Context& ctx) {
     for (const auto& e : entries) {
       j.push_back({{"key", e.key},         {"path", json_name(e.path.string())}, {"size", e.size},
                    {"last_use", epoch_seconds(e.last_use)}, {"program", e.program}, {"arch", e.arch},
-                   {"kinds", e.kinds}, {"options", e.options}});
+                   {"kinds", e.kinds}, {"options", e.options}, {"instantiate", e.name_expressions}});
     }
     print_json(j, 2);
     return;
   }
-  // One row an entry under a header, the columns aligned; OPTIONS (less the arch, in its own column)
-  // tells entries of one program and arch apart.
+  // One row an entry under a header, the columns aligned; OPTIONS (less the arch, in its own column,
+  // and with the name expressions) tells entries of one program and arch apart.
   std::vector<std::array<std::string, 7>> rows{{"KEY", "SIZE", "LAST USE", "PROGRAM", "ARCH", "KINDS", "OPTIONS"}};
   for (const auto& e : entries) {
     std::vector<std::string> options;
     for (const auto& o : e.options) {
       if (!o.starts_with("--gpu-architecture=")) options.push_back(o);
     }
+    // The name expressions, as the CLI takes them: entries of one file, arch and flags differ by them.
+    for (const auto& n : e.name_expressions) options.push_back(fmt::format("--instantiate '{}'", n));
     rows.push_back({e.key, human(e.size),
                     fmt::format("{:%Y-%m-%d %H:%M:%S}", std::chrono::time_point_cast<std::chrono::seconds>(e.last_use)),
                     e.program.empty() ? "-" : e.program, e.arch.empty() ? "-" : e.arch,
@@ -228,7 +230,8 @@ void add_ls(CLI::App& cache, Context& ctx) {
   auto tuning = std::make_shared<bool>(false);
   auto* ls = cache.add_subcommand(
       "ls", "List entries, most recently used first, under a header row: key, size, last use, program, arch, kinds "
-            "(cubin, ptx, ltoir, tuning) and the NVRTC options, which tell entries of one file and arch apart");
+            "(cubin, ptx, ltoir, tuning) and the NVRTC options with the --instantiate name expressions, which tell "
+            "entries of one file and arch apart");
   ls->add_flag("--tuning", *tuning, "List kjit::Tuner decisions: tuner, device, tuning key, candidates and times");
   ls->callback([&ctx, tuning] {
     if (*tuning) print_tuning_decisions(ctx);
@@ -325,6 +328,7 @@ void add_explain(CLI::App& cache, Context& ctx) {
   explain->add_option("flags", args->flags, "NVRTC flags, after --");
   explain->positionals_at_end(false);
   explain->callback([&ctx, args] {
+    ctx.refuse_extra_words("cache explain", args->file, args->flags);
     ctx.input = args->file;
     auto e = ctx.runtime().explain(ctx.program(args->file), ctx.options(args->arch, args->flags));
     if (ctx.json) {

@@ -119,7 +119,8 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   compile->add_option("-o,--output-dir", args->out_dir, "Write <name>.ptx / <name>.cubin into this directory");
   compile->add_flag("--link", args->link,
                     "Link every file into one cubin with nvJitLink: .cu files as relocatable device code, and "
-                    "prebuilt .cubin .ptx .ltoir .fatbin .o .a (libcudadevrt.a for device-side launches)");
+                    "prebuilt .cubin .ptx .ltoir .fatbin .o .a; a program that launches kernels from the device gets the "
+                    "toolkit's libcudadevrt.a added");
   compile->add_flag("--lto", args->lto, "Link with link-time optimization (.cu files as LTO-IR; implies --link)");
   ctx.add_instantiate_option(*compile);
   compile->add_option("flags", args->flags, "NVRTC or nvcc flags, after --");
@@ -128,10 +129,18 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
                   "with \"key\" and \"outcome\" (hit, remote_hit, compiled or waited), or {\"file\", \"error\"} "
                   "for a file that failed (the others are still compiled). With --link, one line for the link (its "
                   "whole time: \"ms\", nvJitLink's step: \"link_ms\"), and -o writes <first file>.cubin. A file "
-                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning. Flags after -- "
+                  "with no kernel (an empty file, or templates no --instantiate names) gives a warning, and so does a "
+                  "template kernel left without an instance. One arch a run, .cu files only: a list of archs or a "
+                  "folder of kernels is kjit warm's (a kjit.json lists them). Flags after -- "
                   "are NVRTC's or nvcc's (translated, host-only ones dropped with a warning): docs/nvcc-flags.md "
                   "lists what kjit does with each nvcc flag." + typed_options_help());
   compile->callback([&ctx, args, compile] {
+    if (args->arch.find(',') != std::string::npos) {  // a list of archs: one compile each, or warm's
+      throw UsageError(fmt::format("--arch {}: kjit compile compiles for one arch a run (once per arch: --arch {}); "
+                                   "kjit warm DIR --arch {} compiles a folder's kernels (its kjit.json, "
+                                   "docs/manifest.md) for several",
+                                   args->arch, split_list(args->arch).front(), args->arch));
+    }
     if (compile->count("--emit") > 0 && args->out_dir.empty()) {
       throw UsageError(fmt::format("--emit {}: it says what -o writes, and no -o DIR was given (kjit ptx FILE prints "
                                    "the PTX)",
@@ -183,6 +192,14 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
     for (const auto& file : args->files) {
       ctx.input = file;
       try {
+        if (std::error_code ec; std::filesystem::is_directory(file, ec)) {  // a folder of kernels: warm's
+          const bool manifest = std::filesystem::exists(std::filesystem::path(file) / "kjit.json", ec);
+          throw UsageError(fmt::format(
+              "a folder, and kjit compile takes .cu files ({}/*.cu compiles each); {}", file,
+              manifest ? fmt::format("kjit warm {} compiles the kernels its kjit.json lists", file)
+                       : fmt::format("kjit warm {} compiles a folder's kernels once a kjit.json lists them "
+                                     "(docs/manifest.md)", file)));
+        }
         Program program = ctx.program(file);
         CompileResult r = ctx.runtime().compile(program, options);
         ctx.warn_if_no_kernels(file, program, r);
@@ -233,16 +250,17 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
   ptx->add_option("file", *ptx_file, "CUDA source file")->required();
   ptx->add_option("--arch", ptx_args->arch, "Target: native (default), sm_XX or compute_XX");
   auto kernel = std::make_shared<std::string>();
-  ptx->add_option("--kernel", *kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
+  ptx->add_option("--kernel", *kernel, "Only this kernel (its name, a C++ kernel's plain name, without its namespace when that names one, or as in the PTX)");
   ctx.add_instantiate_option(*ptx, true);
   ptx->add_option("flags", ptx_args->flags, "NVRTC flags, after --");
   ptx->positionals_at_end(false);
   ptx->callback([&ctx, ptx_args, ptx_file, kernel] {
+    ctx.refuse_extra_words("ptx", *ptx_file, ptx_args->flags);
     ctx.input = *ptx_file;
     Program program = ctx.program(*ptx_file);
     CompileResult r = ctx.runtime().compile(program, ctx.options(ptx_args->arch, ptx_args->flags));
     ctx.warn_if_no_kernels(*ptx_file, program, r);
-    std::string text = kernel->empty() ? r.ptx : ctx.kernel_text(*kernel, r, [&](const std::string& name) {
+    std::string text = kernel->empty() ? r.ptx : ctx.kernel_text(*kernel, program, r, [&](const std::string& name) {
       return inspect::function_ptx(r.ptx, name);
     });
     if (ctx.json) {

@@ -135,6 +135,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
                     "launch bounds and registers, or the driver's with a GPU of the arch; \"-\" where unknown), "
                     "as a table, or with --json as an array of objects. C++ kernels by their demangled names.");
   resources->callback([&ctx, r] {
+    ctx.refuse_extra_words("resources", r->file, r->flags);
     ctx.input = r->file;
     const Program program = ctx.program(r->file);
     const CompileResult result =
@@ -148,16 +149,18 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto* sass = app.add_subcommand("sass", "Print the SASS of a .cu file (all kernels, or one with --kernel)");
   sass->add_option("file", s->file, "CUDA source file")->required();
   sass->add_option("--arch", s->arch, "Target: native (default) or sm_XX");
-  sass->add_option("--kernel", s->kernel, "Only this kernel (its name, a C++ kernel's plain name, or as in the PTX)");
+  sass->add_option("--kernel", s->kernel, "Only this kernel (its name, a C++ kernel's plain name, without its namespace when that names one, or as in the PTX)");
   ctx.add_instantiate_option(*sass, true);
   sass->add_option("flags", s->flags, "NVRTC flags, after --");
   sass->positionals_at_end(false);
   sass->footer("Needs nvdisasm or cuobjdump from the CUDA toolkit ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH); "
                "without them it exits 3 (could not run) and names the folders searched.");
   sass->callback([&ctx, s] {
+    ctx.refuse_extra_words("sass", s->file, s->flags);
     ctx.input = s->file;
-    const CompileResult result = ctx.runtime().compile(ctx.program(s->file), ctx.options(s->arch, s->flags));
-    const std::string text = s->kernel.empty() ? inspect::sass(result) : ctx.kernel_text(s->kernel, result, [&](const std::string& name) {
+    const Program program = ctx.program(s->file);
+    const CompileResult result = ctx.runtime().compile(program, ctx.options(s->arch, s->flags));
+    const std::string text = s->kernel.empty() ? inspect::sass(result) : ctx.kernel_text(s->kernel, program, result, [&](const std::string& name) {
       return inspect::sass(result, name);
     });
     if (ctx.json) {

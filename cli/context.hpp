@@ -63,16 +63,24 @@ struct Context {
   // The .cu file as a Program, with the --instantiate name expressions.
   Program program(const std::string& file) const;
   // "kjit: warning: FILE: no kernels; ..." on stderr (unless -q) when the result has no kernel:
-  // an empty file, or templates no --instantiate named. Returns the hint (for errors too).
+  // an empty file, or templates no --instantiate named. Returns the hint (for errors too). With
+  // other kernels, a warning naming each template kernel left without an instance, and the
+  // --instantiate line (qualified) that makes one.
   std::string warn_if_no_kernels(const std::string& file, const Program& program, const CompileResult& result) const;
   // The message a user reads for `e`: e.what(), and for a missing driver where the target was
   // left native (the default), the option that compiles without a GPU (--arch sm_90).
   std::string describe(const std::exception& e) const;
   // What `select` (function_ptx, sass) gives for --kernel `kernel`: by its name expression where
-  // --instantiate named it, else as given; a template's instance that is not there is a
-  // UsageError that names --instantiate.
-  std::string kernel_text(const std::string& kernel, const CompileResult& result,
+  // --instantiate named it, else as given (a kernel in a namespace also by its unqualified name,
+  // when it names one); a template's instance, or a template, that is not there is a UsageError
+  // that names --instantiate with the template's qualified name ("ops::gelu<float>").
+  std::string kernel_text(const std::string& kernel, const Program& program, const CompileResult& result,
                           const std::function<std::string(const std::string&)>& select) const;
+  // A one-file command (ptx, sass, resources, cache explain) given more words before "--" than
+  // its file: a UsageError that says it takes one file and what came after it (kjit compile takes
+  // several; NVRTC flags go after "--"). Nothing when `extra` is empty.
+  void refuse_extra_words(const std::string& command, const std::string& file,
+                          const std::vector<std::string>& extra) const;
   // Adds --instantiate to a subcommand (whose --kernel, if it has one, takes the same expression).
   void add_instantiate_option(CLI::App& command, bool has_kernel_option = false);
 

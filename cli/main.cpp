@@ -85,32 +85,92 @@ void Context::add_instantiate_option(CLI::App& command, bool has_kernel_option) 
                          (has_kernel_option ? "; --kernel then takes the same expression" : ""));
 }
 
+void Context::refuse_extra_words(const std::string& command, const std::string& file,
+                                 const std::vector<std::string>& extra) const {
+  if (extra.empty()) return;
+  throw UsageError(fmt::format("kjit {} takes one file, and {} came after {}: run it once a file (kjit compile takes "
+                               "several); flags for NVRTC and nvcc go after \"--\"",
+                               command, fmt::join(extra, " "), file));
+}
+
 std::string Context::warn_if_no_kernels(const std::string& file, const Program& program,
                                         const CompileResult& result) const {
-  if (result.ptx.find(".entry ") != std::string::npos) return {};
-  // The first template kernel in the source names the hint, qualified as a name expression needs
-  // it: "kjit::gelu<...>" for a template in namespace kjit.
-  const std::vector<std::string> templates = inspect::template_kernels(program.source());
+  // The template kernels the compile made no instance of, qualified as a name expression needs
+  // them: "ops::gelu<...>" for a template in namespace ops.
+  const std::vector<std::string> templates = inspect::uninstantiated_templates(program.source(), result.ptx);
+  if (result.ptx.find(".entry ") != std::string::npos) {
+    // Other kernels compiled: each template left without an instance is a note, not a failure.
+    if (!templates.empty() && shows(LogLevel::warn)) {
+      std::vector<std::string> lines;
+      for (const auto& t : templates) lines.push_back(fmt::format("--instantiate '{}<...>'", t));
+      fmt::print(stderr, "kjit: warning: {}: template kernel{} {} made no code (NVRTC makes a template's instance "
+                         "only when named): {}\n",
+                 file, templates.size() == 1 ? "" : "s", fmt::join(templates, ", "), fmt::join(lines, " "));
+    }
+    return {};
+  }
   std::string hint = "no kernels";
   if (!templates.empty()) hint += fmt::format("; a template needs --instantiate '{}<...>'", templates.front());
   if (shows(LogLevel::warn)) fmt::print(stderr, "kjit: warning: {}: {}\n", file, hint);
   return hint;
 }
 
-std::string Context::kernel_text(const std::string& kernel, const CompileResult& result,
+std::string Context::kernel_text(const std::string& kernel, const Program& program, const CompileResult& result,
                                  const std::function<std::string(const std::string&)>& select) const {
   const std::optional<std::string> lowered = result.lowered_name(kernel);
   try {
     return select(lowered.value_or(kernel));
   } catch (const UsageError& e) {
-    // "scale<4>" is a template's instance: NVRTC makes it only when it is named.
-    if (lowered || kernel.find('<') == std::string::npos) throw;
-    throw UsageError(fmt::format("{}; a template's instance is made only when named: --instantiate '{}'", e.what(),
-                                 kernel));
+    if (lowered) throw;
+    // A template's instance ("scale<4>"), or a template by its name ("scale"): NVRTC makes one
+    // only when it is named, by its qualified name ("ops::scale<4>" for a template in namespace ops).
+    const std::string_view base = std::string_view(kernel).substr(0, kernel.find('<'));
+    const std::string_view arguments =
+        kernel.find('<') == std::string::npos ? std::string_view("<...>") : std::string_view(kernel).substr(base.size());
+    for (const std::string& t : inspect::template_kernels(program.source())) {
+      const std::size_t colons = t.rfind("::");
+      const std::string_view last = colons == std::string::npos ? std::string_view(t) : std::string_view(t).substr(colons + 2);
+      if (t != base && last != base) continue;
+      const bool named = std::find(name_expressions.begin(), name_expressions.end(), fmt::format("{}{}", t, arguments)) !=
+                         name_expressions.end();
+      if (named) throw;  // instantiated, and still not there: the selection's own message says why
+      throw UsageError(fmt::format("{}; a template's instance is made only when named: --instantiate '{}{}'", e.what(),
+                                   t, arguments));
+    }
+    throw;
   }
 }
 
 namespace {
+
+// `kjit --version`: kjit's, then the NVRTC it compiles with (its version and file, or why none
+// opens) and the toolkit whose headers NVRTC is given. Never throws: a version line always prints.
+std::string version_text() {
+  std::string nvrtc;
+  try {
+    const std::string v = kjit::nvrtc_version();
+    const ToolkitPaths paths = toolkit_paths();
+    nvrtc = fmt::format("NVRTC {} ({})\ntoolkit: {}", v,
+                        paths.nvrtc_library.empty() ? "library file unknown" : paths.nvrtc_library,
+                        paths.root().empty() ? "none found (NVRTC's built-in headers only)" : paths.root());
+  } catch (const std::exception& e) {
+    nvrtc = fmt::format("NVRTC: none ({})", e.what());
+  }
+  return fmt::format("kjit {}\n{}", kjit::version(), nvrtc);
+}
+
+nlohmann::json version_json() {
+  nlohmann::json j{{"kjit_version", std::string(kjit::version())}};
+  try {
+    j["nvrtc_version"] = kjit::nvrtc_version();
+    const ToolkitPaths paths = toolkit_paths();
+    j["nvrtc_library"] = paths.nvrtc_library;
+    j["toolkit_root"] = paths.root();
+  } catch (const std::exception& e) {
+    j["nvrtc_error"] = e.what();
+  }
+  return j;
+}
 
 // Each command's and subcommand's --help: its own footer, then the global options (given before
 // or after the command: fallthrough) and, unless it says its own, the exit codes in one line.
@@ -146,7 +206,8 @@ int main(int argc, char** argv) {
                "diff what the compiler made, and warm caches ahead of time.",
                "kjit"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(kjit::version()));
+  app.set_version_flag("--version", [] { return version_text(); },
+                       "kjit's version, and the NVRTC and CUDA toolkit it compiles with (kjit info says more)");
   app.add_option("--cache-dir", ctx.cache_dir, "Cache directory (default: $KJIT_CACHE_DIR, else "
                                                "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit). A folder named here or "
                                                "in KJIT_CACHE_DIR that cannot be used (another user's, writable by "
@@ -214,7 +275,7 @@ int main(int argc, char** argv) {
     bool version = false;
     for (int i = 1; i < parsed; ++i) version = version || std::string_view(argv[i]) == "--version";
     if (json && version) {
-      print_json(nlohmann::json{{"kjit_version", std::string(kjit::version())}});
+      print_json(version_json());
       return k_exit_ok;
     }
     return app.exit(e);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string_view>
+#include <unordered_map>
 
 namespace kjit::cli {
 namespace {
@@ -147,25 +148,47 @@ std::string usage_message(CLI::App& app, const CLI::ParseError& error, int argc,
   }
 
   // Options nobody has: what was meant, or for NVRTC's and nvcc's flags, where they go. A flag
-  // whose value is the next word (-I inc, -maxrregcount 32) moves with it.
+  // whose value is the next word (-I inc, -maxrregcount 32, -Xptxas -v, -Xcompiler -fPIC) moves
+  // with it, also when that word is one of kjit's own options (-v). Linear in the words: each
+  // extra is found at the next of its places not taken yet.
+  std::vector<bool> misplaced_at(static_cast<std::size_t>(std::max(argc, 1)), false);
   std::vector<int> misplaced;  // places in argv
   std::vector<std::string> unknown;
+  std::unordered_map<std::string_view, std::vector<int>> places;  // each word's places in argv, last first
+  for (int i = argc - 1; i >= 1; --i) places[argv[i]].push_back(i);
+  auto next_place = [&](std::string_view word) {
+    auto it = places.find(word);
+    if (it == places.end()) return 0;
+    while (!it->second.empty() && misplaced_at[static_cast<std::size_t>(it->second.back())]) it->second.pop_back();
+    return it->second.empty() ? 0 : it->second.back();
+  };
+  auto misplace = [&](int at) {
+    misplaced_at[static_cast<std::size_t>(at)] = true;
+    misplaced.push_back(at);
+  };
   const std::vector<std::string> options = option_names(command);
+  const bool compile_flags = takes_compile_flags(command);
   for (const std::string& extra : extras) {
     if (!extra.starts_with("-") || extra == "-") continue;
-    int at = 0;
-    for (int i = 1; i < argc && at == 0; ++i) {
-      if (argv[i] == extra && std::find(misplaced.begin(), misplaced.end(), i) == misplaced.end()) at = i;
-    }
+    const int at = next_place(extra);
+    if (at == 0 && places.count(extra) > 0) continue;  // moved already, as the value of the flag before it
     const std::string name = extra.substr(0, extra.find('='));
-    if (takes_compile_flags(command) && at > 0) {
-      if (is_compile_flag({extra})) {
-        misplaced.push_back(at);
+    if (compile_flags && at > 0) {
+      // With the next word when that word is no flag of its own and the two are one (-Xcompiler
+      // -fPIC, -Xptxas -v, -I inc), else alone (-O3, -Xcompiler alone is dropped too).
+      const bool next_free = at + 1 < argc && !misplaced_at[static_cast<std::size_t>(at + 1)];
+      if (next_free && !is_compile_flag({argv[at + 1]}) && is_compile_flag({extra, argv[at + 1]})) {
+        misplace(at);
+        misplace(at + 1);
         continue;
       }
-      if (at + 1 < argc && !std::string_view(argv[at + 1]).starts_with("-") && is_compile_flag({extra, argv[at + 1]})) {
-        misplaced.push_back(at);
-        misplaced.push_back(at + 1);
+      if (is_compile_flag({extra})) {
+        misplace(at);
+        continue;
+      }
+      if (next_free && is_compile_flag({extra, argv[at + 1]})) {  // -Xptxas -v: a flag that needs its value
+        misplace(at);
+        misplace(at + 1);
         continue;
       }
     }
@@ -180,10 +203,7 @@ std::string usage_message(CLI::App& app, const CLI::ParseError& error, int argc,
     std::sort(misplaced.begin(), misplaced.end());
     std::vector<std::string> line{"kjit"};
     std::vector<std::string> moved;
-    for (int i = 1; i < argc; ++i) {
-      const bool move = std::find(misplaced.begin(), misplaced.end(), i) != misplaced.end();
-      (move ? moved : line).push_back(shell_quoted(argv[i]));
-    }
+    for (int i = 1; i < argc; ++i) (misplaced_at[static_cast<std::size_t>(i)] ? moved : line).push_back(shell_quoted(argv[i]));
     line.emplace_back("--");
     line.insert(line.end(), moved.begin(), moved.end());
     for (const auto& f : after_dashes) line.push_back(shell_quoted(f));

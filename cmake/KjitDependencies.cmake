@@ -1,6 +1,5 @@
 # Every third-party dependency is found here, once, and wrapped as one target:
 #   kjit::dep::cuda   CUDA headers (cuda.h, nvrtc.h); links neither libcuda nor NVRTC (both opened at run time)
-#   kjit::dep::nvrtc  NVRTC linked into a program, as a consumer of the installed kjit has it
 #   kjit::dep::fmt    fmt, its compiled part built once here (cmake/deps/fmt.cpp), static so that binaries carry it
 #   kjit::dep::xxhash xxHash, inlined (XXH_INLINE_ALL) so that binaries carry it
 #   kjit::dep::cli11  CLI11 (header-only)
@@ -25,14 +24,6 @@ add_library(kjit::dep::cuda ALIAS kjit_dep_cuda)
 # library it is given would record in every test, tool and benchmark.
 target_link_libraries(kjit_dep_cuda INTERFACE ${CMAKE_DL_LIBS})
 target_include_directories(kjit_dep_cuda SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
-# kjit::dep::nvrtc: NVRTC linked as kjitConfig.cmake links it into a consumer (by its file, kept
-# even under --as-needed): loaded at the program's start, and libkjit takes the one loaded. The
-# benchmarks link it, so that they time what a program built against an installed kjit does.
-add_library(kjit_dep_nvrtc INTERFACE)
-add_library(kjit::dep::nvrtc ALIAS kjit_dep_nvrtc)
-get_target_property(KJIT_NVRTC_LIBRARY CUDA::nvrtc IMPORTED_LOCATION)
-target_link_libraries(kjit_dep_nvrtc INTERFACE "-Wl,--push-state,--no-as-needed" "${KJIT_NVRTC_LIBRARY}"
-                      "-Wl,--pop-state")
 
 # fmt as its own static library, compiled once: with fmt's header-only mode every file that
 # formats compiled fmt's core again (a quarter of a small file's build). Hidden and position

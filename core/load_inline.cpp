@@ -62,9 +62,13 @@ Module load_inline(const LoadInlineOptions& options) {
                                  options.name, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
                                  fmt::join(m.kernel_names(), ", ")));
   }
-  if (options.verbose) {
-    RuntimeAccess::report(rt, fmt::format("load_inline {}: {} (key {}, cache {})", options.name, describe(m.outcome()),
-                          m.compile_result().key, rt.cache_dir().string()));
+  if (options.verbose) {  // how the call was answered, and the compile's log (NVRTC's warnings, kjit's notes)
+    const CompileResult& r = m.compile_result();
+    std::string log = r.log;
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    RuntimeAccess::report(rt, fmt::format("load_inline {}: {} (key {}, cache {}){}{}", options.name,
+                                          describe(m.outcome()), r.key, rt.cache_dir().string(),
+                                          log.empty() ? "" : "\n", log));
   }
   return m;
 }

@@ -70,7 +70,7 @@ struct Runtime::Impl {
       : config(prepared(std::move(c))),
         service(config, counters, [this](LogLevel level, std::string_view message) { log(level, message); }),
         registry(counters) {
-    if (auto problem = base::cuda_home_problem()) log(LogLevel::warn, *problem);
+    if (auto problem = base::toolkit_variable_problem()) log(LogLevel::warn, *problem);
     if (!config.dump_dir.empty()) {
       auto log_to_this = [this](LogLevel level, std::string_view message) { log(level, message); };
       if (DumpWriter writer = dump_writer()) {

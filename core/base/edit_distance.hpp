@@ -1,5 +1,8 @@
-// kjit::base::edit_distance: the Levenshtein distance of two names, for "did you mean" answers
-// (an unknown compile flag's closest NVRTC option, an unknown metric's closest names). Never throws.
+// kjit::base::edit_distance: how far apart two names are, for "did you mean" answers (the CLI's
+// commands and options, an unknown compile flag's closest NVRTC option, an unknown metric's
+// closest names): the optimal string alignment distance, Levenshtein's insertions, deletions and
+// substitutions plus the swap of two neighbours, each one edit ("cahce" is one from "cache",
+// "wram" one from "warm"). Never throws.
 #pragma once
 
 #include "core/base/tools_api.hpp"

@@ -11,6 +11,7 @@
 #include <nvrtc.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -48,32 +49,78 @@ thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for 
 
 constexpr const char* k_nvrtc_folders[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 
-// The candidates in order (nvrtc_library.hpp), and the roots the variables named. Under g_nvrtc_mutex.
-std::vector<std::string> nvrtc_candidates(std::vector<std::string>& named) {
-  std::vector<std::string> out;
-  const std::string soname = nvrtc_soname();
-  // Already in this process: its path (dlopen by that path returns the same object).
-  if (void* loaded = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD); loaded != nullptr) {
+// The path of the libnvrtc already in this process (dlopen by that path returns the same object), or "".
+std::string loaded_nvrtc() {
+  std::string out;
+  if (void* loaded = dlopen(nvrtc_soname().c_str(), RTLD_NOW | RTLD_NOLOAD); loaded != nullptr) {
     link_map* map = nullptr;
     if (dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && *map->l_name) {
-      out.emplace_back(map->l_name);
+      out = map->l_name;
     }
     dlclose(loaded);
   }
-  const std::filesystem::path build_root = std::filesystem::path(KJIT_CUDA_INCLUDE_DIR).parent_path();
-  bool loader = false;
-  for (const std::filesystem::path& root : toolkit_roots()) {
-    const bool fallback = root == build_root || root == "/usr/local/cuda";
-    if (fallback && !loader) {
-      out.push_back(soname);  // the loader's own search, after the variables' toolkits
-      loader = true;
-    }
-    if (!fallback) named.push_back(root.string());
-    for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / soname).string());
-  }
-  if (!loader) out.push_back(soname);
-  out.insert(out.end(), g_fallbacks.begin(), g_fallbacks.end());
   return out;
+}
+
+std::string folders_listed() {
+  std::string out;
+  for (const char* folder : k_nvrtc_folders) out += fmt::format("{}{}/", out.empty() ? "" : ", ", folder);
+  return out;
+}
+
+// Where NVRTC is looked for when no variable names a toolkit: the loader's own search, then the
+// toolkit of kjit's build and /usr/local/cuda, then the fallbacks the program named. Under g_nvrtc_mutex.
+std::vector<std::string> fallback_candidates() {
+  std::vector<std::string> out{nvrtc_soname()};
+  for (const std::filesystem::path& root :
+       {std::filesystem::path(KJIT_CUDA_INCLUDE_DIR).parent_path(), std::filesystem::path("/usr/local/cuda")}) {
+    for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / nvrtc_soname()).string());
+  }
+  out.insert(out.end(), g_fallbacks.begin(), g_fallbacks.end());  // the program's own (add_nvrtc_fallback)
+  return out;
+}
+
+// The library, opened as nvrtc_library.hpp says; `why` says why none was when it is not.
+DynamicLibrary open_nvrtc_library(std::string& why) {
+  const std::string soname = nvrtc_soname();
+  if (const std::string loaded = loaded_nvrtc(); !loaded.empty()) {
+    DynamicLibrary lib = DynamicLibrary::open_first({loaded});
+    if (lib) return lib;
+  }
+  if (const std::optional<ToolkitVariable> named = named_toolkit()) {
+    // That toolkit's NVRTC, or an error: its headers are the ones NVRTC is given (toolkit_roots),
+    // and another toolkit's NVRTC with them would compile against headers of another version.
+    std::vector<std::string> files;
+    for (const auto& f : nvrtc_files_in(named->value)) files.push_back(f.string());
+    if (files.empty()) {
+      why = fmt::format("opening NVRTC ({}): {}={} names the CUDA toolkit, and it has no {} (in {}). Name a CUDA {} "
+                        "toolkit, or unset {} to take the loader's",
+                        soname, named->name, named->value, soname, folders_listed(), CUDA_VERSION / 1000,
+                        named->name);
+      return {};
+    }
+    DynamicLibrary lib = DynamicLibrary::open_first(files);
+    if (!lib) {
+      why = fmt::format("opening NVRTC ({}): {}={} names the CUDA toolkit, and its NVRTC cannot be opened: {}. kjit "
+                        "takes no other toolkit's NVRTC with this one's headers: repair or reinstall the toolkit, name "
+                        "another, or unset {} to take the loader's",
+                        soname, named->name, named->value, lib.why(), named->name);
+    }
+    return lib;
+  }
+  DynamicLibrary lib = DynamicLibrary::open_first(fallback_candidates());
+  if (!lib) {
+    std::vector<std::string> set;
+    for (const ToolkitVariable& v : toolkit_variables()) set.push_back(fmt::format("{}={}", v.name, v.value));
+    why = fmt::format("opening NVRTC ({}): {}; {}. Set KJIT_CUDA_HOME (or CUDA_HOME, CUDA_PATH) to the CUDA toolkit's "
+                      "root, or add the folder of {} to LD_LIBRARY_PATH",
+                      soname, lib.why(),
+                      set.empty() ? std::string("none of KJIT_CUDA_HOME, CUDA_HOME, CUDA_PATH is set")
+                                  : fmt::format("{} name{} no toolkit (no include/ folder, no {})", fmt::join(set, ", "),
+                                                set.size() == 1 ? "s" : "", soname),
+                      soname);
+  }
+  return lib;
 }
 
 // The table, opening NVRTC on first use; null (and `why`) when none opens.
@@ -86,20 +133,13 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
     Opening() { t_nvrtc_opening = true; }
     ~Opening() { t_nvrtc_opening = false; }
   };
-  std::vector<std::string> named;
+  std::string not_opened;
   DynamicLibrary lib = [&] {
     const Opening opening;
-    return DynamicLibrary::open_first(nvrtc_candidates(named));
+    return open_nvrtc_library(not_opened);
   }();
   if (!lib) {
-    if (why != nullptr) {
-      *why = fmt::format("opening NVRTC ({}): {}; {}. Set KJIT_CUDA_HOME (or CUDA_HOME, CUDA_PATH) to the CUDA "
-                         "toolkit's root, or add the folder of {} to LD_LIBRARY_PATH",
-                         nvrtc_soname(), lib.why(),
-                         named.empty() ? std::string("none of KJIT_CUDA_HOME, CUDA_HOME, CUDA_PATH is set")
-                                       : fmt::format("looked in {} too", fmt::join(named, ", ")),
-                         nvrtc_soname());
-    }
+    if (why != nullptr) *why = std::move(not_opened);
     return nullptr;
   }
   auto* t = new NvrtcTable;  // never freed, as the library is never closed
@@ -134,6 +174,18 @@ const NvrtcTable& nvrtc_table() {
 void add_nvrtc_fallback(std::string file) {
   std::lock_guard lock(g_nvrtc_mutex);
   if (std::find(g_fallbacks.begin(), g_fallbacks.end(), file) == g_fallbacks.end()) g_fallbacks.push_back(std::move(file));
+}
+
+std::vector<std::filesystem::path> nvrtc_files_in(const std::filesystem::path& root) {
+  std::vector<std::filesystem::path> out;
+  for (const char* folder : k_nvrtc_folders) {
+    std::error_code ec;
+    const std::filesystem::path file = root / folder / nvrtc_soname();
+    if (std::filesystem::symlink_status(file, ec).type() != std::filesystem::file_type::not_found && !ec) {
+      out.push_back(file);
+    }
+  }
+  return out;
 }
 
 std::string nvrtc_library_file() {

@@ -82,7 +82,49 @@ std::string explain_missing_headers(std::string_view log, const std::vector<std:
                                          "or the Program's directory)"
                                        : "it comes with " + package);
   }
-  return out + explain_cccl_host_code(log);  // headers NVRTC cannot take: which to include instead
+  return out;
+}
+
+namespace {
+
+// The files of the log's errors ("/x/thrust/complex.h(336): error: ..."), each once, in order.
+std::vector<std::string_view> error_files(std::string_view log) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = log.find("): error"); at != std::string_view::npos; at = log.find("): error", at + 1)) {
+    const std::size_t line_start = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
+    const std::string_view line = log.substr(line_start, at - line_start);
+    const std::string_view file = line.substr(0, line.rfind('('));
+    if (std::find(out.begin(), out.end(), file) == out.end()) out.push_back(file);
+  }
+  return out;
+}
+
+bool is_thrust_file(std::string_view file) {
+  return file.find("/thrust/") != std::string_view::npos || file.starts_with("thrust/");
+}
+
+bool is_thrust_complex(std::string_view file) {
+  return file.ends_with("thrust/complex.h") || file.find("thrust/detail/complex") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string explain_unusable_headers(std::string_view log) {
+  const std::vector<std::string_view> files = error_files(log);
+  const bool thrust = std::any_of(files.begin(), files.end(), is_thrust_file);
+  if (thrust && std::all_of(files.begin(), files.end(), [](std::string_view f) { return !is_thrust_file(f) || is_thrust_complex(f); })) {
+    return "kjit: <thrust/complex.h> is host code under NVRTC (conversions to the host's std::complex, stream "
+           "operators): in device code use cuda::std::complex (<cuda/std/complex>) or std::complex (<complex>), which "
+           "NVRTC compiles (docs/headers.md)\n";
+  }
+  if (thrust) {
+    return "kjit: Thrust's containers and algorithms (thrust::device_vector, thrust::host_vector, thrust::sort, ...) "
+           "run on the host, which NVRTC does not compile: keep the host code that uses them, with its #include "
+           "<thrust/...> lines, out of NVRTC's sight inside #ifndef __CUDACC_RTC__ ... #endif (nvcc still compiles "
+           "the whole file), and the kernels compile as they are; in device code <thrust/tuple.h> and "
+           "<thrust/pair.h> work, and cuda::std has the rest (docs/headers.md)\n";
+  }
+  return explain_cccl_host_code(log);  // CUB's device-wide algorithms: which headers to include instead
 }
 
 }  // namespace kjit::compile

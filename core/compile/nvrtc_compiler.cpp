@@ -457,6 +457,68 @@ std::string explain_unresolved_externs(std::string_view log, const std::string& 
                      symbol, program);
 }
 
+// NVRTC's "device-side kernel launch could not be processed as the required runtime APIs are not
+// declared": a kernel launches a kernel (dynamic parallelism), which needs relocatable device code
+// linked with the device runtime. A note saying how, or "" for any other log.
+std::string explain_device_launch(std::string_view log, const std::string& program) {
+  if (log.find("device-side kernel launch could not be processed") == std::string_view::npos) return {};
+  return fmt::format("kjit: a kernel of {} launches a kernel from the device (dynamic parallelism), which needs "
+                     "relocatable device code (-rdc) linked with the CUDA device runtime: compile it in a link, kjit "
+                     "compile --link {} (C++: kjit::Link, Python: kjit.Link), which adds the toolkit's "
+                     "libcudadevrt.a\n",
+                     program, program);
+}
+
+// NVRTC's "cannot determine which instance of function template "shift" is intended" for a name
+// expression: the template is there, and no instance of it takes those template arguments (an
+// enable_if or a constraint that excludes them, or too many). A note quoting NVRTC's reason, or ""
+// for any other log; then the namespace hint (name_expression_hint) does not apply.
+std::string explain_excluded_instance(std::string_view log, const std::vector<std::string>& expressions) {
+  constexpr std::string_view marker = "cannot determine which instance of function template \"";
+  std::string out;
+  for (std::size_t at = log.find(marker); at != std::string_view::npos; at = log.find(marker, at + 1)) {
+    const std::size_t start = at + marker.size();
+    const std::size_t end = log.find('"', start);
+    if (end == std::string_view::npos) break;
+    const std::string_view name = log.substr(start, end - start);
+    const std::size_t line_start = log.rfind('\n', at) == std::string_view::npos ? 0 : log.rfind('\n', at) + 1;
+    std::string_view reason = log.substr(line_start, log.find('\n', at) - line_start);
+    if (const std::size_t e = reason.find("error: "); e != std::string_view::npos) reason.remove_prefix(e + 7);
+    for (const std::string& expression : expressions) {
+      const std::string_view e = expression;
+      const std::size_t open = e.find('<');
+      std::string_view template_name = e.substr(0, open);
+      while (!template_name.empty() && template_name.front() == ' ') template_name.remove_prefix(1);
+      while (!template_name.empty() && template_name.back() == ' ') template_name.remove_suffix(1);
+      if (const std::size_t colons = template_name.rfind("::"); colons != std::string_view::npos) {
+        template_name.remove_prefix(colons + 2);
+      }
+      if (template_name != name) continue;
+      const std::string line = fmt::format(
+          "kjit: the name expression \"{}\" names no instance: the template kernel {} is there, and none of its "
+          "instances takes these template arguments (an enable_if or a constraint that excludes them, or a wrong "
+          "number of them); NVRTC: {}; name arguments it accepts\n",
+          expression, name, reason);
+      if (out.find(line) == std::string::npos) out += line;
+    }
+  }
+  return out;
+}
+
+// The user's -default-device (every function without an execution space compiled as device
+// code, host code included) in a compile that failed: a note saying what it did and the way out,
+// or "".
+std::string explain_default_device(const std::vector<std::string>& arguments) {
+  const bool asked = std::any_of(arguments.begin(), arguments.end(), [](const std::string& a) {
+    return a == "-default-device" || a == "--device-as-default-execution-space";
+  });
+  if (!asked) return {};
+  return "kjit: -default-device compiles every function without __host__ or __device__ as device code, the "
+         "program's host code too (main, the functions it calls, their std:: containers and CUDA runtime calls), "
+         "which NVRTC cannot compile: drop -default-device (kjit leaves host function definitions out by itself "
+         "and compiles what remains), or keep the host code inside #ifndef __CUDACC_RTC__ ... #endif\n";
+}
+
 // The folders NVRTC searches for #include, in the order given (-I DIR, --include-path=DIR).
 std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& arguments) {
   std::vector<std::filesystem::path> out;
@@ -785,11 +847,11 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
     auto fall_back = [&call, &front_end] {
       std::erase(call.arguments, std::string("--minimal"));
       if (call.environment_left_out) {  // the whole full path: the nvcc environment back too
-        std::vector<std::string> arguments = call.full_arguments;
+        std::vector<std::string> full = call.full_arguments;
         for (const auto& added : call.arguments) {  // what a retry added since (-default-device)
-          if (std::find(arguments.begin(), arguments.end(), added) == arguments.end()) arguments.push_back(added);
+          if (std::find(full.begin(), full.end(), added) == full.end()) full.push_back(added);
         }
-        call.arguments = std::move(arguments);
+        call.arguments = std::move(full);
         call.header_names = call.full_header_names;
         call.header_sources = call.full_header_sources;
         call.environment_left_out = false;
@@ -846,8 +908,12 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
         fall_back();
         continue;
       }
-      result.log = served_note + host.failed_log(result.log) +
-                   name_expression_hint(result.log, program.source(), program.name_expressions()) +
+      const std::string excluded = explain_excluded_instance(result.log, program.name_expressions());
+      // What the errors come from, when it is a header NVRTC cannot take, first: hundreds of lines follow.
+      result.log = served_note + explain_unusable_headers(result.log) + host.failed_log(result.log) +
+                   (excluded.empty() ? name_expression_hint(result.log, program.source(), program.name_expressions())
+                                     : excluded) +
+                   explain_device_launch(result.log, name) + explain_default_device(arguments) +
                    explain_unresolved_externs(result.log, name) +
                    explain_missing_headers(result.log, include_folders(call.arguments));
       out.why_full = std::move(call.why_full);

@@ -44,10 +44,13 @@ cache::Entry to_entry(const CompileResult& r) {
   e.set(cache::SectionKind::log, r.log);
   e.set(cache::SectionKind::lowered_names, encode_lowered_names(r.lowered_names));
   if (!r.kernel_types.empty()) e.set(cache::SectionKind::kernel_types, encode_lowered_names(r.kernel_types));
+  std::vector<std::string> expressions;  // the name expressions, which tell entries apart too (cache ls)
+  for (const auto& [expression, lowered] : r.lowered_names) expressions.push_back(expression);
   e.set(cache::SectionKind::meta,
         nlohmann::json{{"program", r.program_name},
                        {"arch", r.arch.str()},
                        {"options", r.options},  // what `kjit cache ls` tells one file's entries apart by
+                       {"instantiate", expressions},
                        {"kjit", KJIT_VERSION},
                        {"nvrtc", compile::NvrtcInfo::version()}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -1,10 +1,11 @@
 // kjit::Link: device code from several parts linked by nvJitLink into one cubin: Programs
 // compiled as relocatable device code (-rdc=true; -dlto too with lto()), so that a kernel in
 // one calls an `extern __device__` function defined in another, and prebuilt device code
-// (cubin, fatbin, PTX, LTO-IR, relocatable objects and static libraries such as
-// libcudadevrt.a for device-side launches). Runtime::link() makes it one cache entry like any
-// compile; Runtime::load(Link) loads it. The key covers every part's content, the link
-// options and nvJitLink's version.
+// (cubin, fatbin, PTX, LTO-IR, relocatable objects and static libraries). A program whose kernels
+// launch kernels from the device gets the toolkit's device runtime, libcudadevrt.a, added unless
+// the link has one (none found: LinkError naming where kjit looked). Runtime::link() makes it one
+// cache entry like any compile; Runtime::load(Link) loads it. The key covers every part's
+// content, the link options and nvJitLink's version (the toolkit's, whose libcudadevrt.a it is).
 #pragma once
 
 #include <kjit/export.hpp>

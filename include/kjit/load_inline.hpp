@@ -19,7 +19,7 @@ struct LoadInlineOptions {
   std::vector<std::string> functions;          // kernel names that must exist
   std::vector<std::string> extra_cuda_cflags;  // NVRTC flags (-O1..-O3 accepted)
   std::filesystem::path build_directory;       // the cache dir for this call; empty: default
-  bool verbose = false;                        // log the outcome (hit/compiled) at info
+  bool verbose = false;                        // report the outcome (hit/compiled), key and the compile's log, at info
 };
 
 KJIT_API Module load_inline(const LoadInlineOptions& options);

@@ -146,7 +146,9 @@ void bind_compile(py::module_& m) {
     return out;
   }, "CompileOptions' fields, one dict a field, as C++ describes them (docs/compile-options.md).");
 
-  py::class_<CompileResult>(m, "CompileResult", "What a compile produced, or what the cache held.")
+  // dynamic_attr: kjit.compile keeps the program's source on its result (_source), which signature()
+  // reads the parameters' names from, as a loaded kernel's signature does.
+  py::class_<CompileResult>(m, "CompileResult", "What a compile produced, or what the cache held.", py::dynamic_attr())
       .def_readonly("program_name", &CompileResult::program_name)
       .def_property_readonly("arch", [](const CompileResult& r) { return r.arch.str(); })
       .def_readonly("options", &CompileResult::options)
@@ -162,8 +164,16 @@ void bind_compile(py::module_& m) {
       .def_readonly("key", &CompileResult::key)
       .def_property_readonly("outcome", [](const CompileResult& r) { return std::string(to_string(r.outcome)); })
       .def_readonly("compile_ms", &CompileResult::compile_ms)
-      .def("signature", [](const CompileResult& r, std::string_view name) { return KernelSignature::of(r, name); },
-           "kernel"_a, "The kernel's parameters, read from the PTX (no GPU needed).")
+      .def("signature", [](const py::object& self, std::string_view name) {
+             KernelSignature s = KernelSignature::of(self.cast<const CompileResult&>(), name);
+             if (py::hasattr(self, "_source")) {
+               const py::object source = self.attr("_source");
+               if (PyUnicode_Check(source.ptr())) s.read_declaration(source.cast<std::string>());
+             }
+             return s;
+           },
+           "kernel"_a, "The kernel's parameters, read from the PTX (no GPU needed), and their names from the "
+           "program's source (KernelSignature.read_declaration) when kjit.compile made this result.")
       .def("__repr__", [](const CompileResult& r) {
         return "<kjit.CompileResult " + r.program_name + " " + r.arch.str() + " " + std::string(to_string(r.outcome)) +
                " key=" + r.key + ">";

@@ -32,7 +32,8 @@ def test_python_m_kjit_runs_the_cli_with_its_exit_status_and_streams():
     direct = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=60)
     via = run_kjit("--version")
     assert via.returncode == 0, via.stderr
-    assert via.stdout == direct.stdout and via.stdout.strip() == kjit.__version__
+    assert via.stdout == direct.stdout and via.stdout.splitlines()[0] == "kjit " + kjit.__version__
+    assert via.stdout.splitlines()[1].startswith("NVRTC ")  # and the NVRTC and toolkit it compiles with
     # A usage error: exit 2, diagnostics on stderr, stdout empty (the CLI's contract, passed through).
     bad = run_kjit("cache", "stats", "--no-such-flag-%d" % os.getpid())
     assert bad.returncode == 2

@@ -29,10 +29,20 @@ def result(tmp_path_factory):
     return rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
 
 
-def sig(result, name, named=True):
-    s = result.signature(name)
-    if named:
-        assert s.read_declaration(SOURCE)
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """A result that knows no source (as kjit.link's): its signatures have no names."""
+    rt = kjit.Runtime(cache_dir=str(tmp_path_factory.mktemp("cache")))
+    r = rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    del r._source
+    return r
+
+
+def sig(result, name, named=True, bare=None):
+    if not named:
+        return bare.signature(name)
+    s = result.signature(name)  # kjit.compile's result reads the names from its program's source
+    assert s.read_declaration(SOURCE)
     return s
 
 
@@ -61,8 +71,8 @@ def test_two_outputs_in_order_and_restrict(result):  # and "in", a Python keywor
         "two(Tensor in_, SymInt n) -> (Tensor, Tensor)"
 
 
-def test_outputs_named_by_the_caller_take_the_writable_pointers_in_order(result):
-    s = sig(result, "two_out", named=False)
+def test_outputs_named_by_the_caller_take_the_writable_pointers_in_order(bare):
+    s = sig(None, "two_out", named=False, bare=bare)
     assert all(p["source_name"] == "" for p in s.parameters)
     assert kt.schema(s, "t::two", outputs={"s": lambda x, n: None, "d": lambda x, n: None}) == \
         "two(Tensor x, SymInt n) -> (Tensor, Tensor)"
@@ -76,10 +86,10 @@ def test_mutated_input(result):
     assert kt.schema(s, "t::in_place", mutates=[0]) == "in_place(Tensor(a!) data, Tensor other, SymInt n) -> ()"
 
 
-def test_extern_c_pointers_are_typed_by_the_compiler(result):
-    bare = sig(result, "plain", named=False)  # no source read: NVRTC's type query says float*, const float*, unsigned
-    assert [p["kind"] for p in bare.parameters] == ["pointer", "pointer", "unsigned integer"]
-    assert all(p["source_name"] == "" for p in bare.parameters)
+def test_extern_c_pointers_are_typed_by_the_compiler(result, bare):
+    unread = sig(None, "plain", named=False, bare=bare)  # no source: NVRTC's type query says float*, const float*, unsigned
+    assert [p["kind"] for p in unread.parameters] == ["pointer", "pointer", "unsigned integer"]
+    assert all(p["source_name"] == "" for p in unread.parameters)
     s = sig(result, "plain")  # the declaration adds the names
     assert [p["kind"] for p in s.parameters] == ["pointer", "pointer", "unsigned integer"]
     assert [p["element"] for p in s.parameters[:2]] == ["float32", "float32"]
@@ -121,8 +131,8 @@ def test_comments_and_default_arguments_in_the_declaration(result):
     assert [p["source_name"] for p in s.parameters] == ["a", "b", "n"]
 
 
-def test_name_parameters_needs_the_declaration(result):
-    s = result.signature("square_matrix_kernel")
+def test_name_parameters_needs_the_declaration(bare):
+    s = bare.signature("square_matrix_kernel")
     assert not s.read_declaration("__global__ void other(int a) {}")
     assert not s.read_declaration("void square_matrix_kernel(const float* m, float* r, int w, int h);")  # not __global__
     assert not s.read_declaration("__global__ void square_matrix_kernel(int only) {}")  # other arity
@@ -203,3 +213,51 @@ def test_a_name_torch_has_is_refused(result):
     _torch()
     with pytest.raises(kjit.UsageError, match="torch has an operator of this name"):
         kt.op(_FakeKernel(sig(result, "in_place")), "aten::add", grid=1, block=1, mutates=["data"])
+
+
+def test_a_compile_result_names_its_kernels_parameters_from_its_source(tmp_path):  # #57 item 16
+    # kjit.compile keeps the program's source: no GPU and no read_declaration call for the names.
+    rt = kjit.Runtime(cache_dir=str(tmp_path / "cache"))
+    r = rt.compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    assert [p["source_name"] for p in r.signature("plain").parameters] == ["out", "in", "n"]
+    assert [p["source_name"] for p in r.signature("square_matrix_kernel").parameters] == \
+        ["matrix", "result", "width", "height"]
+    # A cache hit in a new Runtime, and load_inline(arch=), name them too.
+    again = kjit.Runtime(cache_dir=str(tmp_path / "cache")).compile(kjit.Program("ops.cu", SOURCE), arch="sm_90")
+    assert again.outcome == "hit"
+    assert [p["source_name"] for p in again.signature("two_out").parameters] == ["in", "sum", "diff", "n"]
+    inline = kjit.load_inline("ops", cuda_sources=SOURCE, functions=["plain"], arch="sm_90",
+                              build_directory=str(tmp_path / "cache"))
+    assert [p["source_name"] for p in inline.signature("plain").parameters] == ["out", "in", "n"]
+    # Named, the op's schema takes them: outputs by name, inputs named as in the source.
+    assert kt.schema(inline.signature("plain"), "t::plain", outputs={"out": empty_like}) == \
+        "plain(Tensor in_, SymInt n) -> Tensor"
+
+
+def test_an_unknown_pointer_is_refused_as_a_written_one():  # #57 item 16
+    # A kernel whose types the compiler was not asked (made by a macro): its 64-bit parameter may be a
+    # pointer it writes, so the op refuses to take it as a read-only input without a word, as it
+    # refuses a non-const pointer.
+    src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x, int n) {}\nKERNEL(f)\n"
+    s = kjit.compile(kjit.Program("m.cu", src), arch="sm_90").signature("f")
+    assert s.parameters[0]["kind"] == "pointer or 64-bit integer"
+    with pytest.raises(kjit.UsageError, match="may be a pointer the kernel writes: its type is unknown"):
+        kt.schema(s, "t::f")
+    # Declared, it is taken: an output by position (no names), or a mutated input.
+    assert kt.schema(s, "t::f", outputs={"y": lambda n: None}) == "f(SymInt n) -> Tensor"
+    assert kt.schema(s, "t::f", mutates=[0]) == "f(Tensor(a!) arg0, SymInt arg1) -> ()"
+
+
+@pytest.mark.parametrize("key, meant", [("reslut", "result"), ("results", "result"), ("out", None)])
+def test_an_output_name_the_kernel_lacks_is_refused(result, key, meant):  # #57 item 14
+    # A typo in outputs= is refused as one in mutates= is, never taken by position.
+    s = sig(result, "square_matrix_kernel")
+    with pytest.raises(kjit.UsageError) as e:
+        kt.schema(s, "mylib::square", outputs={key: empty_like})
+    assert f"the output {key!r} is no parameter of the kernel" in str(e.value)
+    assert "outputs= names the pointers it writes: result" in str(e.value)
+    assert (f"did you mean {meant!r}" in str(e.value)) == (meant is not None)
+
+
+def test_schema_doc_says_symint():  # #57 item 15
+    assert "SymInt width" in kt.schema.__doc__ and "int width" not in kt.schema.__doc__.replace("SymInt width", "")

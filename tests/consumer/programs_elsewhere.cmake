@@ -5,7 +5,8 @@
 #    `cmake --install`) prints the PTX of a random kernel and `kjit info` names that NVRTC; the
 #    Python package of kjit's build compiles with it, and its kjit command (`python -m kjit`) too;
 #  - none of them: the CLI exits 3 and the Python compile raises kjit.UnavailableError, each
-#    naming the three variables (unless pip's CUDA packages hold an NVRTC for Python).
+#    naming the three variables (unless pip's CUDA packages hold an NVRTC for Python); CUDA_HOME
+#    naming no folder: the message says so (#57 item 6).
 #   cmake -DKJIT_CONSUMER_CUDA_ROOT=<toolkit> -DBUILD=<kjit build> -DPYTHON=<python3 or empty>
 #         -DWORK=<dir> -P programs_elsewhere.cmake
 file(REMOVE_RECURSE ${WORK})
@@ -51,6 +52,12 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env ${clean} ${cli} ptx k.cu --arch 
 if(NOT rc EQUAL 3 OR NOT out STREQUAL "" OR NOT err MATCHES "KJIT_CUDA_HOME" OR NOT err MATCHES "CUDA_HOME"
    OR NOT err MATCHES "CUDA_PATH" OR NOT err MATCHES "libnvrtc")
   message(FATAL_ERROR "no variable: kjit ptx exited ${rc} (expected 3), stdout \"${out}\", stderr:\n${err}")
+endif()
+# A variable set to no toolkit: the message names it and why, not "none is set" (#57 item 6).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${clean} CUDA_HOME=${WORK}/no-such-toolkit ${cli} ptx k.cu --arch sm_90
+                WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 3 OR NOT err MATCHES "CUDA_HOME=${WORK}/no-such-toolkit names no toolkit" OR err MATCHES "is set")
+  message(FATAL_ERROR "CUDA_HOME naming nothing: kjit ptx exited ${rc} (expected 3), stderr:\n${err}")
 endif()
 if(PYTHON)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env ${clean} ${PYTHON} -c

@@ -2,7 +2,8 @@
 # consumer/toolkit_elsewhere: run_consumer.cmake with the CUDA toolkit reachable only at another
 # path (consumer/toolkit_elsewhere_programs: programs_elsewhere.cmake, the same way). In a mount namespace of its own, the toolkit kjit was built with is bound at
 # <work>/cuda-elsewhere and an empty folder is bound over it (so over /usr/local/cuda too when it
-# is that toolkit, or a link to it); the consumer names the toolkit with CUDAToolkit_ROOT alone.
+# is that toolkit, or a link to it), which also leaves ldconfig's cache entries for it pointing
+# nowhere; the script is given the new place as -DKJIT_CONSUMER_CUDA_ROOT.
 #   toolkit_elsewhere.sh WORK TOOLKIT_ROOT CMAKE ARGS...   (ARGS: run_consumer.cmake's -D... -P ...)
 work=$1 toolkit=$2 cmake=$3
 shift 3

@@ -1,7 +1,7 @@
 // NVRTC opened at run time (core/base/nvrtc_library): libkjit records no libnvrtc, and the kjit
 // CLI, run as a process of its own here (NVRTC is opened once a process), takes the libnvrtc of
-// the toolkit that KJIT_CUDA_HOME, CUDA_HOME or CUDA_PATH names before the loader's, passes over
-// one that does not open, and compiles with it. With the toolkit moved away (root only):
+// the toolkit that KJIT_CUDA_HOME, CUDA_HOME or CUDA_PATH names before the loader's, and compiles
+// with it; one whose libnvrtc does not open, or that has none, is an error naming the file. With the toolkit moved away (root only):
 // consumer/toolkit_elsewhere_programs.
 #include "support/helpers.hpp"
 #include "support/temp_dir.hpp"
@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -49,7 +51,7 @@ TEST_SUITE("nvrtc_library") {
     CHECK(libs.out.find("libcuda") == std::string::npos);
   }
 
-  TEST_CASE("the toolkit KJIT_CUDA_HOME CUDA_HOME or CUDA_PATH names gives NVRTC and one that does not open is passed over") {
+  TEST_CASE("the toolkit KJIT_CUDA_HOME CUDA_HOME or CUDA_PATH names gives NVRTC and one that does not open is an error") {
     const nlohmann::json plain = info_with("");
     const std::filesystem::path real = plain.at("nvrtc_library").get<std::string>();
     REQUIRE(std::filesystem::exists(real));
@@ -67,15 +69,56 @@ TEST_SUITE("nvrtc_library") {
       CHECK(j.at("nvrtc_version") == plain.at("nvrtc_version"));
     }
 
-    // One whose libnvrtc is no library (random bytes): passed over, the loader's is opened.
-    const auto broken = fake_toolkit(tmp, "broken", include);
+    // One whose libnvrtc cannot be opened (random bytes, an empty file, a folder, a link loop, a
+    // link to nothing) is an error naming the file and why, from each variable: never the loader's
+    // NVRTC with this toolkit's headers (#57 item 6).
     std::mt19937_64 rng(std::random_device{}());
     std::string junk(4096 + rng() % 4096, '\0');
     for (char& c : junk) c = static_cast<char>(rng());
-    kjit::test::write_file(broken / "lib64" / soname, junk);
-    const nlohmann::json j = info_with("CUDA_PATH=" + quoted(broken.string()));
-    CHECK(j.at("nvrtc_library").get<std::string>().find(broken.string()) == std::string::npos);
-    CHECK(j.at("nvrtc_version") == plain.at("nvrtc_version"));
+    struct Broken {
+      std::string name;
+      std::function<void(const std::filesystem::path&)> make;
+    };
+    const std::vector<Broken> broken{
+        {"junk", [&](const std::filesystem::path& f) { kjit::test::write_file(f, junk); }},
+        {"empty", [](const std::filesystem::path& f) { kjit::test::write_file(f, ""); }},
+        {"folder", [](const std::filesystem::path& f) { std::filesystem::create_directory(f); }},
+        {"loop", [](const std::filesystem::path& f) { std::filesystem::create_symlink(f.filename(), f); }},
+        {"dangling", [](const std::filesystem::path& f) { std::filesystem::create_symlink("no-such-file", f); }}};
+    kjit::test::write_file(tmp / "ok.cu", "extern \"C\" __global__ void ok(int* p) { *p = 1; }\n");
+    for (const Broken& b : broken) {
+      const auto root = fake_toolkit(tmp, "broken-" + b.name, include);
+      const auto file = root / "lib64" / soname;
+      b.make(file);
+      for (const char* variable : {"KJIT_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
+        CAPTURE(b.name);
+        CAPTURE(variable);
+        const auto r = kjit::test::run_command("env -u KJIT_CUDA_HOME -u CUDA_HOME -u CUDA_PATH KJIT_CACHE_DIR=" +
+                                               quoted((tmp / "c").string()) + " " + variable + "=" +
+                                               quoted(root.string()) + " " + quoted(k_kjit) + " ptx " +
+                                               quoted((tmp / "ok.cu").string()) + " --arch sm_90 2>&1");
+        CHECK(r.code == 3);
+        CHECK(r.out.find(".entry") == std::string::npos);
+        CHECK_MESSAGE(r.out.find(std::string(variable) + "=" + root.string() + " names the CUDA toolkit") !=
+                          std::string::npos, r.out);
+        CHECK_MESSAGE(r.out.find(file.string()) != std::string::npos, r.out);
+        CHECK(r.out.find("cannot be opened") != std::string::npos);
+      }
+    }
+    // One with headers and no libnvrtc at all: the same error, naming the folders looked in.
+    const auto empty = fake_toolkit(tmp, "no-nvrtc", include);
+    const auto none = kjit::test::run_command("env -u KJIT_CUDA_HOME -u CUDA_HOME -u CUDA_PATH KJIT_CACHE_DIR=" +
+                                              quoted((tmp / "c").string()) + " CUDA_HOME=" + quoted(empty.string()) +
+                                              " " + quoted(k_kjit) + " ptx " + quoted((tmp / "ok.cu").string()) +
+                                              " --arch sm_90 2>&1");
+    CHECK(none.code == 3);
+    CHECK_MESSAGE(none.out.find("CUDA_HOME=" + empty.string() + " names the CUDA toolkit, and it has no " + soname) !=
+                      std::string::npos, none.out);
+    CHECK(none.out.find("lib64/, lib/") != std::string::npos);
+    // A variable naming a folder that is no toolkit (no include/, no libnvrtc) is passed over.
+    std::filesystem::create_directories(tmp / "not-a-toolkit" / "bin");
+    const nlohmann::json passed = info_with("CUDA_HOME=" + quoted((tmp / "not-a-toolkit").string()));
+    CHECK(passed.at("nvrtc_version") == plain.at("nvrtc_version"));
 
     // And it compiles with the named one: the PTX of a random kernel.
     const auto value = std::to_string(rng() % 100000);

@@ -297,4 +297,33 @@ TEST_SUITE("cli cache") {
     CHECK(value_columns.size() == 1);
     CHECK(stats.out.find("remote http     0 hits") != std::string::npos);
   }
+
+  // #57 item 13: entries of one file, arch and flags that differ by their name expressions.
+  TEST_CASE("cache ls tells apart entries that differ only by --instantiate") {
+    kjit::test::TempDir dir;
+    const std::string file = (dir / "tmpl.cu").string();
+    std::ofstream(dir / "tmpl.cu") << "template <class T> __global__ void scale(T* x) { x[0] *= T("
+                                   << (std::random_device{}() % 1000 + 2) << "); }\n";
+    for (const std::string type : {"float", "int"}) {
+      REQUIRE(run(dir, "compile --arch sm_90 --instantiate 'scale<" + type + ">' " + file).code == 0);
+    }
+    const Run text = run(dir, "cache ls");
+    REQUIRE(text.code == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(text.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == 4);  // header, two entries, the count
+    const std::size_t options = lines[0].find("OPTIONS");
+    CHECK(lines[1].substr(options) != lines[2].substr(options));
+    CHECK(text.out.find("--instantiate 'scale<float>'") != std::string::npos);
+    CHECK(text.out.find("--instantiate 'scale<int>'") != std::string::npos);
+    const auto doc = nlohmann::json::parse(run(dir, "--json cache ls").out);
+    REQUIRE(doc.size() == 2);
+    std::set<std::string> expressions;
+    for (const auto& e : doc) {
+      REQUIRE(e["instantiate"].size() == 1);
+      expressions.insert(e["instantiate"][0].get<std::string>());
+    }
+    CHECK(expressions == std::set<std::string>{"scale<float>", "scale<int>"});
+  }
 }

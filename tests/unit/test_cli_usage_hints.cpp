@@ -309,4 +309,167 @@ template __global__ void scale_kernel<float, 256>(float*);
     CHECK_FALSE(has(home.err, "kjit: warn:"));
     CHECK(run(dir, "compile --arch sm_90 " + file, "KJIT_CUDA_HOME=/nonexistent KJIT_LOG=error").err.empty());
   }
+
+  // #57 item 7.
+  TEST_CASE("a one-file command given two files says it takes one") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "a.cu", random_kernel());
+    kjit::test::write_file(dir / "b.cu", random_kernel());
+    const std::string a = (dir / "a.cu").string(), b = (dir / "b.cu").string();
+    for (const std::string command : {"ptx", "sass", "resources", "cache explain"}) {
+      INFO(command);
+      Run r = run(dir, command + " --arch sm_90 " + a + " " + b);
+      CHECK(r.code == 2);
+      CHECK(r.out.empty());
+      CHECK(has(r.err, "kjit: error: kjit " + command + " takes one file, and " + b + " came after " + a));
+      CHECK(has(r.err, "kjit compile takes several"));
+      CHECK_FALSE(has(r.err, "reading compile flag"));
+    }
+    // Flags after "--" are still flags, and one file still works.
+    CHECK(run(dir, "ptx --arch sm_90 " + a + " -- -DX=1").code == 0);
+  }
+
+  // #57 item 8.
+  TEST_CASE("a kernel in a namespace is found by its unqualified name and every hint is qualified") {
+    kjit::test::TempDir dir;
+    std::random_device rd;
+    const int factor = static_cast<int>(rd() % 1000) + 2;
+    kjit::test::write_file(dir / "ns.cu", fmt::format(R"(
+namespace ops {{
+__global__ void relu(float* x, int n) {{ int i = threadIdx.x; if (i < n) x[i] = x[i] > 0 ? x[i] * {} : 0; }}
+template <class T> __global__ void gelu(T* x) {{ x[threadIdx.x] *= T({}); }}
+}}
+)", factor, factor + 1));
+    const std::string file = (dir / "ns.cu").string();
+    // The only kernel named relu, by its unqualified name.
+    Run relu = run(dir, "ptx --arch sm_90 " + file + " --kernel relu");
+    CHECK(relu.code == 0);
+    CHECK(has(relu.out, ".entry _ZN3ops4reluEPfi("));
+    // The instance, named as --instantiate made it or without its namespace.
+    for (const std::string kernel : {"ops::gelu<float>", "gelu<float>"}) {
+      INFO(kernel);
+      Run r = run(dir, "ptx --arch sm_90 " + file + " --instantiate 'ops::gelu<float>' --kernel '" + kernel + "'");
+      CHECK(r.code == 0);
+      CHECK(has(r.out, ".entry _ZN3ops4geluIfEEvPT_("));
+      CHECK_FALSE(has(r.err, "--instantiate"));
+    }
+    // Not instantiated: the hint names the template with its namespace, and following it works.
+    for (const std::string kernel : {"gelu<float>", "gelu"}) {
+      INFO(kernel);
+      Run r = run(dir, "ptx --arch sm_90 " + file + " --kernel '" + kernel + "'");
+      CHECK(r.code == 2);
+      CHECK(has(r.err, kernel == "gelu" ? "--instantiate 'ops::gelu<...>'" : "--instantiate 'ops::gelu<float>'"));
+      CHECK_FALSE(has(r.err, "--instantiate 'gelu"));
+    }
+    // A file with another kernel: compiling it names the template left without an instance.
+    Run compiled = run(dir, "compile --arch sm_90 " + file);
+    CHECK(compiled.code == 0);
+    CHECK(has(compiled.err, "template kernel ops::gelu made no code"));
+    CHECK(has(compiled.err, "--instantiate 'ops::gelu<...>'"));
+    Run instantiated = run(dir, "compile --arch sm_90 --instantiate 'ops::gelu<double>' " + file);
+    CHECK(instantiated.code == 0);
+    CHECK_FALSE(has(instantiated.err, "made no code"));
+  }
+
+  // #57 item 11.
+  TEST_CASE("an nvcc flag before -- takes its value along even when the value is one of kjit's options") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    const std::string prefix = "kjit --cache-dir " + (dir / "cache").string() + " compile " + file + " --arch sm_90 -- ";
+    struct Case {
+      std::string flags;
+      std::string moved;
+    };
+    for (const Case& c : {Case{"-Xptxas -v", "-Xptxas -v"}, Case{"-Xcompiler -fPIC", "-Xcompiler -fPIC"},
+                          Case{"-Xcompiler -fPIC -O3", "-Xcompiler -fPIC -O3"}}) {
+      INFO(c.flags);
+      Run r = run(dir, "compile " + file + " --arch sm_90 " + c.flags);
+      CHECK(r.code == 2);
+      CHECK(has(r.err, c.moved + ": flags for NVRTC and nvcc go after \"--\": " + prefix + c.moved + "\n"));
+      CHECK_FALSE(has(r.err, "unknown option"));
+      // The corrected line works.
+      CHECK(run(dir, "compile " + file + " --arch sm_90 -- " + c.flags).code == 0);
+    }
+    // Thousands of flags before "--": the same answer, each moved once (the search is linear).
+    std::string many;
+    for (int i = 0; i < 8000; ++i) many += " -DX";  // one word again and again: each found at its next place
+    Run lots = run(dir, "compile " + file + " --arch sm_90" + many);
+    CHECK(lots.code == 2);
+    const std::string corrected = lots.err.substr(0, lots.err.find('\n')).substr(lots.err.find(" -- ") + 4);
+    std::size_t moved = 0;
+    for (std::size_t at = corrected.find("-DX"); at != std::string::npos; at = corrected.find("-DX", at + 1)) ++moved;
+    CHECK(moved == 8000);
+  }
+
+  // #57 item 12.
+  TEST_CASE("swapped letters, arch spellings, arch lists, folders and key folders get the line meant") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    const std::string file = (dir / "k.cu").string();
+    for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+             {"cahce stats", "unknown command \"cahce\" (did you mean cache?)"},
+             {"wram", "unknown command \"wram\" (did you mean warm?)"},
+             {"cache stast", "unknown cache command \"stast\" (did you mean stats?)"},
+             {"compile --arch sm90 " + file, "did you mean sm_90?"},
+             {"compile --arch SM_90a " + file, "did you mean sm_90a?"},
+             {"compile --arch compute90 " + file, "did you mean compute_90?"}}) {
+      INFO(args);
+      Run r = run(dir, args);
+      CHECK(r.code == 2);
+      CHECK(has(r.err, expected));
+    }
+    Run list = run(dir, "compile --arch sm_80,sm_90 " + file);
+    CHECK(list.code == 2);
+    CHECK(has(list.err, "kjit warm DIR --arch sm_80,sm_90"));
+    CHECK(has(list.err, "--arch sm_80"));
+    std::filesystem::create_directories(dir / "kernels");
+    Run folder = run(dir, "compile --arch sm_90 " + (dir / "kernels").string());
+    CHECK(folder.code == 2);
+    CHECK(has(folder.err, "kjit warm " + (dir / "kernels").string()));
+    CHECK(has(folder.err, "kjit.json"));
+    // A key pair into a folder that is not there: the folder is named, no temporary file.
+    Run keys = run(dir, "cache keygen --out " + (dir / "keys" / "ci").string());
+    CHECK(keys.code == 1);
+    CHECK(has(keys.err, "the folder " + (dir / "keys").string() + " does not exist"));
+    CHECK_FALSE(has(keys.err, ".tmp"));
+    CHECK_FALSE(std::filesystem::exists(dir / "keys"));
+    std::filesystem::create_directories(dir / "keys");
+    CHECK(run(dir, "cache keygen --out " + (dir / "keys" / "ci").string()).code == 0);
+    CHECK(std::filesystem::exists(dir / "keys" / "ci.key"));
+    // --version names NVRTC and the toolkit, as `info` finds them.
+    Run version = run(dir, "--version");
+    CHECK(version.code == 0);
+    const auto info = nlohmann::json::parse(run(dir, "--json info").out);
+    CHECK(has(version.out, "kjit " + info["kjit_version"].get<std::string>() + "\n"));
+    CHECK(has(version.out, "NVRTC " + info["nvrtc_version"].get<std::string>() + " (" +
+                               info["nvrtc_library"].get<std::string>() + ")"));
+    CHECK(has(version.out, "toolkit: " + info["toolkit_root"].get<std::string>()));
+    const auto json = nlohmann::json::parse(run(dir, "--json --version").out);
+    CHECK(json["nvrtc_library"] == info["nvrtc_library"]);
+  }
+
+  // #57 item 12: the places a toolkit is looked for are toolkits, never the folder above one.
+  TEST_CASE("the folders listed as searched for the toolkit hold no folder above a toolkit") {
+    kjit::test::TempDir dir;
+    kjit::test::write_file(dir / "k.cu", random_kernel());
+    Run r = run(dir, "compile --arch sm_90 " + (dir / "k.cu").string(), "KJIT_CUDA_HOME=/nonexistent");
+    const auto at = r.err.find("looked for in ");
+    REQUIRE(at != std::string::npos);
+    std::string listed = r.err.substr(at + 14, r.err.find(" instead", at) - at - 14);
+    std::vector<std::filesystem::path> folders;
+    for (std::size_t pos = 0; pos <= listed.size();) {
+      const std::size_t end = std::min(listed.find(", ", pos), listed.size());
+      folders.emplace_back(listed.substr(pos, end - pos));
+      pos = end + 2;
+    }
+    CAPTURE(listed);
+    const auto info = nlohmann::json::parse(run(dir, "--json info").out);
+    const std::filesystem::path toolkit = info["toolkit_root"].get<std::string>();
+    for (const auto& f : folders) {
+      CHECK(f != toolkit.parent_path());
+      CHECK(f != std::filesystem::path("/usr/local"));
+      CHECK(f != std::filesystem::path("/usr"));
+    }
+  }
 }

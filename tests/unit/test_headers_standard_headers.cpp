@@ -248,6 +248,43 @@ TEST_SUITE("standard_headers") {
     }
   }
 
+  // #57 item 17: CuPy's <cupy/complex.cuh> (math_private.h) defines FLT_MIN, FLT_MAX and
+  // FLT_EPSILON as libcu++'s <cuda/std/cfloat> spells them; kjit's pre-included macros spelled
+  // them with `F`, a redefinition NVRTC warns of (#47-D), an error under --diag-error=47.
+  TEST_CASE("a header that defines the float.h macros as libcu++ and CuPy do redefines nothing") {
+    kjit::test::TempDir dir;
+    kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
+    const std::string cupy_like =
+        "#pragma once\n"
+        "#  define FLT_MIN         1.17549435082228750796873653722224568e-38f\n"
+        "#  define FLT_MAX         3.40282346638528859811704183484516925e+38f\n"
+        "#  define FLT_EPSILON     1.19209289550781250000000000000000000e-7f\n"
+        "#  define FLT_TRUE_MIN    1.40129846432481707092372958328991613e-45f\n"
+        "#  define FLT_MAX_EXP     128\n"
+        "#  define FLT_MANT_DIG    24\n"
+        "#  define DBL_MIN         2.22507385850720138309023271733240406e-308\n"
+        "#  define DBL_MAX         1.79769313486231570814527423731704357e+308\n"
+        "#  define DBL_EPSILON     2.22044604925031308084726333618164062e-16\n"
+        "#  define DBL_MAX_EXP     1024\n"
+        "#  define DBL_MANT_DIG    53\n";
+    // The header first or <cfloat> first (kjit's is pre-included either way), as a warning made an error.
+    for (const std::string& order : {std::string("#include \"math_private.h\"\n#include <cfloat>\n"),
+                                     std::string("#include <cfloat>\n#include \"math_private.h\"\n")}) {
+      CAPTURE(order);
+      const std::string src = order + "extern \"C\" __global__ void k(float* y) { y[0] = FLT_MIN + FLT_MAX * FLT_EPSILON; }\n";
+      kjit::CompileResult r;
+      REQUIRE_NOTHROW(r = rt.compile(kjit::Program("cupy_like.cu", src).header("math_private.h", cupy_like),
+                                     {.arch = kjit::Arch::sm(90), .flags = {"--diag-error=47"}}));
+      CHECK(r.log.find("incompatible redefinition") == std::string::npos);
+      CHECK(r.ptx.find(".entry k") != std::string::npos);
+    }
+    // The other spelling (`F`, as kjit's were) is a redefinition NVRTC reports: the test can fail.
+    const std::string other = "#define FLT_MIN 1.17549435082228750796873653722224568e-38F\n"
+                              "extern \"C\" __global__ void k(float* y) { y[0] = FLT_MIN; }\n";
+    CHECK_THROWS_AS(rt.compile(kjit::Program("other.cu", other), {.arch = kjit::Arch::sm(90), .flags = {"--diag-error=47"}}),
+                    kjit::CompileError);
+  }
+
   TEST_CASE("a user header of the same name shadows kjit's: on an include dir and in memory") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));

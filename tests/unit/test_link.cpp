@@ -153,7 +153,7 @@ TEST_SUITE("link") {
     }
   }
 
-  TEST_CASE("a device-side launch links against libcudadevrt.a") {
+  TEST_CASE("a device-side launch links against libcudadevrt.a named or added by kjit") {
     kjit::test::TempDir dir;
     kjit::Runtime rt(kjit::test::quiet_config(dir / "cache"));
     Program parent("parent.cu",
@@ -162,11 +162,21 @@ TEST_SUITE("link") {
     const std::filesystem::path devrt = kjit::test::toolkit_file("lib64/libcudadevrt.a");
     auto r = rt.link(Link("cdp").add(parent).add_file(devrt), k_sm90);
     CHECK(has_kernel(r.cubin, "parent"));
+    // #57 item 18: without it, kjit adds the toolkit's, as CuPy does: the same kernels.
+    auto added = rt.link(Link("cdp-without-devrt").add(parent), k_sm90);
+    CHECK(has_kernel(added.cubin, "parent"));
+    // Prebuilt code that launches from the device (kjit does not read it) and no device runtime:
+    // nvJitLink's undefined names, and a kjit line naming libcudadevrt.a.
+    const kjit::CompileResult rdc = rt.compile(parent, {.arch = Arch::sm(90), .flags = {"-rdc=true"}});
     try {
-      rt.link(Link("cdp-without-devrt").add(parent), k_sm90);
+      rt.link(Link("cdp-prebuilt").add_data(Link::InputKind::ptx, "parent.ptx", rdc.ptx), k_sm90);
       FAIL("linked without libcudadevrt.a");
     } catch (const kjit::LinkError& e) {
-      CHECK(std::string(e.what()).find("__cudaCDP2") != std::string::npos);
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find("__cudaCDP2") != std::string::npos);
+      CHECK(what.find("kjit: an input launches kernels from the device") != std::string::npos);
+      CHECK(what.find("libcudadevrt.a") != std::string::npos);
     }
   }
 

@@ -127,4 +127,13 @@ TEST_SUITE("profile MetricConfig") {
     CHECK(kjit::base::edit_distance("lts__t", "ltc__t") == 1);
     CHECK(kjit::base::edit_distance("kitten", "sitting") == 3);
   }
+
+  TEST_CASE("edit distance counts a swap of neighbours as one edit (#57 item 12)") {
+    CHECK(kjit::base::edit_distance("cahce", "cache") == 1);
+    CHECK(kjit::base::edit_distance("wram", "warm") == 1);
+    CHECK(kjit::base::edit_distance("ab", "ba") == 1);
+    CHECK(kjit::base::edit_distance("abc", "ca") == 3);  // optimal string alignment: no edit of a swapped pair
+    CHECK(kjit::base::edit_distance("ca", "abc") == 3);
+    CHECK(kjit::base::edit_distance("kjit", "kjti") == 1);
+  }
 }

@@ -87,6 +87,11 @@ void describe(CacheEntryInfo& info, const cache::Key& key) {
             if (option.is_string()) info.options.push_back(option.get<std::string>());
           }
         }
+        if (const auto n = meta.find("instantiate"); n != meta.end() && n->is_array()) {
+          for (const auto& expression : *n) {
+            if (expression.is_string()) info.name_expressions.push_back(expression.get<std::string>());
+          }
+        }
       }
       break;
     }
@@ -103,7 +108,7 @@ CacheListResult Cache::list_with_skipped() const {
   auto l = m_impl->trusted().maintenance.list_with_skipped();
   CacheListResult out;
   for (const auto& e : l.entries) {
-    CacheEntryInfo info{e.key.hex(), e.path, e.size, e.last_use, {}, {}, {}};
+    CacheEntryInfo info{e.key.hex(), e.path, e.size, e.last_use, {}, {}, {}, {}, {}};
     describe(info, e.key);
     out.entries.push_back(std::move(info));
   }

@@ -392,6 +392,16 @@ SigningKeyFiles generate_signing_key(const std::filesystem::path& prefix) {
                                  prefix.string()));
   }
   SigningKeyFiles out{prefix.string() + ".key", prefix.string() + ".pub", {}};
+  // The folder first: a missing one would otherwise be named through the temporary file's name.
+  if (const std::filesystem::path folder = prefix.parent_path(); !folder.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec)) {
+      throw IoError(fmt::format("writing the key pair {} and {}: the folder {} {}; make it first (mkdir -p {})",
+                                out.key_file.string(), out.public_key_file.string(), folder.string(),
+                                std::filesystem::exists(folder, ec) ? "is not a folder" : "does not exist",
+                                folder.string()));
+    }
+  }
   for (const auto& f : {out.key_file, out.public_key_file}) {
     std::error_code ec;
     if (std::filesystem::symlink_status(f, ec).type() != std::filesystem::file_type::not_found) {

@@ -34,6 +34,19 @@ std::string_view without_template_arguments(std::string_view plain) {
   return open == std::string_view::npos ? plain : plain.substr(0, open);
 }
 
+// A plain name without its namespaces and classes ("relu<float>" for "ops::relu<float>"): what
+// follows the last "::" outside the template arguments.
+std::string_view unqualified(std::string_view plain) {
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    if (plain[i] == '<') ++depth;
+    else if (plain[i] == '>') --depth;
+    else if (depth == 0 && plain[i] == ':' && i + 1 < plain.size() && plain[i + 1] == ':') start = i + 2;
+  }
+  return plain.substr(start);
+}
+
 }  // namespace
 
 std::vector<std::string> display_names(const std::vector<std::string>& symbols) {
@@ -75,6 +88,28 @@ std::optional<std::string> resolve_function(const std::vector<std::string>& symb
       throw UsageError(fmt::format("{}: the name \"{}\" is ambiguous: the template has {} instances, {}; name one "
                                    "(\"{}\")",
                                    what, name, found.size(), fmt::join(shown, ", "), shown.front()));
+    }
+  }
+  // A kernel in a namespace by its unqualified name ("relu" for ops::relu, "gelu<float>" for
+  // ops::gelu<float>), when it names one function only: the same three ways as above.
+  if (found.empty() && name.find("::") == std::string_view::npos) {
+    const std::string key = without_spaces(name);
+    find([&](const std::string& plain) {
+      const std::string_view u = unqualified(plain);
+      return u.size() < plain.size() && (u == name || without_spaces(u) == key);
+    });
+    if (found.empty() && name.find('<') == std::string_view::npos) {
+      find([&](const std::string& plain) {
+        const std::string_view u = unqualified(plain);
+        return u.size() < plain.size() && u.find('<') != std::string_view::npos && without_template_arguments(u) == name;
+      });
+    }
+    if (found.size() > 1) {
+      std::vector<std::string> shown;
+      for (const std::string& s : found) shown.push_back(plain_of(s));
+      throw UsageError(fmt::format("{}: the name \"{}\" is ambiguous: it names {}; name one with its namespace "
+                                   "(\"{}\")",
+                                   what, name, fmt::join(shown, ", "), shown.front()));
     }
   }
   if (found.empty()) return std::nullopt;

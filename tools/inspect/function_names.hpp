@@ -18,9 +18,11 @@ std::vector<std::string> display_names(const std::vector<std::string>& symbols);
 
 // The one of `symbols` that `name` names: itself, the C++ function whose plain name it is (a
 // template's instance spaced either way: "scale<float,256>" or "scale<float, 256>"), or a
-// template's one instance by the template's name ("copy_kernel"). nullopt when none does; throws
-// UsageError (`what` says what was being done) when the plain name is overloaded, or a template's
-// name has several instances ("ambiguous", naming them).
+// template's one instance by the template's name ("copy_kernel"); failing those, the same for a
+// function in a namespace named without it ("relu" for ops::relu, "gelu<float>" for
+// ops::gelu<float>). nullopt when none does; throws UsageError (`what` says what was being done)
+// when the plain name is overloaded, or a template's name has several instances, or an
+// unqualified name fits functions of several namespaces ("ambiguous", naming them).
 std::optional<std::string> resolve_function(const std::vector<std::string>& symbols, std::string_view name,
                                             std::string_view what);
 

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <optional>
 #include <type_traits>
@@ -202,8 +203,9 @@ struct ArchFlags {
     if (!typed.is_native() &&
         (typed.number() != asked.target.arch.number() || typed.suffix() != asked.target.arch.suffix())) {
       throw UsageError(fmt::format(
-          "reading compile flags: \"{}\" asks for {}, and the options' arch (--arch, CompileOptions::arch) is {}; "
-          "kjit compiles one arch per request: name it once (--arch {}, or \"{}\" alone)",
+          "reading compile flags: \"{}\" asks for {}, and the options' arch (the CLI's --arch, Python's arch=, "
+          "C++'s CompileOptions::arch) is {}; kjit compiles one arch per request: name it once ({} there, or \"{}\" "
+          "alone)",
           asked.flag, asked.target.arch.str(), typed.str(), typed.str(), asked.flag));
     }
     // sm_90 and compute_90 agree: the real one, which makes both.
@@ -278,7 +280,18 @@ Arch Arch::parse(std::string_view text) {
   } else if (parse_arch_number(text, number, suffix)) {
     result = sm(number);
   } else {
-    throw UsageError(fmt::format("reading arch \"{}\": expected native, sm_XX, sm_XXa, compute_XX or XX", text));
+    // "sm90", "SM_90", "compute90", "sm-90": the arch meant, spelled as NVRTC takes it.
+    std::string meant;
+    for (std::string_view prefix : {"sm", "compute"}) {
+      std::string lower;
+      for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!has_prefix(lower, prefix)) continue;
+      std::string_view rest = std::string_view(lower).substr(prefix.size());
+      if (!rest.empty() && (rest.front() == '_' || rest.front() == '-')) rest.remove_prefix(1);
+      if (parse_arch_number(rest, number, suffix)) meant = fmt::format("{}_{}", prefix, rest);
+    }
+    throw UsageError(fmt::format("reading arch \"{}\": expected native, sm_XX, sm_XXa, compute_XX or XX{}", text,
+                                 meant.empty() ? "" : fmt::format(" (did you mean {}?)", meant)));
   }
   result.m_suffix = suffix;
   return result;

@@ -53,6 +53,10 @@ struct CacheEntryInfo {
   // The NVRTC options it was compiled with (canonical, the arch's included): what tells entries of
   // one program and arch apart. Empty for a decision, a link, and an entry an older kjit wrote.
   std::vector<std::string> options;
+  // The name expressions it instantiated ("scale<float>", Program::instantiate, the CLI's
+  // --instantiate), which tell apart entries of one program, arch and options. Empty where none
+  // were given (and in an entry an older kjit wrote).
+  std::vector<std::string> name_expressions;
 };
 
 struct CacheListResult {
@@ -209,7 +213,7 @@ KJIT_API BundleMergeResult merge_bundles(const std::vector<std::filesystem::path
 
 // A new ed25519 key pair (`kjit cache keygen`): PREFIX.key, the signing key (0600, for CI), and
 // PREFIX.pub, its public key (one line; a public key file may list several). An existing file is
-// never replaced: UsageError. IoError when a file cannot be written.
+// never replaced: UsageError. IoError when a file cannot be written, or its folder is not there (named).
 struct SigningKeyFiles {
   std::filesystem::path key_file, public_key_file;
   std::string public_key;  // the line written to public_key_file

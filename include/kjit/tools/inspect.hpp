@@ -258,6 +258,10 @@ KJIT_API std::string sass(const CompileResult& result, std::string_view function
 // a template until it is named, and looks a name expression up from the global namespace. A scan
 // of the text (comments, strings and preprocessor lines skipped), not a parse; never throws.
 KJIT_API std::vector<std::string> template_kernels(std::string_view source);
+// The template kernels of `source` (template_kernels) that have no instance among the kernels of
+// `ptx` (no --instantiate or Program::instantiate named one, and no explicit instantiation made
+// one), qualified, in order. Never throws.
+KJIT_API std::vector<std::string> uninstantiated_templates(std::string_view source, std::string_view ptx);
 
 // ---------------------------------------------------------------------------------------------
 // Dump

@@ -17,13 +17,7 @@ import json as _json
 import os as _os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence, Union, overload
 
-try:
-    from . import _kjit  # noqa: E402
-except ImportError as _e:  # a libkjit that links NVRTC, and none on the loader's path: pip's CUDA packages
-    from . import _nvrtc
-    if "libnvrtc" not in str(_e) or _nvrtc.load_from_pip() is None:
-        raise
-    from . import _kjit  # noqa: E402
+from . import _kjit  # noqa: E402  (records no libnvrtc: libkjit opens NVRTC itself, below)
 
 # libkjit opens NVRTC on a thread of its own, now (kjit.prepare; KJIT_PREPARE=off: at the first compile): the
 # toolkit KJIT_CUDA_HOME/CUDA_HOME/CUDA_PATH names, the loader's, the build's, then pip's CUDA packages.
@@ -297,7 +291,10 @@ class Module:
 
     @property
     def compile_result(self) -> CompileResult:
-        return self._module.compile_result
+        r = self._module.compile_result
+        if self._source:
+            setattr(r, "_source", self._source)  # signature(name) names the parameters, as kjit.compile's does
+        return r
 
     @property
     def outcome(self) -> str:
@@ -321,23 +318,40 @@ class Runtime:
     configured from the KJIT_* environment variables."""
 
     def __init__(self, _runtime: _kjit.Runtime | None = None, **config: Any) -> None:
+        if _runtime is None:
+            names = [o["name"] for o in _kjit.runtime_options()]
+            unknown = sorted(set(config) - set(names))
+            if unknown:  # the keyword as written, and the one meant (C++ would name RuntimeConfig's field)
+                meant = [f"{u}= (did you mean {' or '.join(c + '=' for c in close)}?)" if close else f"{u}="
+                         for u, close in ((u, _kjit.closest_names(u, names)) for u in unknown)]
+                raise UsageError(f"kjit.Runtime: unknown option(s) {', '.join(meant)} (options: "
+                                 f"{', '.join(n + '=' for n in names)})")
         self._rt = _runtime if _runtime is not None else _kjit.Runtime(**config)
 
     def compile(self, program: Program, **options: Any) -> CompileResult:
-        """Compiles (or takes from the cache) without a GPU for a named arch; returns a CompileResult."""
-        return self._rt.compile(_program(program, "kjit.compile"), _options("kjit.compile", **options))
+        """Compiles (or takes from the cache) without a GPU for a named arch; returns a CompileResult.
+        It keeps the program's source, so result.signature(name) has the parameters' source names."""
+        program = _program(program, "kjit.compile")
+        result = self._rt.compile(program, _options("kjit.compile", **options))
+        setattr(result, "_source", program.source)
+        return result
 
     def load(self, what: Program | Link | CompileResult, device: DeviceLike = None, **options: Any) -> Module:
-        """Loads a Program, a Link or a CompileResult on the GPU; returns a Module."""
+        """Loads a Program, a Link or a CompileResult on the GPU; returns a Module. Without a GPU,
+        kjit.compile(program, arch="sm_90") compiles (any arch)."""
         device = _device(device)
-        if isinstance(what, CompileResult):
-            if options:
-                raise UsageError("loading a CompileResult: it is compiled already; pass no compile options")
-            return Module(self._rt.load_result(what, device))
-        if isinstance(what, Link):
-            return Module(self._rt.load_link(what, _options("kjit.load", **options), device))
-        what = _program(what, "kjit.load")
-        return Module(self._rt.load(what, _options("kjit.load", **options), device), what.source)
+        try:
+            if isinstance(what, CompileResult):
+                if options:
+                    raise UsageError("loading a CompileResult: it is compiled already; pass no compile options")
+                return Module(self._rt.load_result(what, device), getattr(what, "_source", None))
+            if isinstance(what, Link):
+                return Module(self._rt.load_link(what, _options("kjit.load", **options), device))
+            what = _program(what, "kjit.load")
+            return Module(self._rt.load(what, _options("kjit.load", **options), device), what.source)
+        except DriverNotFoundError as e:
+            raise DriverNotFoundError(f"{e}\nkjit.load: loading needs a GPU; kjit.compile(program, arch=\"sm_90\") "
+                                      "(any arch) compiles without one") from e
 
     def link(self, link: Link, **options: Any) -> CompileResult:
         if not isinstance(link, Link):
@@ -452,13 +466,17 @@ def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None
                 build_directory: PathLike | None = None, verbose: bool = False, with_cuda: bool | None = None,
                 is_python_module: bool = True, with_pytorch_error_handling: bool = True,
                 keep_intermediates: bool = True, use_pch: bool = False, no_implicit_headers: bool = False, *,
-                arch: str | int | None = None) -> Module | CompileResult:
+                arch: str | int | None = None, **unknown: Any) -> Module | CompileResult:
     """torch.utils.cpp_extension.load_inline's arguments, in torch's order, kjit's way: NVRTC, the disk
     cache, and kernels called from Python (mod.<function>[grid, block](*args)). build_directory is the
     cache folder. arch="sm_90" compiles and checks the functions without a GPU and returns the
     CompileResult instead of loading it. Arguments for torch's C++ wrapper (cpp_sources, extra_cflags,
     extra_ldflags) are refused with what to write instead; the rest of torch's are accepted.
-    The same call again in a process (same arguments, same current device) is answered from memory."""
+    The same call again in a process (same arguments, same current device) is answered from memory.
+    verbose=True prints to stderr how the call was answered (compiled, a cache hit, ...), its key and
+    cache folder, and the compile's log (NVRTC's warnings and kjit's notes)."""
+    if unknown:
+        raise TypeError(_load_inline_unknown(sorted(unknown)))
     memo = None
     if arch is None and not verbose and not cpp_sources and not extra_cflags and not extra_ldflags:
         memo = _inline_key(name, cuda_sources, functions, extra_cuda_cflags, extra_include_paths, build_directory)
@@ -493,6 +511,11 @@ def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None
             result = rt.compile(Program(name + ".cu", sources), arch=arch, flags=flags)
             for f in functions:
                 result.signature(f)  # UsageError naming the kernels there are, when f is not one
+            if verbose:  # as C++'s load_inline says it through the log (kjit: info: ...), with the log
+                import sys
+                sys.stderr.write(f"kjit: info: load_inline {name}: {_OUTCOMES.get(result.outcome, result.outcome)} "
+                                 f"(key {result.key}, cache {rt.cache_dir}; compiled for {result.arch}, not loaded)\n"
+                                 + result.log + ("" if not result.log or result.log.endswith("\n") else "\n"))
             return result
         module = Module(_kjit.load_inline(name, sources, functions, flags, cache, bool(verbose)), sources)
         if memo is not None:
@@ -507,6 +530,34 @@ def load_inline(name: str, cpp_sources: Texts = None, cuda_sources: Texts = None
             raise
         raise UsageError(_NO_CPP.format(why=f" (the source uses {', '.join(used)}: the C++ wrapper torch compiles as "
                                             "host code, which NVRTC cannot)") + "\n\nNVRTC said:\n" + e.log) from e
+
+
+# How a compile was answered, as C++'s load_inline says it (core/load_inline.cpp).
+_OUTCOMES = {"hit": "cache hit", "remote_hit": "remote cache hit", "waited": "waited for another compile",
+             "compiled": "compiled", "registry": "already loaded"}
+
+
+def _load_inline_unknown(names: list[str]) -> str:
+    """load_inline's message for keywords it does not take: the argument meant, or for a compile
+    option (fast_math=, kjit.compile's) the flag that says it in extra_cuda_cflags."""
+    import inspect
+    own = [n for n in inspect.signature(load_inline).parameters if n != "unknown"]
+    said = []
+    for n in names:
+        close = _kjit.closest_names(n, own)
+        option = _kjit.closest_names(n, list(_OPTION_NAMES)) if n not in _OPTION_FIELDS else [n]
+        if close:
+            said.append(f"{n}= (did you mean {' or '.join(c + '=' for c in close)}?)")
+        elif option:
+            field = _OPTION_FIELDS[option[0]]
+            flag = field["nvrtc"] or next((f for f in field["raw_flags"] if f), "") or field["raw_prefix"]
+            flag += "" if field["kind"] == "flag" else "..."  # a value follows: --maxrregcount=...
+            said.append(f"{n}= (kjit.compile's {option[0]}=; load_inline takes torch's arguments, so give it as a "
+                        f"flag: extra_cuda_cflags=[\"{flag}\"])")
+        else:
+            said.append(f"{n}=")
+    return (f"kjit.load_inline: unknown argument(s) {', '.join(said)}; it takes torch's arguments: "
+            f"{', '.join(own)}")
 
 
 def _as_list(value: Any) -> list[Any]:

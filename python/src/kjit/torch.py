@@ -112,18 +112,31 @@ def _plan(kernel, qualname, outputs, mutates, callables):
     outputs = dict(outputs or {})
     taken = set(mutated)
     out: list[Any] = []
-    free = [p["index"] for p in params if p["kind"] == "pointer" and not p["read_only"] and p["index"] not in taken]
+    # The pointers the kernel may write: non-const ones, and those whose type is unknown (an extern "C"
+    # kernel's 64-bit parameter read without its declaration).
+    free = [p["index"] for p in params if p["kind"] in _TENSORS and not p["read_only"] and p["index"] not in taken]
     for key in outputs:
         if isinstance(key, str) and not key.isidentifier():
             raise UsageError(f"{where}: output name {key!r} is not an identifier")
         if isinstance(key, int) or key in by_name:
             index = resolve(key, "the output")
-        else:  # an output named by the caller: the next pointer the kernel may write, in order
+        else:
+            # A name the kernel's parameters do not have. Where the written pointers have source names,
+            # it is a slip (as in mutates=), never taken by position; where they have none (the kernel
+            # was loaded without its source), the caller's name goes to the next of them, in order.
             left = [i for i in free if i not in taken]
-            if not left:
-                raise UsageError(f"{where}: outputs has {len(outputs)} entries but the kernel writes only "
-                                 f"{len(out)} pointer(s) besides mutates ({kernel_signature(params)})")
-            index = left[0]
+            unnamed = [i for i in left if not params[i]["source_name"]]
+            if not unnamed:
+                writable = [params[i]["source_name"] for i in free if params[i]["source_name"]]
+                close = _closest(key, writable) or _closest(key, list(by_name))
+                meant = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+                if not left:
+                    raise UsageError(f"{where}: outputs has {len(outputs)} entries but the kernel writes only "
+                                     f"{len(out)} pointer(s) besides mutates ({kernel_signature(params)})")
+                raise UsageError(f"{where}: the output {key!r} is no parameter of the kernel{meant}; outputs= names "
+                                 f"the pointers it writes: {', '.join(writable) or 'none'} "
+                                 f"({kernel_signature(params)})")
+            index = unnamed[0]
         if index in taken:
             raise UsageError(f"{where}: {_describe(params[index])} is both an output and mutated, or an output twice")
         if params[index]["read_only"]:
@@ -135,6 +148,14 @@ def _plan(kernel, qualname, outputs, mutates, callables):
         if p["kind"] == "pointer" and not p["read_only"] and p["index"] not in taken:
             raise UsageError(f"{where}: {_describe(p)} is written by the kernel (not const): declare it in outputs= "
                              "(a new tensor the op returns) or mutates= (an input it changes)")
+        if p["kind"] == "pointer or 64-bit integer" and p["index"] not in taken:
+            # Its type is unknown, so whether the kernel writes it is too: as a non-const pointer, it must
+            # be declared, never taken as a read-only input without a word.
+            raise UsageError(f"{where}: {_describe(p)} may be a pointer the kernel writes: its type is unknown (an "
+                             "extern \"C\" kernel whose declaration was not read: no source, or a type kjit cannot "
+                             "resolve). Declare it in outputs= or mutates=, or give the kernel its source "
+                             "(kjit.compile/kjit.load of a Program, KernelSignature.read_declaration) so that a "
+                             "const pointer is known as read-only")
     input_params = [p for p in params if p["index"] not in {i for _, i in out}]
     # Input names: the source's, else those of the functions the caller gave (they take the inputs).
     names = [p["source_name"] for p in input_params]
@@ -170,14 +191,20 @@ def _plan(kernel, qualname, outputs, mutates, callables):
                  mutated_names, schema, order)
 
 
+def _closest(word, names):
+    from . import _kjit
+    return _kjit.closest_names(word, list(names)) if names else []
+
+
 def kernel_signature(params):
     return ", ".join(f"{p['type']} {p['source_name'] or p['name']}" for p in params)
 
 
 def schema(kernel, qualname=None, outputs=None, mutates=(), grid=None, block=None):
     """The schema kjit.torch.op registers for `kernel` (a kjit kernel or a KernelSignature), without
-    registering anything or importing torch: "square(Tensor matrix, int width, int height) -> Tensor".
-    Without qualname, the op is named after the kernel ("kjit::square")."""
+    registering anything or importing torch: "square(Tensor matrix, SymInt width, SymInt height) -> Tensor"
+    (an integer is SymInt, torch's int that torch.compile may make symbolic). Without qualname, the op
+    is named after the kernel ("kjit::square")."""
     if qualname is None:
         qualname = "kjit::" + _op_name(kernel)
     return _plan(kernel, qualname, outputs, mutates, _callables(outputs, grid, block)).schema
@@ -244,8 +271,9 @@ def op(kernel, qualname, *, grid, block, outputs=None, mutates=(), shared_mem=0,
     (torch.ops.mylib.square.default): callable eagerly, traced by torch.compile, captured by CUDA graphs.
 
     grid, block, shared_mem: values, or functions of the op's inputs. outputs: {name: function of the
-    inputs returning the new tensor} for the kernel's non-const pointers, in order (or by their source
-    names); it is also the fake implementation. mutates: the inputs the kernel writes (names or
+    inputs returning the new tensor} for the kernel's non-const pointers, by their source names (a
+    name the kernel does not have is an error; a kernel loaded without its source takes them in
+    order); it is also the fake implementation. mutates: the inputs the kernel writes (names or
     parameter indexes). backward, setup_context: as torch.library.register_autograd takes them.
     Each tensor is checked as a launch checks it (element type, device, a dense layout); strided=True:
     the kernel takes its tensors' strides itself, so non-contiguous ones pass."""
