@@ -115,8 +115,8 @@ TEST_SUITE("Storage") {
     const PreparedRequest request = PreparedRequest::make(p, kjit::compile::normalize({.arch = k_arch}), k_arch, kjit::compile::FastPath::on);
     REQUIRE_FALSE(storage.find(p, k_arch, request).result);
     // Another holder of the key's lock (as a process compiling it would hold it), kept throughout.
-    kjit::cache::Store other({(dir.path() / "cache").string()});  // the same folder, as another process opens it
-    auto held = other.lock(request.key.key, std::chrono::seconds(5), {}, std::chrono::seconds(5), std::chrono::seconds(10));
+    kjit::cache::Store holder({(dir.path() / "cache").string()});  // the same folder, as another process opens it
+    auto held = holder.lock(request.key.key, std::chrono::seconds(5), {}, std::chrono::seconds(5), std::chrono::seconds(10));
     REQUIRE(held);
     int calls = 0;
     const std::string ptx = "// ptx " + std::to_string(random());
