@@ -110,7 +110,12 @@ def test_dask_shards_share_the_fleet_cache_and_merge_into_a_one_host_warm(tmp_pa
     try:
         import distributed  # noqa: F401
     except ImportError:
-        pytest.fail("Dask's distributed is not installed: bash scripts/install-deps.sh (python3-distributed)")
+        # CI installs it (scripts/install-deps.sh): missing there is a failure, as a missing server is for
+        # the C++ suites (tests/support/skip.hpp); elsewhere (a GPU machine without Debian's packages) a skip.
+        why = "Dask's distributed is not installed: bash scripts/install-deps.sh (python3-distributed)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
     kernels = _manifest(tmp_path / "kernels", 7)
     items = (7 + 1) * len(ARCHS)
 
