@@ -194,7 +194,8 @@ void add_compile_commands(CLI::App& app, Context& ctx) {
       try {
         if (std::error_code ec; std::filesystem::is_directory(file, ec)) {  // a folder of kernels: warm's
           const bool manifest = std::filesystem::exists(std::filesystem::path(file) / "kjit.json", ec);
-          throw UsageError(fmt::format(
+          // An input that is no file is an io error (exit 1), as a missing one is; the line names warm.
+          throw IoError(fmt::format(
               "a folder, and kjit compile takes .cu files ({}/*.cu compiles each); {}", file,
               manifest ? fmt::format("kjit warm {} compiles the kernels its kjit.json lists", file)
                        : fmt::format("kjit warm {} compiles a folder's kernels once a kjit.json lists them "

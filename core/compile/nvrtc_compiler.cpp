@@ -639,6 +639,9 @@ public:
 
   // The log of a program that did not compile: its own errors first (the first log with host code
   // errors), why kjit could not leave that code out, then the last attempt's first error.
+  // The NVRTC log a failure shows: the first round's, when host code was left out since.
+  const std::string& shown_log(const std::string& log) const { return m_first_log.empty() ? log : m_first_log; }
+
   std::string failed_log(const std::string& log) const {
     if (m_first_log.empty()) return log + explain_host_definitions(find_host_code(log).declarations, m_why);
     std::string out = m_first_log + explain_host_definitions(m_first_found, m_why);
@@ -910,7 +913,7 @@ NvrtcOutput NvrtcCompiler::compile(const Program& program, const std::vector<std
       }
       const std::string excluded = explain_excluded_instance(result.log, program.name_expressions());
       // What the errors come from, when it is a header NVRTC cannot take, first: hundreds of lines follow.
-      result.log = served_note + explain_unusable_headers(result.log) + host.failed_log(result.log) +
+      result.log = served_note + explain_unusable_headers(host.shown_log(result.log)) + host.failed_log(result.log) +
                    (excluded.empty() ? name_expression_hint(result.log, program.source(), program.name_expressions())
                                      : excluded) +
                    explain_device_launch(result.log, name) + explain_default_device(arguments) +
