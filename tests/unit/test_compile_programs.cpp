@@ -144,6 +144,27 @@ std::string kernel_identifier(const std::string& mangled) {
 
 const std::filesystem::path k_corpus = std::filesystem::path(KJIT_SOURCE_DIR) / "tests/data/corpus";
 
+// PTX with the names NVRTC gives an internal-linkage entity's scope under -rdc written alike:
+// `_ZN49_INTERNAL_00000000_12_matrixMul_cu_c0a05233_3215521...` carries the compiling process's id
+// (32155 here), so two compiles of one program in two processes differ there and only there.
+// The debug sections (-lineinfo's strings, the same names as bytes) are left out.
+std::string without_internal_scopes(std::string ptx) {
+  if (const std::size_t debug = ptx.find(".section\t.debug_"); debug != std::string::npos) ptx.resize(debug);
+  if (const std::size_t debug = ptx.find(".section .debug_"); debug != std::string::npos) ptx.resize(debug);
+  constexpr std::string_view marker = "_INTERNAL_";
+  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at + 1)) {
+    std::size_t digits = at;
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(ptx[digits - 1]))) --digits;
+    if (digits == at) continue;  // not a mangled name's length-prefixed part
+    const std::size_t length = std::stoul(ptx.substr(digits, at - digits));
+    if (at + length > ptx.size()) continue;
+    ptx.replace(digits, at - digits + length, "10_INTERNAL_");
+    at = digits + 2;  // the replacement's own marker: searched on after it
+  }
+  return ptx;
+}
+
+
 // The corpus of real programs (tests/data/corpus, scripts/corpus.py): every program of one
 // repository's folder compiled by kjit as its project builds it with nvcc; its cubin's entry points
 // must be those nvcc gave it (manifest.json, written by `scripts/corpus.py add` from `nvcc -cubin`).
@@ -155,6 +176,12 @@ void check_corpus(const std::string& folder) {
   const auto manifest = nlohmann::json::parse(read(k_corpus / "manifest.json"));
   kjit::test::TempDir tmp;
   kjit::Runtime rt(kjit::test::quiet_config(tmp / "cache"));
+  // The fast path's decision (whether NVRTC's minimal front end may compile a program) against
+  // the compiler over the same real files: each program compiled with the fast path off too must
+  // give the same PTX, so that a --minimal compile never changes what a program means.
+  kjit::RuntimeConfig full_config = kjit::test::quiet_config(tmp / "full");
+  full_config.nvrtc_fast = false;
+  kjit::Runtime full(full_config);
   int count = 0;
   for (const auto& p : manifest["programs"]) {
     const std::string file = p["file"].get<std::string>();
@@ -184,6 +211,9 @@ void check_corpus(const std::string& folder) {
     }
     CHECK_MESSAGE(!p.contains("expect_error"), "compiles now: take its expect_error out of manifest.json and count it");
     CAPTURE(r.log);
+    CHECK_MESSAGE(without_internal_scopes(full.compile(program, {.arch = target, .flags = kjit_flags}).ptx) ==
+                      without_internal_scopes(r.ptx),
+                  "the fast path off compiles other PTX");
     {
       std::ofstream out(tmp / "kjit.cubin", std::ios::binary | std::ios::trunc);
       out.write(r.cubin.data(), static_cast<std::streamsize>(r.cubin.size()));
