@@ -185,7 +185,7 @@ constexpr kjit::trace::Phase k_breakdown[] = {kjit::trace::Phase::request_hash, 
 // mode url socket cache_dir key (http modes: `socket` is the URL the raw floor GETs)
 int child(const std::string& mode, const std::string& url, const std::string& socket, const std::string& dir,
           const std::string& key) {
-  kjit::RuntimeConfig c;
+  kjit::RuntimeConfig c = kjit::RuntimeConfig::from_environment();  // KJIT_PREPARE=off, to compare
   c.cache_dir = dir;
   c.remote_cache = url;
   c.remote_timeout = std::chrono::seconds(1);  // a bound only: a busy machine must not turn a hit into a miss

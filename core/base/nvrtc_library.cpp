@@ -1,22 +1,34 @@
 #include "core/base/nvrtc_library.hpp"
 
 #include "core/base/dynamic_library.hpp"
+#include "core/base/environment.hpp"
 #include "core/base/toolkit_location.hpp"
+#include "core/system/file_io.hpp"
+#include "core/system/hash.hpp"
+#include "core/system/unique_fd.hpp"
 
 #include <kjit/error.hpp>
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <nvrtc.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <charconv>
+#include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <mutex>
+#include <sstream>
 
 namespace kjit::base {
 namespace {
@@ -44,8 +56,25 @@ struct NvrtcTable {
 
 std::mutex g_nvrtc_mutex;
 std::atomic<const NvrtcTable*> g_nvrtc_table{nullptr};  // set once, never freed: the library stays open
-std::vector<std::string> g_fallbacks;                   // add_nvrtc_fallback's, under g_nvrtc_mutex
+std::atomic<bool> g_opening{false};                     // a thread is opening it (under g_nvrtc_mutex)
+std::mutex g_fallbacks_mutex;
+std::vector<std::string> g_fallbacks;                   // add_nvrtc_fallback's, under g_fallbacks_mutex
+// The version nvrtc_facts() read from a kept answer (-1: none), and that answer's file: the open
+// that follows checks it.
+std::atomic<int> g_remembered_major{-1}, g_remembered_minor{-1};
+std::string g_remembered_file;                          // set before g_remembered_major
 thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for the open library: not while opening it
+
+// The glibc-hwcaps subfolders the loader tries before a folder itself, on this machine's kind.
+#if defined(__x86_64__)
+constexpr std::array<const char*, 3> k_hwcaps_levels{"x86-64-v4", "x86-64-v3", "x86-64-v2"};
+#elif defined(__powerpc64__)
+constexpr std::array<const char*, 2> k_hwcaps_levels{"power10", "power9"};
+#elif defined(__s390x__)
+constexpr std::array<const char*, 4> k_hwcaps_levels{"z16", "z15", "z14", "z13"};
+#else
+constexpr std::array<const char*, 0> k_hwcaps_levels{};
+#endif
 
 constexpr const char* k_nvrtc_folders[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 
@@ -69,13 +98,14 @@ std::string folders_listed() {
 }
 
 // Where NVRTC is looked for when no variable names a toolkit: the loader's own search, then the
-// toolkit of kjit's build and /usr/local/cuda, then the fallbacks the program named. Under g_nvrtc_mutex.
+// toolkit of kjit's build and /usr/local/cuda, then the fallbacks the program named.
 std::vector<std::string> fallback_candidates() {
   std::vector<std::string> out{nvrtc_soname()};
   for (const std::filesystem::path& root :
        {std::filesystem::path(KJIT_CUDA_INCLUDE_DIR).parent_path(), std::filesystem::path("/usr/local/cuda")}) {
     for (const char* folder : k_nvrtc_folders) out.push_back((root / folder / nvrtc_soname()).string());
   }
+  std::lock_guard lock(g_fallbacks_mutex);
   out.insert(out.end(), g_fallbacks.begin(), g_fallbacks.end());  // the program's own (add_nvrtc_fallback)
   return out;
 }
@@ -130,8 +160,14 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
   std::lock_guard lock(g_nvrtc_mutex);
   if (const NvrtcTable* t = g_nvrtc_table.load(std::memory_order_acquire)) return t;
   struct Opening {
-    Opening() { t_nvrtc_opening = true; }
-    ~Opening() { t_nvrtc_opening = false; }
+    Opening() {
+      t_nvrtc_opening = true;
+      g_opening.store(true);
+    }
+    ~Opening() {
+      t_nvrtc_opening = false;
+      g_opening.store(false);
+    }
   };
   std::string not_opened;
   DynamicLibrary lib = [&] {
@@ -151,6 +187,24 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
     delete t;
     return nullptr;
   }
+  if (const int major = g_remembered_major.load(); major >= 0) {
+    // The version a hit's key was made with came from a kept answer: the library opened must say
+    // the same, or an entry would be written under another NVRTC's key.
+    int opened_major = 0, opened_minor = 0;
+    t->version(&opened_major, &opened_minor);
+    if (opened_major != major || opened_minor != g_remembered_minor.load()) {
+      std::error_code ec;
+      std::filesystem::remove(g_remembered_file, ec);
+      if (why != nullptr) {
+        *why = fmt::format("NVRTC {} is version {}.{}, and this process's cache keys were made with {}.{}, the "
+                           "version kept for it in {} (the library changed while the process ran); that answer is "
+                           "removed: run the program again",
+                           lib.file(), opened_major, opened_minor, major, g_remembered_minor.load(), g_remembered_file);
+      }
+      delete t;
+      return nullptr;
+    }
+  }
   t->file = lib.file();
   if (void* h = dlopen(t->file.c_str(), RTLD_NOW | RTLD_NOLOAD); h != nullptr) {  // its real path, for messages
     link_map* map = nullptr;
@@ -169,10 +223,161 @@ const NvrtcTable& nvrtc_table() {
   throw UnavailableError(why.empty() ? fmt::format("opening NVRTC ({}): already being opened", nvrtc_soname()) : why);
 }
 
+// `path` and its identity (device, inode, size, mtime, ctime: a file replaced, rewritten or touched
+// differs; ctime cannot be set back), or "-" where it is not there; one line.
+void add_identity(std::string& out, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    fmt::format_to(std::back_inserter(out), "{} -\n", path);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "{} {} {} {} {}.{} {}.{}\n", path, st.st_dev, st.st_ino, st.st_size,
+                 st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+// The folders the loader searches for a bare soname that libkjit (the object making the dlopen)
+// asks for, in its order: DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the system's (ld.so.cache,
+// consulted before the system's folders, is added by the caller).
+std::vector<std::string> loader_search_folders() {
+  std::vector<std::string> out;
+  Dl_info info{};
+  void* self = nullptr;
+  if (dladdr(reinterpret_cast<void*>(&add_identity), &info) != 0 && info.dli_fname != nullptr) {
+    self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  }
+  if (self == nullptr) self = dlopen(nullptr, RTLD_LAZY);  // linked into the program itself
+  if (self == nullptr) return out;
+  Dl_serinfo size{};
+  if (dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
+    std::vector<std::max_align_t> storage(size.dls_size / sizeof(std::max_align_t) + 1);
+    auto* list = reinterpret_cast<Dl_serinfo*>(storage.data());
+    *list = size;
+    if (dlinfo(self, RTLD_DI_SERINFO, list) == 0) {
+      for (unsigned i = 0; i < list->dls_cnt; ++i) {
+        if (list->dls_serpath[i].dls_name != nullptr) out.emplace_back(list->dls_serpath[i].dls_name);
+      }
+    }
+  }
+  dlclose(self);
+  return out;
+}
+
+// The kept answers' folder and format (nvrtc_facts).
+constexpr std::string_view k_facts_header = "kjit nvrtc facts 1\n";
+
+std::filesystem::path facts_file(const std::string& fingerprint) {
+  const std::uint64_t h = system::xxh3_64(fingerprint.data(), fingerprint.size());
+  return std::filesystem::path(cache_dir_from_environment()) / "nvrtc" / fmt::format("{:016x}", h);
+}
+
+std::string facts_text(const NvrtcFacts& f, const std::string& fingerprint) {
+  return fmt::format("{}version {} {}\narchs {}\n{}", k_facts_header, f.major, f.minor, fmt::join(f.archs, " "),
+                     fingerprint);
+}
+
+// The answer kept for `fingerprint`: a file of this user's (no one else's answer is taken), not
+// writable by others, naming the same fingerprint; nullopt otherwise.
+std::optional<NvrtcFacts> read_kept_facts(const std::filesystem::path& file, const std::string& fingerprint) {
+  const system::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_size > (1 << 20)) {
+    return std::nullopt;
+  }
+  std::string text;
+  if (system::read_fd(fd.get(), text, static_cast<std::uint64_t>(st.st_size), 1 << 20) != 0) return std::nullopt;
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line + "\n" != k_facts_header) return std::nullopt;
+  NvrtcFacts f;
+  std::string word;
+  if (!std::getline(in, line)) return std::nullopt;
+  std::istringstream version(line);
+  if (!(version >> word >> f.major >> f.minor) || word != "version") return std::nullopt;
+  if (!std::getline(in, line)) return std::nullopt;
+  std::istringstream archs(line);
+  if (!(archs >> word) || word != "archs") return std::nullopt;
+  for (int a = 0; archs >> a;) f.archs.push_back(a);
+  const auto rest = static_cast<std::size_t>(in.tellg());
+  if (in.tellg() < 0 || text.compare(rest, std::string::npos, fingerprint) != 0) return std::nullopt;
+  f.remembered = true;
+  return f;
+}
+
+// Asks the library (opening it if it is not yet); throws as nvrtc_table() does.
+NvrtcFacts ask_nvrtc();
+
+}  // namespace
+
+std::string nvrtc_search_fingerprint() {
+  if (g_nvrtc_table.load(std::memory_order_acquire) != nullptr) return {};
+  // A library this process loaded otherwise (a program linking NVRTC, CuPy) is the one opened. The
+  // check takes the loader's lock: not while this process's own open holds it (the preparation's),
+  // which takes such a library too, and checks the version against the answer used (above).
+  if (!g_opening.load() && !loaded_nvrtc().empty()) return {};
+  const std::string soname = nvrtc_soname();
+  std::string out = fmt::format("soname {}\n", soname);
+  if (const std::optional<ToolkitVariable> named = named_toolkit()) {
+    // That toolkit's files, by their paths, or an error (open_nvrtc_library): no search.
+    fmt::format_to(std::back_inserter(out), "named {}={}\n", named->name, named->value);
+    for (const char* folder : k_nvrtc_folders) {
+      add_identity(out, (std::filesystem::path(named->value) / folder / soname).string());
+    }
+    return out;
+  }
+  out += "loader\n";
+  for (const std::string& folder : loader_search_folders()) {
+    add_identity(out, folder + "/" + soname);
+    // glibc 2.33+ looks in a folder's glibc-hwcaps/<level>/ first (RTLD_DI_SERINFO lists none).
+    for (const char* level : k_hwcaps_levels) add_identity(out, folder + "/glibc-hwcaps/" + level + "/" + soname);
+  }
+  add_identity(out, "/etc/ld.so.cache");
+  const std::vector<std::string> candidates = fallback_candidates();
+  for (std::size_t i = 1; i < candidates.size(); ++i) add_identity(out, candidates[i]);  // [0]: the soname, above
+  return out;
+}
+
+const NvrtcFacts& nvrtc_facts() {
+  static const NvrtcFacts facts = [] {
+    const std::string fingerprint = nvrtc_search_fingerprint();
+    if (fingerprint.empty()) return ask_nvrtc();  // loaded: asking costs nothing
+    const std::filesystem::path file = facts_file(fingerprint);
+    if (std::optional<NvrtcFacts> kept = read_kept_facts(file, fingerprint)) {
+      g_remembered_file = file.string();
+      g_remembered_minor.store(kept->minor);
+      g_remembered_major.store(kept->major);
+      return *kept;
+    }
+    NvrtcFacts asked = ask_nvrtc();
+    // Kept for the next process; a folder that cannot be written keeps nothing (asked again).
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (!ec) (void)system::write_file_atomically(file, facts_text(asked, fingerprint), system::AtomicFile::Sync::no,
+                                                  system::FileMode{0644, true});
+    return asked;
+  }();
+  return facts;
+}
+
+namespace {
+
+NvrtcFacts ask_nvrtc() {
+  const NvrtcTable& t = nvrtc_table();
+  NvrtcFacts f;
+  t.version(&f.major, &f.minor);
+  int n = 0;
+  if (t.num_supported_archs(&n) == NVRTC_SUCCESS && n > 0) {
+    f.archs.resize(static_cast<std::size_t>(n));
+    if (t.supported_archs(f.archs.data()) != NVRTC_SUCCESS) f.archs.clear();
+  }
+  return f;
+}
+
 }  // namespace
 
 void add_nvrtc_fallback(std::string file) {
-  std::lock_guard lock(g_nvrtc_mutex);
+  std::lock_guard lock(g_fallbacks_mutex);
   if (std::find(g_fallbacks.begin(), g_fallbacks.end(), file) == g_fallbacks.end()) g_fallbacks.push_back(std::move(file));
 }
 

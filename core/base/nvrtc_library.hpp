@@ -26,6 +26,29 @@ namespace kjit::base {
 // The path of the libnvrtc opened, opening it now if it is not yet; empty when none opens (then
 // nothing is thrown: a later NVRTC call says why).
 std::string nvrtc_library_file();
+
+// What NVRTC says of itself that a cache hit needs: its version (the key holds it) and the real
+// archs it compiles to (a request's arch is checked against them). Asked once a process, of the
+// library open or already loaded; else, where this user has asked the same library before, read
+// from that answer (`<cache dir>/nvrtc/<hash>`, kept with nvrtc_search_fingerprint()), so that a
+// process whose requests all hit never opens NVRTC (~100 MB mapped, its constructors: 6 ms on an
+// H200 host, 13 ms on a 2-core VM); else NVRTC is opened and asked, and the answer kept for the next
+// process. Throws UnavailableError, as the first NVRTC call does, when none opens.
+struct NvrtcFacts {
+  int major = 0;
+  int minor = 0;
+  std::vector<int> archs;      // as nvrtcGetSupportedArchs gives them; empty when NVRTC cannot say
+  bool remembered = false;     // read from a kept answer, NVRTC not opened for it
+};
+const NvrtcFacts& nvrtc_facts();
+
+// Everything that decides which libnvrtc the next open would take, without opening it: the
+// toolkit a variable names and its candidate files, or the loader's search (the folders
+// RTLD_DI_SERINFO lists for libkjit and their glibc-hwcaps subfolders: each candidate file's
+// identity, device, inode, size, mtime and ctime, or its absence; /etc/ld.so.cache's) and kjit's
+// fallbacks, one line each. Two equal
+// fingerprints take the same file, unchanged. Empty when the process has NVRTC loaded already.
+std::string nvrtc_search_fingerprint();
 // The libnvrtc.so.<major> files under a toolkit's root (lib64/, lib/, targets/<arch>/lib/), in that
 // order: each path that is there, whatever it is (a file, a folder, a dangling symbolic link).
 std::vector<std::filesystem::path> nvrtc_files_in(const std::filesystem::path& root);

@@ -96,6 +96,8 @@ public:
   void flush() { m_storage.flush(); }
   // Waits until the background work queued so far is done (backfills, usage, flushes, remote writes).
   void drain() { m_background.drain(); }
+  // Starts the background thread now (system::Background::start_now).
+  void start_background() { m_background.start_now(); }
 
 private:
   // KJIT_REQUIRE_HIT: throws CacheMissError naming why each tier missed this request's key.

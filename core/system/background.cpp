@@ -125,6 +125,11 @@ void Background::start() {
   m_thread_id = m_thread.get_id();
 }
 
+void Background::start_now() {
+  std::lock_guard lock(m_mutex);
+  start();
+}
+
 bool Background::post(Job job) {
   {
     std::lock_guard lock(m_mutex);

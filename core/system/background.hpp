@@ -5,7 +5,7 @@
 //     eviction, the stats flush, the remote tier's writes and lock releases;
 //   - recurring calls: the lock heartbeats of every compile in flight (heartbeat(): the lock
 //     file's mtime now, then every period) and the remote tier's lock refreshes.
-// The thread starts on first need (the first job or recurring call), never before. Jobs wait in a
+// The thread starts on first need (the first job or recurring call), or when start_now() asks. Jobs wait in a
 // bounded queue (max_jobs, max_bytes): a job that does not fit is dropped at once (its drop() is
 // called instead of run(): the caller counts it). finish(bound) runs what is queued for at most
 // `bound`, drops the rest, and stops the thread; the destructor calls it with Limits::exit_bound,
@@ -80,6 +80,11 @@ public:
   // `period` on the worker, until the handle goes. The descriptor must outlive the handle.
   Recurring heartbeat(int fd, std::chrono::milliseconds period = k_heartbeat_period);
 
+  // Starts the thread now if it is not running (and finish() has not stopped it): a Runtime that
+  // prepares NVRTC does so before NVRTC's open begins, since a thread made while the loader maps
+  // and relocates a library waits for it (glibc's TLS lock; 6-11 ms for libnvrtc), and a request's
+  // first job would otherwise make it then.
+  void start_now();
   // Waits until no job is queued or running.
   void drain();
   // Drops the queued jobs of `owner` and waits for its running one: an owner going away calls it.

@@ -39,9 +39,130 @@ std::filesystem::path fake_toolkit(const kjit::test::TempDir& tmp, const std::st
   return root;
 }
 
+// `kjit ptx FILE --arch sm_90` in a process of its own, NVRTC not prepared (the background open
+// would hide what the request opens), the loader's files traced: {exit status, stdout, stderr}.
+struct Traced {
+  int code = -1;
+  std::string ptx, trace;
+  // How many libnvrtc the process opened (ran the constructors of).
+  int nvrtc_inits() const {
+    int n = 0;
+    for (std::size_t pos = trace.find("calling init: "); pos != std::string::npos; pos = trace.find("calling init: ", pos + 1)) {
+      const std::size_t end = trace.find('\n', pos);
+      if (trace.substr(pos, end - pos).find("/libnvrtc.so") != std::string::npos) ++n;
+    }
+    return n;
+  }
+};
+Traced ptx_traced(const kjit::test::TempDir& tmp, const std::filesystem::path& toolkit, const std::filesystem::path& cu) {
+  const auto err = tmp / "stderr.txt";
+  const auto r = kjit::test::run_command("env -u KJIT_CUDA_HOME -u CUDA_HOME -u CUDA_PATH KJIT_PREPARE=off LD_DEBUG=files "
+                                         "KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) + " KJIT_CUDA_HOME=" +
+                                         quoted(toolkit.string()) + " " + quoted(k_kjit) + " ptx " + quoted(cu.string()) +
+                                         " --arch sm_90 2>" + quoted(err.string()));
+  return {r.code, r.out, kjit::test::read_file(err)};
+}
+
+// The answers kept in <cache>/nvrtc/ (base::nvrtc_facts), file by file.
+std::vector<std::filesystem::path> kept_answers(const kjit::test::TempDir& tmp) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "c" / "nvrtc", ec)) out.push_back(e.path());
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("nvrtc_library") {
+  TEST_CASE("a hit in a new process opens no NVRTC and a changed libnvrtc is asked again for the key's version") {
+    const nlohmann::json plain = info_with("");
+    const std::filesystem::path real = plain.at("nvrtc_library").get<std::string>();
+    const std::string soname = real.filename().string();
+    const std::filesystem::path include = plain.at("toolkit_include_dirs").back().get<std::string>();
+    kjit::test::TempDir tmp;
+    const auto toolkit = fake_toolkit(tmp, "toolkit", include);
+    const auto lib = toolkit / "lib64" / soname;
+    std::filesystem::create_symlink(real, lib);
+    std::mt19937_64 rng(std::random_device{}());
+    const auto value = std::to_string(rng() % 100000);
+    kjit::test::write_file(tmp / "k.cu", "__global__ void kept(float* p) { p[0] = " + value + ".25f; }\n");
+
+    // The first process compiles: it opens NVRTC, asks it, and keeps the answer.
+    const Traced first = ptx_traced(tmp, toolkit, tmp / "k.cu");
+    REQUIRE_MESSAGE(first.code == 0, first.trace.substr(0, 4000));
+    CHECK(first.ptx.find(".entry") != std::string::npos);
+    CHECK(first.nvrtc_inits() >= 1);
+    const auto answers = kept_answers(tmp);
+    REQUIRE(answers.size() == 1);
+    const std::string major_minor = plain.at("nvrtc_version").get<std::string>();
+    const std::string version_line = "version " + major_minor.substr(0, major_minor.find('.')) + " " +
+                                     major_minor.substr(major_minor.find('.') + 1) + "\n";
+    CHECK_MESSAGE(kjit::test::read_file(answers[0]).find(version_line) != std::string::npos, version_line);
+    CHECK(kjit::test::read_file(answers[0]).find(lib.string()) != std::string::npos);
+
+    // A new process's hit: the same PTX, and no libnvrtc opened (its ~100 MB and constructors).
+    const Traced hit = ptx_traced(tmp, toolkit, tmp / "k.cu");
+    CHECK(hit.code == 0);
+    CHECK(hit.ptx == first.ptx);
+    CHECK_MESSAGE(hit.nvrtc_inits() == 0, hit.trace.substr(0, 4000));
+
+    // The library replaced (another NVRTC, version 41.7, that compiles nothing): asked again, its
+    // version makes another key, so the PTX the first one made is not served; it is compiled, and fails.
+    std::filesystem::remove(lib);
+    std::filesystem::copy_file(KJIT_FAKE_NVRTC, lib);
+    const Traced replaced = ptx_traced(tmp, toolkit, tmp / "k.cu");
+    CHECK(replaced.code != 0);
+    CHECK(replaced.ptx.find(".entry") == std::string::npos);
+    CHECK_MESSAGE(replaced.trace.find("fake NVRTC: compiles nothing") != std::string::npos, replaced.trace.substr(0, 4000));
+    CHECK(replaced.nvrtc_inits() >= 1);
+    const nlohmann::json fake = info_with("KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) + " KJIT_CUDA_HOME=" +
+                                          quoted(toolkit.string()));
+    CHECK(fake.at("nvrtc_version") == "41.7");
+    CHECK(kept_answers(tmp).size() == 2);
+
+    // The first library back (the same file): its kept answer names it again, and the hit opens nothing.
+    std::filesystem::remove(lib);
+    std::filesystem::create_symlink(real, lib);
+    const Traced back = ptx_traced(tmp, toolkit, tmp / "k.cu");
+    CHECK(back.code == 0);
+    CHECK(back.ptx == first.ptx);
+    CHECK_MESSAGE(back.nvrtc_inits() == 0, back.trace.substr(0, 4000));
+  }
+
+  TEST_CASE("a kept NVRTC answer that the library contradicts stops the compile and is removed") {
+    const nlohmann::json plain = info_with("");
+    const std::filesystem::path real = plain.at("nvrtc_library").get<std::string>();
+    const std::filesystem::path include = plain.at("toolkit_include_dirs").back().get<std::string>();
+    kjit::test::TempDir tmp;
+    const auto toolkit = fake_toolkit(tmp, "toolkit", include);
+    std::filesystem::create_symlink(real, toolkit / "lib64" / real.filename());
+    std::mt19937_64 rng(std::random_device{}());
+    kjit::test::write_file(tmp / "a.cu", "__global__ void a(int* p) { *p = " + std::to_string(rng() % 1000 + 1) + "; }\n");
+    kjit::test::write_file(tmp / "b.cu", "__global__ void b(int* p) { *p = " + std::to_string(rng() % 1000 + 2000) + "; }\n");
+    REQUIRE(ptx_traced(tmp, toolkit, tmp / "a.cu").code == 0);
+    const auto answers = kept_answers(tmp);
+    REQUIRE(answers.size() == 1);
+    // As if the library had changed in a way its identity does not show: the answer says 12.4.
+    std::string text = kjit::test::read_file(answers[0]);
+    const std::size_t at = text.find("version ");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, text.find('\n', at) - at, "version 12 4");
+    std::filesystem::remove(answers[0]);
+    kjit::test::write_file(answers[0], text);
+    std::filesystem::permissions(answers[0], std::filesystem::perms(0644));
+
+    const Traced contradicted = ptx_traced(tmp, toolkit, tmp / "b.cu");  // a miss: NVRTC opened, and it says otherwise
+    CHECK(contradicted.code != 0);
+    CHECK(contradicted.ptx.find(".entry") == std::string::npos);
+    CHECK_MESSAGE(contradicted.trace.find("is version " + plain.at("nvrtc_version").get<std::string>() +
+                                          ", and this process's cache keys were made with 12.4") != std::string::npos,
+                  contradicted.trace.substr(contradicted.trace.size() > 3000 ? contradicted.trace.size() - 3000 : 0));
+    CHECK_FALSE(std::filesystem::exists(answers[0]));
+    const Traced again = ptx_traced(tmp, toolkit, tmp / "b.cu");
+    CHECK(again.code == 0);
+    CHECK(again.ptx.find(".entry") != std::string::npos);
+  }
+
   TEST_CASE("libkjit records no libnvrtc: NVRTC is opened at its first use") {
     const auto libs = kjit::test::run_command("readelf -d " + quoted(std::string(KJIT_BINARY_DIR) + "/lib/libkjit.so") +
                                               " 2>&1");

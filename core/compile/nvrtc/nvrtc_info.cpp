@@ -2,9 +2,8 @@
 // include folders, from the roots core/base/toolkit_location knows.
 #include "core/compile/nvrtc/nvrtc_info.hpp"
 
+#include "core/base/nvrtc_library.hpp"
 #include "core/base/toolkit_location.hpp"
-
-#include <nvrtc.h>
 
 #include <system_error>
 
@@ -32,27 +31,18 @@ const std::vector<std::filesystem::path>& NvrtcInfo::toolkit_include_dirs() {
   return dirs;
 }
 
+// The version and archs a hit needs come from base::nvrtc_facts(), which opens NVRTC only where no
+// kept answer names the same library: a process whose requests all hit never opens it.
 std::string NvrtcInfo::version() {
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  return std::to_string(major) + "." + std::to_string(minor);  // no fmt: a cache hit asks for it
+  const base::NvrtcFacts& f = base::nvrtc_facts();
+  return std::to_string(f.major) + "." + std::to_string(f.minor);  // no fmt: a cache hit asks for it
 }
 
 bool NvrtcInfo::has_own_cache() {
-  static const bool own = [] {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return major > 12 || (major == 12 && minor >= 9);
-  }();
-  return own;
+  const base::NvrtcFacts& f = base::nvrtc_facts();
+  return f.major > 12 || (f.major == 12 && f.minor >= 9);
 }
 
-std::vector<int> NvrtcInfo::supported_archs() {
-  int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
-  std::vector<int> archs(static_cast<std::size_t>(n));
-  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
-  return archs;
-}
+std::vector<int> NvrtcInfo::supported_archs() { return base::nvrtc_facts().archs; }
 
 }  // namespace kjit::compile
