@@ -28,7 +28,7 @@
 #include <filesystem>
 #include <iterator>
 #include <mutex>
-#include <sstream>
+#include <string_view>
 
 namespace kjit::base {
 namespace {
@@ -89,6 +89,30 @@ std::string loaded_nvrtc() {
     dlclose(loaded);
   }
   return out;
+}
+
+// Whether an object of NVRTC's file name (libnvrtc.so.<major>, or that with more of its version
+// after it) is in this process: the loader's list, read without a search of the file system and
+// without the lock an open holds while it maps and relocates (dl_iterate_phdr takes the list's own).
+bool nvrtc_in_process() {
+  struct Look {
+    std::string soname;
+    bool found = false;
+  } look{nvrtc_soname()};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* l = static_cast<Look*>(data);
+        if (info->dlpi_name == nullptr) return 0;
+        const std::string_view name(info->dlpi_name);
+        const std::string_view base = name.substr(name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1);
+        if (base == l->soname || (base.starts_with(l->soname) && base.size() > l->soname.size() && base[l->soname.size()] == '.')) {
+          l->found = true;
+          return 1;
+        }
+        return 0;
+      },
+      &look);
+  return look.found;
 }
 
 std::string folders_listed() {
@@ -287,20 +311,40 @@ std::optional<NvrtcFacts> read_kept_facts(const std::filesystem::path& file, con
   }
   std::string text;
   if (system::read_fd(fd.get(), text, static_cast<std::uint64_t>(st.st_size), 1 << 20) != 0) return std::nullopt;
-  std::istringstream in(text);
-  std::string line;
-  if (!std::getline(in, line) || line + "\n" != k_facts_header) return std::nullopt;
+  // "kjit nvrtc facts 1\nversion M m\narchs a b c\n" then the fingerprint, whole.
+  std::string_view rest(text);
+  auto line = [&rest]() -> std::optional<std::string_view> {
+    const std::size_t end = rest.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view l = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    return l;
+  };
+  // The numbers after `word` on `l`, or nullopt where it is something else.
+  auto numbers = [](std::optional<std::string_view> l, std::string_view word) -> std::optional<std::vector<int>> {
+    if (!l || !l->starts_with(word)) return std::nullopt;
+    std::vector<int> out;
+    std::string_view s = l->substr(word.size());
+    while (!s.empty()) {
+      if (s.front() != ' ') return std::nullopt;
+      s.remove_prefix(1);
+      int v = 0;
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec != std::errc()) return std::nullopt;
+      out.push_back(v);
+      s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+    }
+    return out;
+  };
+  const std::optional<std::string_view> header = line();
+  if (!header || std::string(*header) + "\n" != k_facts_header) return std::nullopt;
+  const std::optional<std::vector<int>> version = numbers(line(), "version");
+  const std::optional<std::vector<int>> archs = numbers(line(), "archs");
+  if (!version || version->size() != 2 || !archs || rest != fingerprint) return std::nullopt;
   NvrtcFacts f;
-  std::string word;
-  if (!std::getline(in, line)) return std::nullopt;
-  std::istringstream version(line);
-  if (!(version >> word >> f.major >> f.minor) || word != "version") return std::nullopt;
-  if (!std::getline(in, line)) return std::nullopt;
-  std::istringstream archs(line);
-  if (!(archs >> word) || word != "archs") return std::nullopt;
-  for (int a = 0; archs >> a;) f.archs.push_back(a);
-  const auto rest = static_cast<std::size_t>(in.tellg());
-  if (in.tellg() < 0 || text.compare(rest, std::string::npos, fingerprint) != 0) return std::nullopt;
+  f.major = (*version)[0];
+  f.minor = (*version)[1];
+  f.archs = *archs;
   f.remembered = true;
   return f;
 }
@@ -315,7 +359,7 @@ std::string nvrtc_search_fingerprint() {
   // A library this process loaded otherwise (a program linking NVRTC, CuPy) is the one opened. The
   // check takes the loader's lock: not while this process's own open holds it (the preparation's),
   // which takes such a library too, and checks the version against the answer used (above).
-  if (!g_opening.load() && !loaded_nvrtc().empty()) return {};
+  if (!g_opening.load() && nvrtc_in_process()) return {};
   const std::string soname = nvrtc_soname();
   std::string out = fmt::format("soname {}\n", soname);
   if (const std::optional<ToolkitVariable> named = named_toolkit()) {
@@ -329,12 +373,25 @@ std::string nvrtc_search_fingerprint() {
   out += "loader\n";
   for (const std::string& folder : loader_search_folders()) {
     add_identity(out, folder + "/" + soname);
-    // glibc 2.33+ looks in a folder's glibc-hwcaps/<level>/ first (RTLD_DI_SERINFO lists none).
-    for (const char* level : k_hwcaps_levels) add_identity(out, folder + "/glibc-hwcaps/" + level + "/" + soname);
+    // glibc 2.33+ looks in a folder's glibc-hwcaps/<level>/ first (RTLD_DI_SERINFO lists none);
+    // where there is no such folder, its absence is the line.
+    const std::string hwcaps = folder + "/glibc-hwcaps";
+    if (struct stat st {}; ::stat(hwcaps.c_str(), &st) != 0) {
+      fmt::format_to(std::back_inserter(out), "{} -\n", hwcaps);
+    } else {
+      for (const char* level : k_hwcaps_levels) add_identity(out, hwcaps + "/" + level + "/" + soname);
+    }
   }
   add_identity(out, "/etc/ld.so.cache");
-  const std::vector<std::string> candidates = fallback_candidates();
-  for (std::size_t i = 1; i < candidates.size(); ++i) add_identity(out, candidates[i]);  // [0]: the soname, above
+  std::vector<std::string> candidates = fallback_candidates();
+  candidates.erase(candidates.begin());  // the soname: the search above
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    // A file listed twice (the build's toolkit is /usr/local/cuda) is opened, or not, once.
+    if (std::find(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(i), candidates[i]) ==
+        candidates.begin() + static_cast<std::ptrdiff_t>(i)) {
+      add_identity(out, candidates[i]);
+    }
+  }
   return out;
 }
 
