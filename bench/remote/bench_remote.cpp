@@ -255,9 +255,25 @@ struct Parts {
   std::vector<double> ctor, phase[std::size(k_breakdown)];
 };
 
+// Where a child starts: a node whose cache folder lacks the entry (what an earlier process on the
+// node left is kept: NVRTC's answer, base::nvrtc_facts), or a fresh node (no cache folder at all).
+enum class Node { lacks_entry, fresh };
+
+// The cache folder `dir` as `node` has it.
+void empty_local_cache(const std::string& dir, Node node) {
+  if (node == Node::fresh) {
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (!e.path().filename().string().starts_with("nvrtc-")) std::filesystem::remove_all(e.path());
+  }
+}
+
 double run_child(const char* self, const std::string& mode, const std::string& url, const std::string& socket,
-                 const std::string& dir, const std::string& key, Parts* parts = nullptr) {
-  std::filesystem::remove_all(dir);  // the local cache is empty for every kjit child
+                 const std::string& dir, const std::string& key, Parts* parts = nullptr, Node node = Node::lacks_entry) {
+  empty_local_cache(dir, node);
   std::string cmd = fmt::format("{} --child {} '{}' {} {} {}", self, mode, url, socket, dir, key);
   FILE* p = popen(cmd.c_str(), "r");
   double v = -1, ctor = 0, phase[std::size(k_breakdown)] = {};
@@ -351,23 +367,30 @@ int main(int argc, char** argv) {
     std::printf("sm_90 entry %s: cubin %zu bytes, ptx %zu bytes\n", key.c_str(), cpu.cubin.size(), cpu.ptx.size());
   }  // the Runtime's destructor sends what is queued
   const std::string local = (base / "local").string(), socket = redis.socket().string();
-  std::vector<double> kjit_cpu, raw_cpu, kjit_gpu, raw_gpu;
-  Parts cpu_parts, gpu_parts;
+  std::vector<double> kjit_cpu, raw_cpu, kjit_gpu, raw_gpu, kjit_fresh_cpu, kjit_fresh_gpu;
+  Parts cpu_parts, gpu_parts, fresh_cpu_parts, fresh_gpu_parts;
+  const std::string fresh = (base / "local-fresh").string();
+  (void)run_child(argv[0], "kjit-cpu", redis.url(), socket, local, key);  // an earlier process on the node
   for (int i = 0; i < runs; ++i) {
     raw_cpu.push_back(run_child(argv[0], "raw-cpu", redis.url(), socket, local, key));
     kjit_cpu.push_back(run_child(argv[0], "kjit-cpu", redis.url(), socket, local, key, &cpu_parts));
+    kjit_fresh_cpu.push_back(
+        run_child(argv[0], "kjit-cpu", redis.url(), socket, fresh, key, &fresh_cpu_parts, Node::fresh));
     if (gpu) {
       raw_gpu.push_back(run_child(argv[0], "raw-gpu", redis.url(), socket, local, key));
       kjit_gpu.push_back(run_child(argv[0], "kjit-gpu", redis.url(), socket, local, key, &gpu_parts));
+      kjit_fresh_gpu.push_back(
+          run_child(argv[0], "kjit-gpu", redis.url(), socket, fresh, key, &fresh_gpu_parts, Node::fresh));
     }
-    for (auto* v : {&raw_cpu, &kjit_cpu, &raw_gpu, &kjit_gpu}) {
+    for (auto* v : {&raw_cpu, &kjit_cpu, &raw_gpu, &kjit_gpu, &kjit_fresh_cpu, &kjit_fresh_gpu}) {
       if (!v->empty() && v->back() < 0) {
         std::fprintf(stderr, "bench_remote: a child failed (or was not a remote hit)\n");
         return 2;
       }
     }
   }
-  std::printf("\nmedians of %d fresh processes each, local cache empty every time\n", runs);
+  std::printf("\nmedians of %d fresh processes each, the local cache folder without the entry every time (NVRTC's "
+              "answer, which an earlier process on the node kept there, left in it)\n", runs);
   kjit::bench_util::row("remote hit, CPU part (GET+checks), us", median(kjit_cpu), median(raw_cpu), "us",
                         "reported; raw = connect + GET");
   print_parts("kjit's CPU part", cpu_parts, median(kjit_cpu));
@@ -375,6 +398,15 @@ int main(int argc, char** argv) {
     kjit::bench_util::row("remote hit -> launchable kernel, us", median(kjit_gpu), median(raw_gpu), "us",
                           "reported; raw = connect + GET + cuModuleLoadData");
     print_parts("kjit's hit to a kernel", gpu_parts, median(kjit_gpu));
+  }
+  std::printf("on a fresh node (no local cache folder: NVRTC opened for its version), medians of %d\n", runs);
+  kjit::bench_util::row("fresh node: remote hit, CPU part, us", median(kjit_fresh_cpu), median(raw_cpu), "us",
+                        "reported; raw = connect + GET");
+  print_parts("kjit's CPU part", fresh_cpu_parts, median(kjit_fresh_cpu));
+  if (gpu) {
+    kjit::bench_util::row("fresh node: remote hit -> launchable kernel, us", median(kjit_fresh_gpu), median(raw_gpu),
+                          "us", "reported; raw = connect + GET + cuModuleLoadData");
+    print_parts("kjit's hit to a kernel", fresh_gpu_parts, median(kjit_fresh_gpu));
   }
 
 #ifdef KJIT_BENCH_HTTP

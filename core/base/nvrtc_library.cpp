@@ -3,6 +3,7 @@
 #include "core/base/dynamic_library.hpp"
 #include "core/base/environment.hpp"
 #include "core/base/toolkit_location.hpp"
+#include "core/cache/store_notes.hpp"
 #include "core/system/file_io.hpp"
 #include "core/system/hash.hpp"
 #include "core/system/unique_fd.hpp"
@@ -62,7 +63,8 @@ std::vector<std::string> g_fallbacks;                   // add_nvrtc_fallback's,
 // The version nvrtc_facts() read from a kept answer (-1: none), and that answer's file: the open
 // that follows checks it.
 std::atomic<int> g_remembered_major{-1}, g_remembered_minor{-1};
-std::string g_remembered_file;                          // set before g_remembered_major
+std::unique_ptr<cache::StoreNotes> g_remembered_notes;  // set before g_remembered_major: its notes
+std::string g_remembered_note;                           // and its name
 thread_local bool t_nvrtc_opening = false;          // toolkit_roots() asks for the open library: not while opening it
 
 // The glibc-hwcaps subfolders the loader tries before a folder itself, on this machine's kind.
@@ -217,13 +219,13 @@ const NvrtcTable* open_nvrtc_table(std::string* why) {
     int opened_major = 0, opened_minor = 0;
     t->version(&opened_major, &opened_minor);
     if (opened_major != major || opened_minor != g_remembered_minor.load()) {
-      std::error_code ec;
-      std::filesystem::remove(g_remembered_file, ec);
+      (void)g_remembered_notes->remove(g_remembered_note);
       if (why != nullptr) {
         *why = fmt::format("NVRTC {} is version {}.{}, and this process's cache keys were made with {}.{}, the "
-                           "version kept for it in {} (the library changed while the process ran); that answer is "
+                           "version kept for it in the note {} (the library changed while the process ran); that answer is "
                            "removed: run the program again",
-                           lib.file(), opened_major, opened_minor, major, g_remembered_minor.load(), g_remembered_file);
+                           lib.file(), opened_major, opened_minor, major, g_remembered_minor.load(),
+                           g_remembered_notes->path(g_remembered_note));
       }
       delete t;
       return nullptr;
@@ -289,9 +291,10 @@ std::vector<std::string> loader_search_folders() {
 // The kept answers' folder and format (nvrtc_facts).
 constexpr std::string_view k_facts_header = "kjit nvrtc facts 1\n";
 
-std::filesystem::path facts_file(const std::string& fingerprint) {
+// The note that keeps the answer for `fingerprint`: nvrtc-<its hash>.
+std::string facts_note(const std::string& fingerprint) {
   const std::uint64_t h = system::xxh3_64(fingerprint.data(), fingerprint.size());
-  return std::filesystem::path(cache_dir_from_environment()) / "nvrtc" / fmt::format("{:016x}", h);
+  return fmt::format("nvrtc-{:016x}", h);
 }
 
 std::string facts_text(const NvrtcFacts& f, const std::string& fingerprint) {
@@ -299,18 +302,8 @@ std::string facts_text(const NvrtcFacts& f, const std::string& fingerprint) {
                      fingerprint);
 }
 
-// The answer kept for `fingerprint`: a file of this user's (no one else's answer is taken), not
-// writable by others, naming the same fingerprint; nullopt otherwise.
-std::optional<NvrtcFacts> read_kept_facts(const std::filesystem::path& file, const std::string& fingerprint) {
-  const system::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (fd.get() < 0) return std::nullopt;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_size > (1 << 20)) {
-    return std::nullopt;
-  }
-  std::string text;
-  if (system::read_fd(fd.get(), text, static_cast<std::uint64_t>(st.st_size), 1 << 20) != 0) return std::nullopt;
+// The answer kept in `text` (a note's bytes) when it names the same fingerprint; nullopt otherwise.
+std::optional<NvrtcFacts> parse_kept_facts(const std::string& text, const std::string& fingerprint) {
   // "kjit nvrtc facts 1\nversion M m\narchs a b c\n" then the fingerprint, whole.
   std::string_view rest(text);
   auto line = [&rest]() -> std::optional<std::string_view> {
@@ -395,23 +388,23 @@ std::string nvrtc_search_fingerprint() {
   return out;
 }
 
-const NvrtcFacts& nvrtc_facts() {
-  static const NvrtcFacts facts = [] {
-    const std::string fingerprint = nvrtc_search_fingerprint();
-    if (fingerprint.empty()) return ask_nvrtc();  // loaded: asking costs nothing
-    const std::filesystem::path file = facts_file(fingerprint);
-    if (std::optional<NvrtcFacts> kept = read_kept_facts(file, fingerprint)) {
-      g_remembered_file = file.string();
-      g_remembered_minor.store(kept->minor);
-      g_remembered_major.store(kept->major);
-      return *kept;
+const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes) {
+  static const NvrtcFacts facts = [notes] {
+    const std::string fingerprint = notes != nullptr ? nvrtc_search_fingerprint() : std::string();
+    if (fingerprint.empty()) return ask_nvrtc();  // loaded (asking costs nothing), or nowhere to keep an answer
+    const std::string note = facts_note(fingerprint);
+    if (auto text = notes->read(note); text && *text) {
+      if (std::optional<NvrtcFacts> kept = parse_kept_facts(**text, fingerprint)) {
+        g_remembered_notes = std::make_unique<cache::StoreNotes>(*notes);
+        g_remembered_note = note;
+        g_remembered_minor.store(kept->minor);
+        g_remembered_major.store(kept->major);
+        return *kept;
+      }
     }
     NvrtcFacts asked = ask_nvrtc();
     // Kept for the next process; a folder that cannot be written keeps nothing (asked again).
-    std::error_code ec;
-    std::filesystem::create_directories(file.parent_path(), ec);
-    if (!ec) (void)system::write_file_atomically(file, facts_text(asked, fingerprint), system::AtomicFile::Sync::no,
-                                                  system::FileMode{0644, true});
+    (void)notes->write(note, facts_text(asked, fingerprint));
     return asked;
   }();
   return facts;

@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace kjit::cache {
+class StoreNotes;
+}
+
 namespace kjit::base {
 
 // The path of the libnvrtc opened, opening it now if it is not yet; empty when none opens (then
@@ -29,18 +33,20 @@ std::string nvrtc_library_file();
 
 // What NVRTC says of itself that a cache hit needs: its version (the key holds it) and the real
 // archs it compiles to (a request's arch is checked against them). Asked once a process, of the
-// library open or already loaded; else, where this user has asked the same library before, read
-// from that answer (`<cache dir>/nvrtc/<hash>`, kept with nvrtc_search_fingerprint()), so that a
-// process whose requests all hit never opens NVRTC (~100 MB mapped, its constructors: 6 ms on an
-// H200 host, 13 ms on a 2-core VM); else NVRTC is opened and asked, and the answer kept for the next
-// process. Throws UnavailableError, as the first NVRTC call does, when none opens.
+// library open or already loaded; else, where an earlier process asked the same library, read
+// from its answer, kept in `notes` (a cache folder's: `nvrtc-<hash>`, with
+// nvrtc_search_fingerprint() in it), so that a process whose requests all hit never opens NVRTC
+// (~100 MB mapped, its constructors: 6 ms on an H200 host, 13 ms on a 2-core VM); else NVRTC is
+// opened and asked, and the answer kept there for the next process. The first call of the process
+// decides (a request asks with its cache folder's notes before anything else asks: CompileService).
+// Throws UnavailableError, as the first NVRTC call does, when none opens.
 struct NvrtcFacts {
   int major = 0;
   int minor = 0;
   std::vector<int> archs;      // as nvrtcGetSupportedArchs gives them; empty when NVRTC cannot say
   bool remembered = false;     // read from a kept answer, NVRTC not opened for it
 };
-const NvrtcFacts& nvrtc_facts();
+const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes = nullptr);
 
 // Everything that decides which libnvrtc the next open would take, without opening it: the
 // toolkit a variable names and its candidate files, or the loader's search (the folders

@@ -23,6 +23,8 @@ public:
   system::Result<std::optional<std::string>> read(const std::string& name) const;
   system::Result<void> write(const std::string& name, std::string_view bytes);
   system::Result<void> remove(const std::string& name);
+  // <folder>/<name>, for messages.
+  std::string path(const std::string& name) const { return m_folder->path(name); }
 
 private:
   std::shared_ptr<StoreFolder> m_folder;

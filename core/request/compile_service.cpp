@@ -7,6 +7,7 @@
 #include "core/cache/config.hpp"
 #include "core/compile/options/arch_resolution.hpp"
 #include "core/base/environment.hpp"
+#include "core/base/nvrtc_library.hpp"
 #include "core/base/toolkit_location.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
 #include "core/compile/nvrtc/nvrtc_info.hpp"
@@ -70,7 +71,10 @@ CompileService::~CompileService() {
   m_storage.close();
 }
 
+void CompileService::know_nvrtc() const { (void)base::nvrtc_facts(m_storage.notes()); }
+
 Arch CompileService::resolve(const Arch& arch, std::optional<Device> device) const {
+  know_nvrtc();
   if (!arch.is_native()) return compile::check_arch(arch);
   const Device d = device ? *device : Device::current();  // throws without a driver
   return compile::arch_for_device(d.compute_capability(), d.ordinal());
@@ -141,6 +145,7 @@ private:
 CompileResult CompileService::obtain(const Program& program, const compile::NormalizedOptions& o,
                                      const Device& device) {
   RequestTimer timer(m_config.log_level >= LogLevel::info);
+  know_nvrtc();
   // The guess: the device's own arch. An entry exists only if this NVRTC (its version is in the
   // key) compiled for that arch, so a hit needs no check.
   const Arch guess = o->arch.is_native() ? Arch::sm(device.compute_capability()) : o->arch;
@@ -164,6 +169,7 @@ CompileResult CompileService::obtain(const Program& program, const compile::Norm
 
 CompileResult CompileService::obtain(const Program& program, const compile::NormalizedOptions& o, const Arch& arch) {
   RequestTimer timer(m_config.log_level >= LogLevel::info);
+  know_nvrtc();
   const PreparedRequest prepared = PreparedRequest::make(program, o, arch, fast_path());
   timer.hashed();
   return answer(program, arch, prepared, {}, timer);

@@ -64,6 +64,9 @@ public:
   // The arch a request for `arch` compiles to: a named arch checked against NVRTC; native
   // resolved for `device` (default: the current one; needs a driver). Throws UsageError.
   Arch resolve(const Arch& arch, std::optional<Device> device) const;
+  // NVRTC's version and archs for this process (base::nvrtc_facts), kept in this cache folder's
+  // notes: every request asks first, so that a hit never opens NVRTC. Throws as NVRTC's open does.
+  void know_nvrtc() const;
   // The fast path's setting (RuntimeConfig::nvrtc_fast): how requests compile, and part of their key.
   compile::FastPath fast_path() const noexcept {
     return m_config.nvrtc_fast ? compile::FastPath::on : compile::FastPath::off;

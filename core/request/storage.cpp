@@ -24,6 +24,7 @@ Storage::Storage(const RuntimeConfig& config, Counters& counters, Log log, syste
   if (auto trusted = folder->trusted()) {
     m_store = std::make_unique<cache::Store>(folder);
     m_stats = std::make_unique<cache::StoreStats>(folder);
+    m_notes = std::make_unique<cache::StoreNotes>(folder);
     if (config.log_level >= LogLevel::info) m_log(LogLevel::info, fmt::format("cache: {}", m_cache_dir));
   } else {
     // A folder the user named and kjit cannot use is an error where the config asks for it: the

@@ -21,6 +21,7 @@
 #include "core/cache/key.hpp"
 #include "core/cache/remote/remote_tier.hpp"
 #include "core/cache/store.hpp"
+#include "core/cache/store_notes.hpp"
 #include "core/cache/store_stats.hpp"
 #include "core/compile/options/option_marshalling.hpp"
 #include "core/request/cache_key.hpp"
@@ -89,6 +90,8 @@ public:
   void store_entry(const cache::Key& key, const std::string& bytes);
 
   const std::string& cache_dir() const { return m_cache_dir; }
+  // The disk store's notes (where NVRTC's answers are kept: base::nvrtc_facts); null without a store.
+  cache::StoreNotes* notes() const { return m_notes.get(); }
   // Where an entry lives, for the -v line: its file, or "not kept (no cache)".
   std::string entry_place(const cache::Key& key) const;
 
@@ -128,6 +131,7 @@ private:
   std::string m_cache_dir;                // a string: the hit path touches no std::filesystem
   std::unique_ptr<cache::Store> m_store;  // null when the cache is disabled (or its folder refused)
   std::unique_ptr<cache::StoreStats> m_stats;  // its folder's persistent stats: null with m_store
+  std::unique_ptr<cache::StoreNotes> m_notes;  // its folder's notes (NVRTC's kept answers): null with m_store
   std::atomic<bool> m_warned_store{false};
   std::unique_ptr<cache::RemoteTier> m_remote;  // null without KJIT_REMOTE_CACHE
   // put_later's entries until the worker wrote them (or dropped them); m_pending_count: their

@@ -63,11 +63,13 @@ Traced ptx_traced(const kjit::test::TempDir& tmp, const std::filesystem::path& t
   return {r.code, r.out, kjit::test::read_file(err)};
 }
 
-// The answers kept in <cache>/nvrtc/ (base::nvrtc_facts), file by file.
+// The answers kept in the cache folder's notes (base::nvrtc_facts: <cache>/nvrtc-<hash>), file by file.
 std::vector<std::filesystem::path> kept_answers(const kjit::test::TempDir& tmp) {
   std::vector<std::filesystem::path> out;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(tmp / "c" / "nvrtc", ec)) out.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "c", ec)) {
+    if (e.path().filename().string().starts_with("nvrtc-")) out.push_back(e.path());
+  }
   return out;
 }
 
