@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build
-ctest --test-dir build --output-on-failure --timeout 600
+# Tests run in parallel, one per core: each case makes its own folders, servers and ports; the few
+# that cannot overlap (the consumer builds, the compile-fail controls) are RUN_SERIAL.
+ctest --test-dir build --output-on-failure --timeout 600 --parallel "$(nproc)"
