@@ -9,7 +9,9 @@
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
+#include "core/base/nvrtc_library.hpp"
 #include "core/cache/store.hpp"
+#include "core/cache/store_notes.hpp"
 #include "core/request/cache_key.hpp"
 #include "core/driver/driver_api.hpp"
 #include "core/compile/nvrtc_compiler.hpp"
@@ -119,9 +121,10 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double a = now_us();
     kjit::Device dev = kjit::Device::current();
     double b = now_us();
-    auto archs = kjit::compile::NvrtcInfo::supported_archs();
-    double c = now_us();
     kjit::cache::Store store(kjit::cache::StoreConfig{cache_dir, 2ull << 30});  // a string: no std::filesystem
+    double c = now_us();
+    kjit::cache::StoreNotes notes(store.folder());  // NVRTC's answer, kept there (as a request reads it)
+    auto archs = kjit::base::nvrtc_facts(&notes).archs;
     double e = now_us();
     kjit::Program prog("disk_hit.cu", k_source);
     auto flags = kjit::canonical_flags({}, kjit::Arch::sm(dev.compute_capability()));
@@ -153,7 +156,7 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     std::error_code ec;
     bool exists = std::filesystem::exists(std::filesystem::path(cache_dir), ec);
     double fs = now_us() - t1;
-    std::fprintf(stderr, "parts device %.1f nvrtc-archs %.1f store %.1f flags %.1f key %.1f get %.1f "
+    std::fprintf(stderr, "parts device %.1f store %.1f nvrtc-facts %.1f flags %.1f key %.1f get %.1f "
                  "sections %.1f module %.1f getfn %.1f param0 %.1f param1 %.1f | first std::filesystem call %.1f "
                  "(%d %zu %d)\n", b - a, c - b, e - c, f - e, g - f, h - g, i - h, j - i, k - j, l - k, t1 - l, fs,
                  exists, archs.size(), got.entry ? 1 : 0);
@@ -167,10 +170,15 @@ int child(const std::string& mode, const std::string& cache_dir, const std::stri
     double d = now_us();
     kjit::Module m = rt.load(std::move(r), dev);
     double e = now_us();
-    auto k = m.kernel<void(const float*, float*, int)>("square");
+    kjit::KernelHandle h = m.kernel_handle("square");  // the lookup: the driver's function, the sizes
+    double e2 = now_us();
+    const kjit::KernelSignature& s = h.signature();  // the parameter table: PTX, names, types
+    double e3 = now_us();
+    auto k = m.kernel<void(const float*, float*, int)>("square");  // the typed check against it
     t1 = now_us();
-    std::fprintf(stderr, "runtime %.1f device %.1f compile(hit) %.1f module %.1f kernel %.1f us\n", a - t0, b - a,
-                 d - b, e - d, t1 - e);
+    std::fprintf(stderr, "runtime %.1f device %.1f compile(hit) %.1f module %.1f kernel %.1f (lookup %.1f, signature "
+                 "%.1f, typed %.1f; %zu parameters) us\n", a - t0, b - a, d - b, e - d, t1 - e, e2 - e, e3 - e2,
+                 t1 - e3, s.size());
   } else {
     // "kjit": the cache dir from KJIT_CACHE_DIR, as deployments set it; "kjitpath": given in
     // RuntimeConfig, which makes the caller build a std::filesystem::path (its first use in the
