@@ -6,6 +6,7 @@
 // first launch. A third pair runs after a hit of another program in the same process (raw: the
 // load of its cubin), so that only each side's own work is left. Needs a GPU.
 //   bench_disk_hit [processes]          parent: prepares, runs children, prints medians
+#include <kjit/parameters.hpp>
 #include <kjit/tools.hpp>
 
 #include "bench_util.hpp"
