@@ -12,7 +12,7 @@ sources: every test file is named after the room it tests (tests/unit/test_<room
         support/skip.hpp prints "[kjit-skip]" (every skip goes through KJIT_SKIP).
 fixture: the sources checks against a fixture whose lines to refuse end in "// refused" (those
         are refused, and no other).
-labels: each name of the SLOW file (set_tests_properties([==[name]==] PROPERTIES LABELS slow)) is a
+labels: each name of the SLOW file (set_tests_properties([==[name]==] PROPERTIES LABELS slow COST n)) is a
         test labelled slow, every gpu/ test keeps the label gpu, and the GPU binary's doctest suites
         name concepts (none is called "gpu").
 
@@ -90,7 +90,7 @@ def skips(args, tests):
 
 def labels(args, tests):
     problems = []
-    slow = re.findall(r"set_tests_properties\(\[==\[(.*?)\]==\] PROPERTIES LABELS slow\)",
+    slow = re.findall(r"set_tests_properties\(\[==\[(.*?)\]==\] PROPERTIES LABELS slow(?: COST [0-9.]+)?\)",
                       pathlib.Path(args.slow).read_text())
     if not slow:
         problems.append(f"{args.slow}: names no slow test")

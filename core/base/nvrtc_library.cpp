@@ -25,6 +25,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -250,22 +251,79 @@ const NvrtcTable& nvrtc_table() {
 }
 
 // `path` and its identity (device, inode, size, mtime, ctime: a file replaced, rewritten or touched
-// differs; ctime cannot be set back), or "-" where it is not there; one line.
-void add_identity(std::string& out, const std::string& path) {
+// differs; ctime cannot be set back), or "-" where it is not there; one line. Whether it is there.
+bool add_identity(std::string& out, const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     fmt::format_to(std::back_inserter(out), "{} -\n", path);
-    return;
+    return false;
   }
   fmt::format_to(std::back_inserter(out), "{} {} {} {} {}.{} {}.{}\n", path, st.st_dev, st.st_ino, st.st_size,
                  st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+  return true;
+}
+
+// The paths /etc/ld.so.cache gives `soname` (glibc's format since 2.32, "glibc-ld.so.cache1.1": a
+// 48-byte header, then entries of {flags, name offset, path offset, os version, hwcap}, offsets
+// from the file's start); nullopt when the file is not of that format or cannot be read.
+std::optional<std::vector<std::string>> loader_cache_paths(const std::string& soname) {
+  const system::UniqueFd fd(::open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || st.st_size > (64 << 20)) return std::nullopt;
+  std::string bytes;
+  if (system::read_fd(fd.get(), bytes, static_cast<std::uint64_t>(st.st_size), 64 << 20) != 0) return std::nullopt;
+  constexpr std::string_view magic = "glibc-ld.so.cache1.1";
+  constexpr std::size_t header = 48, entry = 24;
+  if (bytes.size() < header || std::string_view(bytes).substr(0, magic.size()) != magic) return std::nullopt;
+  auto u32 = [&bytes](std::size_t at) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    return v;
+  };
+  const std::uint32_t count = u32(20);
+  if (header + std::uint64_t{count} * entry > bytes.size()) return std::nullopt;
+  // The NUL-terminated string at `at`, or nullopt past the file.
+  auto text = [&bytes](std::uint32_t at) -> std::optional<std::string_view> {
+    if (at >= bytes.size()) return std::nullopt;
+    const std::size_t end = bytes.find('\0', at);
+    if (end == std::string::npos) return std::nullopt;
+    return std::string_view(bytes).substr(at, end - at);
+  };
+  std::vector<std::string> out;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::size_t at = header + std::size_t{i} * entry;
+    const auto name = text(u32(at + 4));
+    const auto path = text(u32(at + 8));
+    if (!name || !path) return std::nullopt;
+    if (*name == soname) out.emplace_back(*path);
+  }
+  return out;
+}
+
+// A folder the loader searches for a bare soname; `system`: one of its built-in folders at the end
+// of the list (glibc fills RTLD_DI_SERINFO's flags with 0: they are told by their names, the
+// trailing run of /lib, /usr/lib, /lib64, /usr/lib64 and their <arch>-linux-gnu folders).
+struct SearchFolder {
+  std::string path;
+  bool system = false;
+};
+
+bool system_folder(std::string_view path) {
+  for (std::string_view top : {"/lib", "/usr/lib", "/lib64", "/usr/lib64"}) {
+    if (path == top || path == std::string(top) + "/") return true;
+    if (path.starts_with(std::string(top) + "/") && path.find("-linux-gnu") != std::string_view::npos &&
+        path.find('/', top.size() + 1) == std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The folders the loader searches for a bare soname that libkjit (the object making the dlopen)
 // asks for, in its order: DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the system's (ld.so.cache,
-// consulted before the system's folders, is added by the caller).
-std::vector<std::string> loader_search_folders() {
-  std::vector<std::string> out;
+// consulted before the system's folders, is the caller's to add).
+std::vector<SearchFolder> loader_search_folders() {
+  std::vector<SearchFolder> out;
   Dl_info info{};
   void* self = nullptr;
   if (dladdr(reinterpret_cast<void*>(&add_identity), &info) != 0 && info.dli_fname != nullptr) {
@@ -280,11 +338,12 @@ std::vector<std::string> loader_search_folders() {
     *list = size;
     if (dlinfo(self, RTLD_DI_SERINFO, list) == 0) {
       for (unsigned i = 0; i < list->dls_cnt; ++i) {
-        if (list->dls_serpath[i].dls_name != nullptr) out.emplace_back(list->dls_serpath[i].dls_name);
+        if (list->dls_serpath[i].dls_name != nullptr) out.push_back({list->dls_serpath[i].dls_name});
       }
     }
   }
   dlclose(self);
+  for (auto it = out.rbegin(); it != out.rend() && system_folder(it->path); ++it) it->system = true;
   return out;
 }
 
@@ -345,56 +404,100 @@ std::optional<NvrtcFacts> parse_kept_facts(const std::string& text, const std::s
 // Asks the library (opening it if it is not yet); throws as nvrtc_table() does.
 NvrtcFacts ask_nvrtc();
 
-}  // namespace
+// What decides which file an open takes (nvrtc_search_fingerprint), and the file it takes when
+// nothing fails: the first candidate that is there, in the open's order (`taken`, empty where none
+// is). The walk stops there: the loader takes that file, so nothing after it can change the
+// choice; an answer is kept only when the library opened is that file (nvrtc_facts), so that a
+// candidate that is there but does not load (another machine's, a broken file) keeps nothing.
+struct Fingerprint {
+  std::string text;   // empty: NVRTC is in the process already, ask it
+  std::string taken;
+};
 
-std::string nvrtc_search_fingerprint() {
-  if (g_nvrtc_table.load(std::memory_order_acquire) != nullptr) return {};
+Fingerprint search_fingerprint() {
+  Fingerprint f;
+  if (g_nvrtc_table.load(std::memory_order_acquire) != nullptr) return f;
   // A library this process loaded otherwise (a program linking NVRTC, CuPy) is the one opened. The
   // check takes the loader's lock: not while this process's own open holds it (the preparation's),
-  // which takes such a library too, and checks the version against the answer used (above).
-  if (!g_opening.load() && nvrtc_in_process()) return {};
+  // which takes such a library too, and checks the version against the answer used.
+  if (!g_opening.load() && nvrtc_in_process()) return f;
   const std::string soname = nvrtc_soname();
-  std::string out = fmt::format("soname {}\n", soname);
+  std::string& out = f.text;
+  out = fmt::format("soname {}\n", soname);
+  auto candidate = [&](const std::string& path) {
+    if (!add_identity(out, path)) return false;
+    f.taken = path;
+    return true;
+  };
   if (const std::optional<ToolkitVariable> named = named_toolkit()) {
     // That toolkit's files, by their paths, or an error (open_nvrtc_library): no search.
     fmt::format_to(std::back_inserter(out), "named {}={}\n", named->name, named->value);
     for (const char* folder : k_nvrtc_folders) {
-      add_identity(out, (std::filesystem::path(named->value) / folder / soname).string());
+      if (candidate((std::filesystem::path(named->value) / folder / soname).string())) return f;
     }
-    return out;
+    return f;
   }
   out += "loader\n";
-  for (const std::string& folder : loader_search_folders()) {
-    add_identity(out, folder + "/" + soname);
+  // ld.so.cache, asked after LD_LIBRARY_PATH and the run paths, before the system's folders.
+  bool cache_asked = false;
+  auto ask_cache = [&] {
+    cache_asked = true;
+    add_identity(out, "/etc/ld.so.cache");
+    const auto paths = loader_cache_paths(soname);
+    if (!paths) {
+      out += "ld.so.cache unread\n";
+      return false;
+    }
+    bool there = false;
+    for (const std::string& path : *paths) there = candidate(path) || there;
+    return there;
+  };
+  for (const SearchFolder& folder : loader_search_folders()) {
+    if (!cache_asked && folder.system && ask_cache()) return f;
     // glibc 2.33+ looks in a folder's glibc-hwcaps/<level>/ first (RTLD_DI_SERINFO lists none);
     // where there is no such folder, its absence is the line.
-    const std::string hwcaps = folder + "/glibc-hwcaps";
+    const std::string hwcaps = folder.path + "/glibc-hwcaps";
     if (struct stat st {}; ::stat(hwcaps.c_str(), &st) != 0) {
       fmt::format_to(std::back_inserter(out), "{} -\n", hwcaps);
     } else {
-      for (const char* level : k_hwcaps_levels) add_identity(out, hwcaps + "/" + level + "/" + soname);
+      for (const char* level : k_hwcaps_levels) {
+        if (candidate(hwcaps + "/" + level + "/" + soname)) return f;
+      }
     }
+    if (candidate(folder.path + "/" + soname)) return f;
   }
-  add_identity(out, "/etc/ld.so.cache");
+  if (!cache_asked && ask_cache()) return f;
   std::vector<std::string> candidates = fallback_candidates();
   candidates.erase(candidates.begin());  // the soname: the search above
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // A file listed twice (the build's toolkit is /usr/local/cuda) is opened, or not, once.
     if (std::find(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(i), candidates[i]) ==
-        candidates.begin() + static_cast<std::ptrdiff_t>(i)) {
-      add_identity(out, candidates[i]);
+            candidates.begin() + static_cast<std::ptrdiff_t>(i) &&
+        candidate(candidates[i])) {
+      return f;
     }
   }
-  return out;
+  return f;
 }
+
+// Whether `a` and `b` name one file (device and inode).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return !a.empty() && !b.empty() && ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+std::string nvrtc_search_fingerprint() { return search_fingerprint().text; }
 
 const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes) {
   static const NvrtcFacts facts = [notes] {
-    const std::string fingerprint = notes != nullptr ? nvrtc_search_fingerprint() : std::string();
-    if (fingerprint.empty()) return ask_nvrtc();  // loaded (asking costs nothing), or nowhere to keep an answer
-    const std::string note = facts_note(fingerprint);
+    const Fingerprint fingerprint = notes != nullptr ? search_fingerprint() : Fingerprint{};
+    if (fingerprint.text.empty()) return ask_nvrtc();  // loaded (asking costs nothing), or nowhere to keep an answer
+    const std::string note = facts_note(fingerprint.text);
     if (auto text = notes->read(note); text && *text) {
-      if (std::optional<NvrtcFacts> kept = parse_kept_facts(**text, fingerprint)) {
+      if (std::optional<NvrtcFacts> kept = parse_kept_facts(**text, fingerprint.text)) {
         g_remembered_notes = std::make_unique<cache::StoreNotes>(*notes);
         g_remembered_note = note;
         g_remembered_minor.store(kept->minor);
@@ -403,8 +506,9 @@ const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes) {
       }
     }
     NvrtcFacts asked = ask_nvrtc();
-    // Kept for the next process; a folder that cannot be written keeps nothing (asked again).
-    (void)notes->write(note, facts_text(asked, fingerprint));
+    // Kept for the next process where the library opened is the one the walk found (a folder that
+    // cannot be written keeps nothing: asked again).
+    if (same_file(nvrtc_library_file(), fingerprint.taken)) (void)notes->write(note, facts_text(asked, fingerprint.text));
     return asked;
   }();
   return facts;

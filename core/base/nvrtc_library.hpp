@@ -48,12 +48,13 @@ struct NvrtcFacts {
 };
 const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes = nullptr);
 
-// Everything that decides which libnvrtc the next open would take, without opening it: the
-// toolkit a variable names and its candidate files, or the loader's search (the folders
-// RTLD_DI_SERINFO lists for libkjit and their glibc-hwcaps subfolders: each candidate file's
-// identity, device, inode, size, mtime and ctime, or its absence; /etc/ld.so.cache's) and kjit's
-// fallbacks, one line each. Two equal
-// fingerprints take the same file, unchanged. Empty when the process has NVRTC loaded already.
+// Everything that decides which libnvrtc the next open would take, without opening it, one line
+// each: the toolkit a variable names and its candidate files, or the loader's search (the folders
+// RTLD_DI_SERINFO lists for libkjit with their glibc-hwcaps subfolders, /etc/ld.so.cache's identity
+// and the paths it gives, between the run paths and the system's folders) and kjit's fallbacks;
+// each candidate file's identity (device, inode, size, mtime, ctime) or its absence, in the open's
+// order, up to the first that is there (the one the loader takes). Two equal fingerprints take the
+// same file, unchanged. Empty when the process has NVRTC loaded already.
 std::string nvrtc_search_fingerprint();
 // The libnvrtc.so.<major> files under a toolkit's root (lib64/, lib/, targets/<arch>/lib/), in that
 // order: each path that is there, whatever it is (a file, a folder, a dangling symbolic link).

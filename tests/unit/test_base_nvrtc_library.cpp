@@ -54,13 +54,18 @@ struct Traced {
     return n;
   }
 };
-Traced ptx_traced(const kjit::test::TempDir& tmp, const std::filesystem::path& toolkit, const std::filesystem::path& cu) {
+// ... with `env` (VAR=value ...) besides.
+Traced ptx_traced_with(const kjit::test::TempDir& tmp, const std::string& env, const std::filesystem::path& cu) {
   const auto err = tmp / "stderr.txt";
   const auto r = kjit::test::run_command("env -u KJIT_CUDA_HOME -u CUDA_HOME -u CUDA_PATH KJIT_PREPARE=off LD_DEBUG=files "
-                                         "KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) + " KJIT_CUDA_HOME=" +
-                                         quoted(toolkit.string()) + " " + quoted(k_kjit) + " ptx " + quoted(cu.string()) +
-                                         " --arch sm_90 2>" + quoted(err.string()));
+                                         "KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) + " " + env + " " +
+                                         quoted(k_kjit) + " ptx " + quoted(cu.string()) + " --arch sm_90 2>" +
+                                         quoted(err.string()));
   return {r.code, r.out, kjit::test::read_file(err)};
+}
+// ... with the toolkit KJIT_CUDA_HOME names.
+Traced ptx_traced(const kjit::test::TempDir& tmp, const std::filesystem::path& toolkit, const std::filesystem::path& cu) {
+  return ptx_traced_with(tmp, "KJIT_CUDA_HOME=" + quoted(toolkit.string()), cu);
 }
 
 // The answers kept in the cache folder's notes (base::nvrtc_facts: <cache>/nvrtc-<hash>), file by file.
@@ -129,6 +134,47 @@ TEST_SUITE("nvrtc_library") {
     CHECK(back.code == 0);
     CHECK(back.ptx == first.ptx);
     CHECK_MESSAGE(back.nvrtc_inits() == 0, back.trace.substr(0, 4000));
+  }
+
+  TEST_CASE("the loader's libnvrtc found on LD_LIBRARY_PATH is kept by its identity and asked again when it changes") {
+    const nlohmann::json plain = info_with("");
+    const std::filesystem::path real = plain.at("nvrtc_library").get<std::string>();
+    kjit::test::TempDir tmp;
+    std::filesystem::create_directories(tmp / "lib");
+    const auto lib = tmp / "lib" / real.filename();
+    std::filesystem::create_symlink(real, lib);
+    const std::string env = "LD_LIBRARY_PATH=" + quoted((tmp / "lib").string());
+    std::mt19937_64 rng(std::random_device{}());
+    kjit::test::write_file(tmp / "k.cu", "__global__ void on_path(int* p) { *p = " + std::to_string(rng() % 100000 + 7) + "; }\n");
+
+    const Traced first = ptx_traced_with(tmp, env, tmp / "k.cu");
+    REQUIRE_MESSAGE(first.code == 0, first.trace.substr(0, 4000));
+    CHECK_MESSAGE(first.trace.find("calling init: " + lib.string()) != std::string::npos, first.trace.substr(0, 4000));
+    const auto answers = kept_answers(tmp);
+    REQUIRE(answers.size() == 1);
+    // The walk stops at the file the loader takes: LD_LIBRARY_PATH's comes before the loader's cache.
+    const std::string kept = kjit::test::read_file(answers[0]);
+    CHECK(kept.find("loader\n") != std::string::npos);
+    CHECK(kept.find(lib.string() + " ") != std::string::npos);
+    CHECK(kept.find("/etc/ld.so.cache") == std::string::npos);
+
+    const Traced hit = ptx_traced_with(tmp, env, tmp / "k.cu");
+    CHECK(hit.code == 0);
+    CHECK(hit.ptx == first.ptx);
+    CHECK_MESSAGE(hit.nvrtc_inits() == 0, hit.trace.substr(0, 4000));
+
+    // Another NVRTC in its place (version 41.7): asked again, another key, compiled, and it fails.
+    std::filesystem::remove(lib);
+    std::filesystem::copy_file(KJIT_FAKE_NVRTC, lib);
+    const Traced replaced = ptx_traced_with(tmp, env, tmp / "k.cu");
+    CHECK(replaced.code != 0);
+    CHECK(replaced.ptx.find(".entry") == std::string::npos);
+    CHECK(replaced.trace.find("fake NVRTC: compiles nothing") != std::string::npos);
+    // And without it on the path the loader's own NVRTC answers, kept apart.
+    std::filesystem::remove(lib);
+    const Traced elsewhere = ptx_traced_with(tmp, env, tmp / "k.cu");
+    CHECK(elsewhere.code == 0);
+    CHECK(elsewhere.ptx == first.ptx);
   }
 
   TEST_CASE("a kept NVRTC answer that the library contradicts stops the compile and is removed") {
