@@ -397,14 +397,18 @@ std::optional<NvrtcFacts> parse_kept_facts(const std::string& text, const std::s
   f.major = (*version)[0];
   f.minor = (*version)[1];
   f.archs = *archs;
-  f.remembered = true;
   return f;
 }
 
 // Asks the library (opening it if it is not yet); throws as nvrtc_table() does.
 NvrtcFacts ask_nvrtc();
 
-// What decides which file an open takes (nvrtc_search_fingerprint), and the file it takes when
+// Everything that decides which libnvrtc the next open takes, without opening it, one line each:
+// the toolkit a variable names and its candidate files, or the loader's search (the folders
+// RTLD_DI_SERINFO lists for libkjit with their glibc-hwcaps subfolders, /etc/ld.so.cache's identity
+// and the paths it gives, between the run paths and the system's folders) and kjit's fallbacks;
+// each candidate file's identity (device, inode, size, mtime, ctime) or its absence, in the open's
+// order. Two equal fingerprints take the same file, unchanged. And the file it takes when
 // nothing fails: the first candidate that is there, in the open's order (`taken`, empty where none
 // is). The walk stops there: the loader takes that file, so nothing after it can change the
 // choice; an answer is kept only when the library opened is that file (nvrtc_facts), so that a
@@ -488,8 +492,6 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
-
-std::string nvrtc_search_fingerprint() { return search_fingerprint().text; }
 
 const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes) {
   static const NvrtcFacts facts = [notes] {

@@ -34,28 +34,20 @@ std::string nvrtc_library_file();
 // What NVRTC says of itself that a cache hit needs: its version (the key holds it) and the real
 // archs it compiles to (a request's arch is checked against them). Asked once a process, of the
 // library open or already loaded; else, where an earlier process asked the same library, read
-// from its answer, kept in `notes` (a cache folder's: `nvrtc-<hash>`, with
-// nvrtc_search_fingerprint() in it), so that a process whose requests all hit never opens NVRTC
-// (~100 MB mapped, its constructors: 6 ms on an H200 host, 13 ms on a 2-core VM); else NVRTC is
-// opened and asked, and the answer kept there for the next process. The first call of the process
+// from its answer, kept in `notes` (a cache folder's: `nvrtc-<hash>`, with the search's fingerprint
+// in it: everything that decides which file an open takes, each file's identity), so that a
+// process whose requests all hit never opens NVRTC (~100 MB mapped, its constructors: 6 ms on an
+// H200 host, 13 ms on a 2-core VM); else NVRTC is opened and asked, and the answer kept there for
+// the next process. The first call of the process
 // decides (a request asks with its cache folder's notes before anything else asks: CompileService).
 // Throws UnavailableError, as the first NVRTC call does, when none opens.
 struct NvrtcFacts {
   int major = 0;
   int minor = 0;
   std::vector<int> archs;      // as nvrtcGetSupportedArchs gives them; empty when NVRTC cannot say
-  bool remembered = false;     // read from a kept answer, NVRTC not opened for it
 };
 const NvrtcFacts& nvrtc_facts(cache::StoreNotes* notes = nullptr);
 
-// Everything that decides which libnvrtc the next open would take, without opening it, one line
-// each: the toolkit a variable names and its candidate files, or the loader's search (the folders
-// RTLD_DI_SERINFO lists for libkjit with their glibc-hwcaps subfolders, /etc/ld.so.cache's identity
-// and the paths it gives, between the run paths and the system's folders) and kjit's fallbacks;
-// each candidate file's identity (device, inode, size, mtime, ctime) or its absence, in the open's
-// order, up to the first that is there (the one the loader takes). Two equal fingerprints take the
-// same file, unchanged. Empty when the process has NVRTC loaded already.
-std::string nvrtc_search_fingerprint();
 // The libnvrtc.so.<major> files under a toolkit's root (lib64/, lib/, targets/<arch>/lib/), in that
 // order: each path that is there, whatever it is (a file, a folder, a dangling symbolic link).
 std::vector<std::filesystem::path> nvrtc_files_in(const std::filesystem::path& root);
