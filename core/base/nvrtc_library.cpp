@@ -1,22 +1,18 @@
 #include "core/base/nvrtc_library.hpp"
 
 #include "core/base/dynamic_library.hpp"
-#include "core/base/environment.hpp"
 #include "core/base/toolkit_location.hpp"
 #include "core/cache/store_notes.hpp"
 #include "core/system/file_io.hpp"
 #include "core/system/hash.hpp"
-#include "core/system/unique_fd.hpp"
 
 #include <kjit/error.hpp>
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <link.h>
 #include <nvrtc.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -26,7 +22,6 @@
 #include <atomic>
 #include <charconv>
 #include <cstring>
-#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <mutex>
@@ -267,11 +262,9 @@ bool add_identity(std::string& out, const std::string& path) {
 // 48-byte header, then entries of {flags, name offset, path offset, os version, hwcap}, offsets
 // from the file's start); nullopt when the file is not of that format or cannot be read.
 std::optional<std::vector<std::string>> loader_cache_paths(const std::string& soname) {
-  const system::UniqueFd fd(::open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC));
-  struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || st.st_size > (64 << 20)) return std::nullopt;
-  std::string bytes;
-  if (system::read_fd(fd.get(), bytes, static_cast<std::uint64_t>(st.st_size), 64 << 20) != 0) return std::nullopt;
+  const system::FileContent file = system::read_file("/etc/ld.so.cache", 64 << 20);
+  if (!file.ok()) return std::nullopt;
+  const std::string& bytes = file.bytes;
   constexpr std::string_view magic = "glibc-ld.so.cache1.1";
   constexpr std::size_t header = 48, entry = 24;
   if (bytes.size() < header || std::string_view(bytes).substr(0, magic.size()) != magic) return std::nullopt;

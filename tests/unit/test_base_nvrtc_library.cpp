@@ -68,6 +68,20 @@ Traced ptx_traced(const kjit::test::TempDir& tmp, const std::filesystem::path& t
   return ptx_traced_with(tmp, "KJIT_CUDA_HOME=" + quoted(toolkit.string()), cu);
 }
 
+// `lib` replaced by the tests' own NVRTC (tests/data/fake_nvrtc: version 41.7, compiles nothing).
+void replace_with_fake(const std::filesystem::path& lib) {
+  std::filesystem::remove(lib);
+  std::filesystem::copy_file(KJIT_FAKE_NVRTC, lib);
+}
+// A `kjit ptx` the fake NVRTC answered: asked again (its version makes another key, so no PTX an
+// earlier library made is served), compiled by it, failed.
+void check_compiled_by_fake(const Traced& t) {
+  CHECK(t.code != 0);
+  CHECK(t.ptx.find(".entry") == std::string::npos);
+  CHECK_MESSAGE(t.trace.find("fake NVRTC: compiles nothing") != std::string::npos, t.trace.substr(0, 4000));
+  CHECK(t.nvrtc_inits() >= 1);
+}
+
 // The answers kept in the cache folder's notes (base::nvrtc_facts: <cache>/nvrtc-<hash>), file by file.
 std::vector<std::filesystem::path> kept_answers(const kjit::test::TempDir& tmp) {
   std::vector<std::filesystem::path> out;
@@ -115,13 +129,8 @@ TEST_SUITE("nvrtc_library") {
 
     // The library replaced (another NVRTC, version 41.7, that compiles nothing): asked again, its
     // version makes another key, so the PTX the first one made is not served; it is compiled, and fails.
-    std::filesystem::remove(lib);
-    std::filesystem::copy_file(KJIT_FAKE_NVRTC, lib);
-    const Traced replaced = ptx_traced(tmp, toolkit, tmp / "k.cu");
-    CHECK(replaced.code != 0);
-    CHECK(replaced.ptx.find(".entry") == std::string::npos);
-    CHECK_MESSAGE(replaced.trace.find("fake NVRTC: compiles nothing") != std::string::npos, replaced.trace.substr(0, 4000));
-    CHECK(replaced.nvrtc_inits() >= 1);
+    replace_with_fake(lib);
+    check_compiled_by_fake(ptx_traced(tmp, toolkit, tmp / "k.cu"));
     const nlohmann::json fake = info_with("KJIT_CACHE_DIR=" + quoted((tmp / "c").string()) + " KJIT_CUDA_HOME=" +
                                           quoted(toolkit.string()));
     CHECK(fake.at("nvrtc_version") == "41.7");
@@ -164,12 +173,8 @@ TEST_SUITE("nvrtc_library") {
     CHECK_MESSAGE(hit.nvrtc_inits() == 0, hit.trace.substr(0, 4000));
 
     // Another NVRTC in its place (version 41.7): asked again, another key, compiled, and it fails.
-    std::filesystem::remove(lib);
-    std::filesystem::copy_file(KJIT_FAKE_NVRTC, lib);
-    const Traced replaced = ptx_traced_with(tmp, env, tmp / "k.cu");
-    CHECK(replaced.code != 0);
-    CHECK(replaced.ptx.find(".entry") == std::string::npos);
-    CHECK(replaced.trace.find("fake NVRTC: compiles nothing") != std::string::npos);
+    replace_with_fake(lib);
+    check_compiled_by_fake(ptx_traced_with(tmp, env, tmp / "k.cu"));
     // And without it on the path the loader's own NVRTC answers, kept apart.
     std::filesystem::remove(lib);
     const Traced elsewhere = ptx_traced_with(tmp, env, tmp / "k.cu");
